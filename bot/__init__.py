@@ -1,0 +1,1 @@
+"""The examiner bot: the only package that imports Pipecat."""
