@@ -1,0 +1,1 @@
+"""Accounts: the user model, roles, staff sign-in and candidate invitation links."""

@@ -1,0 +1,53 @@
+"""Area access for views and API endpoints (the role matrix of accounts.roles).
+
+Anonymous visitors are sent to sign in (pages) or get 401/403 (API); signed-in users whose role may
+not enter an area get 403 with a page naming the area. Objects the user may not see are filtered out
+by the app's selectors, so they answer 404.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from rest_framework.permissions import BasePermission
+
+from accounts.roles import Area
+
+
+def area_required(
+    area: Area,
+) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+    """View decorator: the signed-in user's role must be allowed into ``area``."""
+
+    def decorator(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @wraps(view)
+        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            user = request.user
+            if not user.is_authenticated:
+                return redirect_to_login(request.get_full_path())
+            if not user.may_enter(area):  # type: ignore[union-attr]
+                raise PermissionDenied(f"Your role cannot open the {area.value} area.")
+            return view(request, *args, **kwargs)
+
+        wrapped.area = area  # type: ignore[attr-defined]
+        return wrapped
+
+    return decorator
+
+
+class AreaPermission(BasePermission):
+    """DRF permission: set ``area`` on the view; the user's role must be allowed into it."""
+
+    message = "Your role cannot use this part of the API."
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        user = request.user
+        area: Area | None = getattr(view, "area", None)
+        if area is None:
+            return bool(user and user.is_authenticated)
+        return bool(user and user.is_authenticated and user.may_enter(area))

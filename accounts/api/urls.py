@@ -1,0 +1,8 @@
+from django.urls import path
+
+from accounts.api import views
+
+urlpatterns = [
+    path("me/", views.MeApi.as_view(), name="api-me"),
+    path("invitations/", views.InvitationCreateApi.as_view(), name="api-invitation-create"),
+]

@@ -1,0 +1,83 @@
+"""``manage.py seed_demo``: demo users for each role, the example published, an invitation link.
+
+Idempotent: a second run reuses the users, the draft, the published version (publishing an
+unchanged document stores nothing new) and a still-usable invitation. Prints the logins.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from accounts.invitation_tokens import make_token
+from accounts.models import Invitation, User
+from accounts.roles import Role
+from accounts.services import (
+    IssuedInvitation,
+    candidate_get_or_create,
+    invitation_create,
+    user_create,
+)
+from authoring.example_packages import EXAMPLES_DIR
+from authoring.models import DraftPackage
+from authoring.services import draft_create
+from publishing.services import PublishRejected, version_publish
+
+DEMO_STAFF = [
+    ("admin", Role.ADMIN, "admin-demo-pass", "Ada Admin"),
+    ("author", Role.AUTHOR, "author-demo-pass", "Dr. Avery Author"),
+    ("proctor", Role.PROCTOR, "proctor-demo-pass", "Pat Proctor"),
+]
+DEMO_CANDIDATE = ("candidate@example.test", "Casey Candidate")
+DEMO_EXAMPLE = "cs201-graph-algorithms"
+
+
+class Command(BaseCommand):
+    help = "Create (or reuse) the demo users, publish the example package, issue an invitation."
+
+    @transaction.atomic
+    def handle(self, *args: Any, **options: Any) -> None:
+        users: dict[str, User] = {}
+        for username, role, password, name in DEMO_STAFF:
+            user = User.objects.filter(username=username).first()
+            if user is None:
+                user = user_create(
+                    username=username, role=role, password=password, display_name=name
+                )
+            users[username] = user
+        candidate = candidate_get_or_create(email=DEMO_CANDIDATE[0], display_name=DEMO_CANDIDATE[1])
+
+        document = json.loads((EXAMPLES_DIR / f"{DEMO_EXAMPLE}.json").read_text(encoding="utf-8"))
+        title = document["metadata"]["title"]
+        draft = DraftPackage.objects.filter(owner=users["author"], title=title).first()
+        if draft is None:
+            draft = draft_create(owner=users["author"], document=document)
+        try:
+            outcome = version_publish(draft=draft, user=users["author"])
+        except PublishRejected as rejected:
+            raise CommandError(f"the demo package was rejected: {rejected}") from rejected
+
+        invitation = Invitation.objects.usable().filter(candidate=candidate).first()
+        issued = (
+            IssuedInvitation(invitation, make_token(invitation.id))
+            if invitation
+            else invitation_create(candidate=candidate, created_by=users["proctor"], note="demo")
+        )
+
+        out = self.stdout.write
+        out("")
+        out("Demo ready on " + settings.VIVA_PUBLIC_URL)
+        out("  Sign in at " + settings.VIVA_PUBLIC_URL + "/accounts/login/")
+        for username, role, password, _ in DEMO_STAFF:
+            out(f"    {role.label:<14} username {username:<8} password {password}")
+        out(f"  Published: {outcome.version} ({'new' if outcome.created else 'unchanged'})")
+        out(
+            f"  Candidate invitation ({candidate.username}, single use, expires "
+            f"{issued.invitation.expires_at:%Y-%m-%d %H:%M} UTC):"
+        )
+        out("    " + issued.url)
+        out("")

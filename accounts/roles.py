@@ -1,0 +1,50 @@
+"""Roles and the areas of the product each role may enter.
+
+The matrix is documented in docs/permissions.md; tests/accounts/test_permission_matrix.py checks
+every cell. Per-object rules (whose package, which sitting) live in each app's selectors.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from django.db import models
+
+
+class Role(models.TextChoices):
+    AUTHOR = "author", "Author"
+    PROCTOR = "proctor", "Proctor"
+    CANDIDATE = "candidate", "Candidate"
+    ADMIN = "admin", "Administrator"
+
+
+class Area(StrEnum):
+    """A part of the product behind one URL prefix."""
+
+    STUDIO = "studio"  # authoring studio, publishing (/studio/)
+    PROCTOR = "proctor"  # sittings, live dashboard (/proctor/)
+    EXAM = "exam"  # the candidate's exam room (/exam/)
+    MARKING = "marking"  # marks, moderation, reports (/marking/)
+    ADMIN = "admin"  # Django admin console (/admin/)
+
+
+AREA_ROLES: dict[Area, frozenset[str]] = {
+    Area.STUDIO: frozenset({Role.AUTHOR, Role.ADMIN}),
+    Area.PROCTOR: frozenset({Role.PROCTOR, Role.AUTHOR, Role.ADMIN}),
+    Area.EXAM: frozenset({Role.CANDIDATE}),
+    Area.MARKING: frozenset({Role.AUTHOR, Role.ADMIN}),
+    Area.ADMIN: frozenset({Role.ADMIN}),
+}
+
+# Where each role lands after signing in.
+HOME_AREA: dict[str, Area] = {
+    Role.AUTHOR: Area.STUDIO,
+    Role.PROCTOR: Area.PROCTOR,
+    Role.CANDIDATE: Area.EXAM,
+    Role.ADMIN: Area.ADMIN,
+}
+
+
+def role_may_enter(role: str, area: Area) -> bool:
+    """Whether a user of ``role`` may enter ``area``."""
+    return role in AREA_ROLES[area]

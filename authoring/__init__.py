@@ -1,0 +1,1 @@
+"""Authoring: draft assessment packages and the studio where authors edit them."""

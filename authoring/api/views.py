@@ -1,0 +1,219 @@
+"""Draft package endpoints. Other people's drafts answer 404 (filtered in the selectors)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import ProtectedError
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.access import AreaPermission
+from accounts.roles import Area
+from authoring import selectors, services
+from authoring.models import DraftPackage
+from config.api.pagination import StandardPagination
+from ioa.schema.export import build_json_schema
+from ioa.validation import validate_package
+
+
+class ReportSerializer(serializers.Serializer):
+    """A validation report (chapter 08 format, plus info[])."""
+
+    packageId = serializers.CharField(allow_null=True)
+    irVersion = serializers.CharField(allow_null=True)
+    validatedAt = serializers.CharField()
+    result = serializers.ChoiceField(choices=["pass", "reject"])
+    errors = serializers.ListField(child=serializers.DictField())
+    warnings = serializers.ListField(child=serializers.DictField())
+    info = serializers.ListField(child=serializers.DictField())
+    summary = serializers.DictField()
+
+
+class DraftOutputSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    title = serializers.CharField()
+    owner = serializers.CharField(source="owner.username")
+    collaborators = serializers.SerializerMethodField()
+    revision = serializers.IntegerField()
+    document = serializers.JSONField()
+    lastReport = serializers.JSONField(source="last_report")
+    createdAt = serializers.DateTimeField(source="created_at")
+    updatedAt = serializers.DateTimeField(source="updated_at")
+
+    def get_collaborators(self, obj: DraftPackage) -> list[str]:
+        return sorted(u.username for u in obj.collaborators.all())
+
+
+class DraftSummarySerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    title = serializers.CharField()
+    owner = serializers.CharField(source="owner.username")
+    revision = serializers.IntegerField()
+    lastResult = serializers.CharField(source="last_result", allow_null=True)
+    versionCount = serializers.IntegerField(source="version_count")
+    updatedAt = serializers.DateTimeField(source="updated_at")
+
+
+def _get_draft(request: Request, draft_id: Any) -> DraftPackage:
+    try:
+        return selectors.draft_get(user=request.user, draft_id=draft_id)
+    except (DraftPackage.DoesNotExist, ValueError, TypeError):
+        raise NotFound("No such package.") from None
+
+
+class StudioApi(APIView):
+    area = Area.STUDIO
+    permission_classes = [AreaPermission]
+
+
+class DraftListApi(StudioApi):
+    """List your packages, or create one from a JSON document or a shipped example."""
+
+    class InputSerializer(serializers.Serializer):
+        document = serializers.JSONField(required=False)
+        example = serializers.CharField(required=False)
+        title = serializers.CharField(required=False, allow_blank=True, max_length=300)
+
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            if ("document" in attrs) == ("example" in attrs):
+                raise serializers.ValidationError("Give exactly one of 'document' or 'example'.")
+            return attrs
+
+    @extend_schema(responses=DraftSummarySerializer(many=True))
+    def get(self, request: Request) -> Response:
+        paginator = StandardPagination()
+        page = paginator.paginate_queryset(selectors.draft_list(user=request.user), request, self)
+        return paginator.get_paginated_response(DraftSummarySerializer(page, many=True).data)
+
+    @extend_schema(request=InputSerializer, responses={201: DraftOutputSerializer})
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        if "example" in data.validated_data:
+            try:
+                draft = services.draft_create_from_example(
+                    owner=request.user, example=data.validated_data["example"]
+                )
+            except ValueError as exc:
+                raise serializers.ValidationError({"example": [str(exc)]}) from exc
+        else:
+            draft = services.draft_create(
+                owner=request.user,
+                document=data.validated_data["document"],
+                title=data.validated_data.get("title", ""),
+            )
+        return Response(DraftOutputSerializer(draft).data, status=status.HTTP_201_CREATED)
+
+
+class DraftDetailApi(StudioApi):
+    """Read, save (with the revision you edited) or delete one of your packages."""
+
+    class InputSerializer(serializers.Serializer):
+        document = serializers.JSONField()
+        revision = serializers.IntegerField(
+            required=False, help_text="The revision you edited; 409 if someone saved since."
+        )
+
+    @extend_schema(responses=DraftOutputSerializer)
+    def get(self, request: Request, draft_id: str) -> Response:
+        return Response(DraftOutputSerializer(_get_draft(request, draft_id)).data)
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={200: DraftOutputSerializer, 409: OpenApiResponse(description="edit conflict")},
+    )
+    def put(self, request: Request, draft_id: str) -> Response:
+        draft = _get_draft(request, draft_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            draft = services.draft_save(
+                draft=draft,
+                document=data.validated_data["document"],
+                expected_revision=data.validated_data.get("revision"),
+            )
+        except services.DraftConflict as conflict:
+            return _conflict(conflict)
+        return Response(DraftOutputSerializer(draft).data)
+
+    @extend_schema(responses={204: None, 409: OpenApiResponse(description="has versions")})
+    def delete(self, request: Request, draft_id: str) -> Response:
+        draft = _get_draft(request, draft_id)
+        if draft.owner_id != request.user.pk and request.user.role != "admin":
+            raise NotFound("No such package.")
+        try:
+            draft.delete()
+        except ProtectedError:
+            return Response(
+                {
+                    "error": {
+                        "code": "has_versions",
+                        "message": "This package has published versions and cannot be deleted.",
+                        "details": {},
+                    }
+                },
+                status=status.HTTP_409_CONFLICT,
+            )
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def _conflict(conflict: services.DraftConflict) -> Response:
+    return Response(
+        {
+            "error": {
+                "code": "conflict",
+                "message": str(conflict),
+                "details": {"currentRevision": conflict.current_revision},
+            }
+        },
+        status=status.HTTP_409_CONFLICT,
+    )
+
+
+class DraftValidateApi(StudioApi):
+    """Validate a package: the stored document, or (if given) a document you are editing.
+
+    Nothing is saved; the studio calls this as you type.
+    """
+
+    class InputSerializer(serializers.Serializer):
+        document = serializers.JSONField(required=False)
+
+    @extend_schema(request=InputSerializer, responses=ReportSerializer)
+    def post(self, request: Request, draft_id: str) -> Response:
+        draft = _get_draft(request, draft_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        document = data.validated_data.get("document", draft.document)
+        return Response(validate_package(document).to_dict())
+
+
+class ValidateDocumentApi(StudioApi):
+    """Validate any package document without storing it (for integrators and CI pipelines)."""
+
+    class InputSerializer(serializers.Serializer):
+        document = serializers.JSONField()
+
+    @extend_schema(request=InputSerializer, responses=ReportSerializer)
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        return Response(validate_package(data.validated_data["document"]).to_dict())
+
+
+class PackageJsonSchemaApi(APIView):
+    """The package format as JSON Schema (draft 2020-12), for editors and API clients."""
+
+    permission_classes = [AllowAny]
+    authentication_classes: list[type] = []
+    throttle_classes: list[type] = []  # a static document, fetched by every editor page
+
+    @extend_schema(responses=dict)
+    def get(self, request: Request) -> Response:
+        return Response(build_json_schema())

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class AuthoringConfig(AppConfig):
+    name = "authoring"
+    verbose_name = "Authoring studio"

@@ -1,0 +1,9 @@
+"""WebSocket URL routes of every app, gathered in one list for the ASGI router."""
+
+from django.urls import path
+
+from config.health import HealthSocketConsumer
+
+websocket_urlpatterns = [
+    path("ws/healthz/", HealthSocketConsumer.as_asgi()),
+]

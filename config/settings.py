@@ -1,0 +1,292 @@
+"""Settings, read from the environment in one place.
+
+Two shapes, chosen by what the environment provides (see docs/architecture.md):
+
+* embedded default (nothing set): SQLite under ``var/``, the in-memory channel layer, bots run
+  inline in the ASGI process and Celery tasks run eagerly in-process;
+* real services: ``DATABASE_URL`` (Postgres through psycopg 3) and ``REDIS_URL`` (Channels Redis
+  layer, Celery broker and result backend).
+
+Every variable is listed in docs/configuration.md. Invariants are enforced by system checks in
+``config.checks`` (``manage.py check --deploy`` fails on an insecure production configuration).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("VIVA_VAR_DIR", BASE_DIR / "var"))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    """Read a boolean variable; accepts 1/0, true/false, yes/no, on/off (any case)."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip().lower()
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError(f"{name}={raw!r} is not a boolean; use true or false")
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    """Read a comma-separated list variable."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+# Marks the built-in development key; config.checks refuses it in a deploy check.
+INSECURE_SECRET_KEY_PREFIX = "django-insecure-"  # noqa: S105 (a marker, not a secret)
+
+DEBUG = env_bool("DJANGO_DEBUG", default=True)
+SECRET_KEY = os.environ.get(
+    "DJANGO_SECRET_KEY", INSECURE_SECRET_KEY_PREFIX + "embedded-default-do-not-deploy"
+)
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "channels",
+    "config.apps.ConfigAppConfig",
+    "accounts",
+    "authoring",
+    "publishing",
+    "sessions.apps.ExamSessionsConfig",
+    "bot",
+    "marking",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+ASGI_APPLICATION = "config.asgi.application"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.csp",  # {{ csp_nonce }}
+            ],
+        },
+    },
+]
+
+# --- Database -----------------------------------------------------------------------------------
+DATABASE_URL = os.environ.get("DATABASE_URL", "").strip()
+if DATABASE_URL:
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": Path(os.environ.get("VIVA_SQLITE_PATH", VAR_DIR / "viva.sqlite3")),
+            # WAL lets the ASGI server read while an inline bot writes.
+            "OPTIONS": {
+                "transaction_mode": "IMMEDIATE",
+                "init_command": "PRAGMA journal_mode=WAL;",
+            },
+            # A file, not memory, so server processes started by tests share the test database.
+            "TEST": {"NAME": str(VAR_DIR / "test_viva.sqlite3")},
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Redis: channel layer, Celery, cache ---------------------------------------------------------
+REDIS_URL = os.environ.get("REDIS_URL", "").strip()
+SERVICES_MODE = "services" if (DATABASE_URL and REDIS_URL) else "embedded"
+
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1500, "expiry": 60},
+        }
+    }
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": os.environ.get("VIVA_CACHE_PREFIX", "viva"),
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# Celery: work that must not be lost. Without Redis, tasks run eagerly in-process.
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL or "memory://")
+CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", REDIS_URL or "cache+memory://")
+CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_TASK_ROUTES = {
+    "bot.tasks.*": {"queue": "bots"},
+    "marking.tasks.*": {"queue": "marking"},
+}
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Redis redelivers an unacknowledged task after this long; longer than the longest task.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3 * 3600}
+
+# How bots run: "inline" (asyncio task in the ASGI process) or "celery" (the bots queue).
+VIVA_BOT_RUNNER = os.environ.get("VIVA_BOT_RUNNER", "celery" if REDIS_URL else "inline")
+
+# --- Auth ---------------------------------------------------------------------------------------
+AUTH_USER_MODEL = "accounts.User"
+LOGIN_URL = "accounts:login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "accounts:login"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+# Failed staff logins allowed per (username, client address) and per address, per window.
+VIVA_LOGIN_MAX_FAILURES = int(os.environ.get("VIVA_LOGIN_MAX_FAILURES", "5"))
+VIVA_LOGIN_MAX_FAILURES_PER_ADDRESS = int(
+    os.environ.get("VIVA_LOGIN_MAX_FAILURES_PER_ADDRESS", "20")
+)
+VIVA_LOGIN_WINDOW_SECONDS = int(os.environ.get("VIVA_LOGIN_WINDOW_SECONDS", "900"))
+# Candidate invitation links: lifetime unless the inviter sets one.
+VIVA_INVITATION_TTL_HOURS = int(os.environ.get("VIVA_INVITATION_TTL_HOURS", "168"))
+# Base URL printed in invitation links (the site's public address).
+VIVA_PUBLIC_URL = os.environ.get("VIVA_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")
+
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", default=not DEBUG)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_CONTENT_TYPE_NOSNIFF = True
+# Content Security Policy (Django's built-in): no inline script anywhere, same-origin everything.
+from django.utils.csp import CSP  # noqa: E402
+
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF, CSP.NONCE],  # nonce: the studio editor's runtime <style> elements
+    "img-src": [CSP.SELF, "data:"],
+    "connect-src": [CSP.SELF, "ws:", "wss:"],
+    "media-src": [CSP.SELF, "blob:"],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+    "form-action": [CSP.SELF],
+}
+X_FRAME_OPTIONS = "DENY"
+SECURE_REFERRER_POLICY = "same-origin"
+if not DEBUG:
+    SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS", "31536000"))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_SSL_REDIRECT = env_bool("DJANGO_SSL_REDIRECT", default=True)
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Address of the client for rate limiting: trust X-Forwarded-For only behind a known proxy.
+VIVA_TRUST_X_FORWARDED_FOR = env_bool("VIVA_TRUST_X_FORWARDED_FOR", default=False)
+
+# --- REST API -----------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        # Token first so an anonymous request gets 401 with `WWW-Authenticate: Token`.
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PAGINATION_CLASS": "config.api.pagination.StandardPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "config.api.errors.exception_handler",
+    "DEFAULT_THROTTLE_RATES": {"anon": "60/min", "user": "600/min"},
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+    ],
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Viva platform API",
+    "DESCRIPTION": (
+        "REST API of the AI-conducted oral assessment platform (IOA-ORM). Authenticate with the "
+        "browser session or with `Authorization: Token <key>`. Errors share one body: "
+        '`{"error": {"code", "message", "details"}}`.'
+    ),
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# --- Static files, i18n -------------------------------------------------------------------------
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT.mkdir(exist_ok=True)
+# In development whitenoise serves straight from the source folders (no collectstatic needed).
+WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_AUTOREFRESH = DEBUG
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": (
+            "django.contrib.staticfiles.storage.StaticFilesStorage"
+            if DEBUG
+            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        )
+    },
+}
+LANGUAGE_CODE = "en-gb"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("VIVA_LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

@@ -1,0 +1,1 @@
+"""Marking: from the evidence ledger to moderated, explainable marks."""

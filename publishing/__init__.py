@@ -1,0 +1,1 @@
+"""Publishing: the publication gate (validate + compile + store) and immutable versions."""

@@ -1,0 +1,131 @@
+"""Publishing endpoints: publish a draft; list and read immutable versions."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.access import AreaPermission
+from accounts.roles import Area
+from authoring.api.views import _conflict, _get_draft
+from authoring.services import DraftConflict
+from config.api.pagination import StandardPagination
+from publishing import selectors
+from publishing.models import PublishedVersion
+from publishing.services import PublishRejected, version_publish
+
+
+class VersionSummarySerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    packageDraftId = serializers.UUIDField(source="draft_id")
+    number = serializers.IntegerField()
+    packageId = serializers.CharField(source="package_id")
+    title = serializers.CharField()
+    irVersion = serializers.CharField(source="ir_version")
+    adapterVersion = serializers.CharField(source="adapter_version")
+    checksum = serializers.CharField()
+    publishedBy = serializers.CharField(source="published_by.username")
+    publishedAt = serializers.DateTimeField(source="published_at")
+
+
+class VersionDetailSerializer(VersionSummarySerializer):
+    document = serializers.SerializerMethodField()
+    validationReport = serializers.JSONField(source="validation_report")
+
+    def get_document(self, obj: PublishedVersion) -> Any:
+        return json.loads(obj.canonical_json)
+
+
+def _get_version(request: Request, version_id: str) -> PublishedVersion:
+    try:
+        return selectors.version_get(user=request.user, version_id=version_id)
+    except (PublishedVersion.DoesNotExist, ValueError, TypeError):
+        raise NotFound("No such version.") from None
+
+
+class PublishApi(APIView):
+    """Publish the draft: validate + compile + store atomically; 422 with the report if rejected."""
+
+    area = Area.STUDIO
+    permission_classes = [AreaPermission]
+
+    class InputSerializer(serializers.Serializer):
+        revision = serializers.IntegerField(required=False)
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={
+            201: VersionSummarySerializer,
+            200: OpenApiResponse(VersionSummarySerializer, description="unchanged: latest version"),
+            409: OpenApiResponse(description="edit conflict"),
+            422: OpenApiResponse(description="rejected; body has the validation report"),
+        },
+    )
+    def post(self, request: Request, draft_id: str) -> Response:
+        draft = _get_draft(request, draft_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            outcome = version_publish(
+                draft=draft,
+                user=request.user,
+                expected_revision=data.validated_data.get("revision"),
+            )
+        except DraftConflict as conflict:
+            return _conflict(conflict)
+        except PublishRejected as rejected:
+            return Response(
+                {
+                    "error": {
+                        "code": "rejected",
+                        "message": str(rejected),
+                        "details": {"report": rejected.report},
+                    }
+                },
+                status=status.HTTP_422_UNPROCESSABLE_ENTITY,
+            )
+        return Response(
+            VersionSummarySerializer(outcome.version).data,
+            status=status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK,
+        )
+
+
+class VersionListApi(APIView):
+    """Published versions you can see, optionally of one draft (``?package=<draft id>``)."""
+
+    @extend_schema(responses=VersionSummarySerializer(many=True))
+    def get(self, request: Request) -> Response:
+        draft_id = request.query_params.get("package")
+        paginator = StandardPagination()
+        qs = selectors.version_list(user=request.user, draft_id=draft_id or None)
+        page = paginator.paginate_queryset(qs, request, self)
+        return paginator.get_paginated_response(VersionSummarySerializer(page, many=True).data)
+
+
+class VersionDetailApi(APIView):
+    @extend_schema(responses=VersionDetailSerializer)
+    def get(self, request: Request, version_id: str) -> Response:
+        return Response(VersionDetailSerializer(_get_version(request, version_id)).data)
+
+
+class VersionReportApi(APIView):
+    """The validation report stored with the version at publication."""
+
+    @extend_schema(responses=dict)
+    def get(self, request: Request, version_id: str) -> Response:
+        return Response(_get_version(request, version_id).validation_report)
+
+
+class VersionCompiledApi(APIView):
+    """The compiled Pipecat flow stored with the version (byte-stable JSON)."""
+
+    @extend_schema(responses=dict)
+    def get(self, request: Request, version_id: str) -> Response:
+        return Response(json.loads(_get_version(request, version_id).compiled_json))

@@ -1,0 +1,80 @@
+"""Published versions: immutable, checksummed snapshots of a package with their compiled flow.
+
+Immutability is enforced in the model layer: ``save`` refuses to update an existing row, ``delete``
+refuses, and the queryset's ``update``/``delete`` refuse. Republishing creates a new version.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class ImmutableVersionError(Exception):
+    """Raised by any attempt to change or delete a published version."""
+
+
+class PublishedVersionQuerySet(models.QuerySet["PublishedVersion"]):
+    def update(self, **kwargs: Any) -> int:
+        raise ImmutableVersionError("published versions cannot be updated; publish a new version")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise ImmutableVersionError("published versions cannot be deleted")
+
+    def visible_to(self, user: object) -> PublishedVersionQuerySet:
+        """Versions of packages the user owns or collaborates on; admins and proctors see all."""
+        if not getattr(user, "is_authenticated", False):
+            return self.none()
+        if getattr(user, "role", None) in {"admin", "proctor"}:
+            return self.all()
+        return self.filter(
+            models.Q(draft__owner=user) | models.Q(draft__collaborators=user)
+        ).distinct()
+
+
+class PublishedVersion(models.Model):
+    """One publication of a draft: canonical JSON, checksum, compiled flow and report."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    draft = models.ForeignKey(
+        "authoring.DraftPackage", on_delete=models.PROTECT, related_name="versions"
+    )
+    number = models.PositiveIntegerField()
+    package_id = models.CharField(max_length=64, db_index=True)  # metadata.packageId
+    title = models.CharField(max_length=300)
+    ir_version = models.CharField(max_length=40)
+    adapter_version = models.CharField(max_length=40)
+    canonical_json = models.TextField()
+    checksum = models.CharField(max_length=80)  # "sha256:<hex>" of canonical_json
+    compiled_json = models.TextField()  # serialised CompiledFlow, byte-stable
+    validation_report = models.JSONField()
+    published_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    published_at = models.DateTimeField(default=timezone.now)
+
+    objects = PublishedVersionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["draft", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["draft", "number"], name="unique_version_number"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.title} v{self.number}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise ImmutableVersionError(
+                f"published version {self.pk} is immutable; publish a new version instead"
+            )
+        kwargs["force_insert"] = True
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise ImmutableVersionError("published versions cannot be deleted")

@@ -1,0 +1,41 @@
+"""Reads for published versions; authorization inside the queryset."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Any
+
+from django.db.models import QuerySet
+
+from publishing.models import PublishedVersion
+
+
+def version_list(*, user: object, draft_id: object | None = None) -> QuerySet[PublishedVersion]:
+    qs = PublishedVersion.objects.visible_to(user).select_related("published_by", "draft")
+    if draft_id is not None:
+        qs = qs.filter(draft_id=draft_id)
+    return qs.order_by("draft_id", "-number")
+
+
+def version_get(*, user: object, version_id: object) -> PublishedVersion:
+    return PublishedVersion.objects.visible_to(user).select_related("draft").get(pk=version_id)
+
+
+def pretty_document(version: PublishedVersion) -> str:
+    document: Any = json.loads(version.canonical_json)
+    return json.dumps(document, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+def version_diff(*, old: PublishedVersion, new: PublishedVersion, context: int = 3) -> list[str]:
+    """Unified diff lines between two versions' documents (keys sorted, two-space indent)."""
+    return list(
+        difflib.unified_diff(
+            pretty_document(old).splitlines(),
+            pretty_document(new).splitlines(),
+            fromfile=f"v{old.number}",
+            tofile=f"v{new.number}",
+            n=context,
+            lineterm="",
+        )
+    )

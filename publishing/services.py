@@ -1,0 +1,99 @@
+"""The publication gate: validate + compile + store, atomically.
+
+A package with any error is rejected and nothing is stored. A package identical to the draft's
+latest version (same checksum) is not stored twice: publishing is idempotent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from accounts.models import User
+from authoring.models import DraftPackage
+from ioa.canonical import canonical_json, checksum
+from ioa.compiler import compile_package, serialise_compiled_flow
+from ioa.schema import load_package
+from ioa.validation import validate_package
+from publishing.models import PublishedVersion
+
+
+class PublishRejected(Exception):
+    """The package did not pass the gate; ``report`` is the full validation report."""
+
+    def __init__(self, report: dict[str, Any]) -> None:
+        errors = report.get("errors", [])
+        first = errors[0]["message"] if errors else "see the report"
+        super().__init__(f"publication rejected with {len(errors)} error(s): {first}")
+        self.report = report
+
+
+@dataclass(frozen=True)
+class PublishOutcome:
+    version: PublishedVersion
+    created: bool  # False when the draft was unchanged since its latest version
+
+
+def version_publish(
+    *, draft: DraftPackage, user: User, expected_revision: int | None = None
+) -> PublishOutcome:
+    """Publishes the draft's current document as a new immutable version.
+
+    Raises PublishRejected (after keeping the fresh report on the draft) when the gate refuses,
+    and authoring.services.DraftConflict when the draft moved past ``expected_revision``.
+    """
+    outcome = _publish_locked(draft=draft, user=user, expected_revision=expected_revision)
+    if isinstance(outcome, PublishRejected):
+        raise outcome
+    return outcome
+
+
+@transaction.atomic
+def _publish_locked(
+    *, draft: DraftPackage, user: User, expected_revision: int | None
+) -> PublishOutcome | PublishRejected:
+    # Lock order: the draft row, then its versions; two publishes of one draft serialise and
+    # get consecutive numbers.
+    locked = DraftPackage.objects.select_for_update().get(pk=draft.pk)
+    if expected_revision is not None and expected_revision != locked.revision:
+        from authoring.services import DraftConflict
+
+        raise DraftConflict(locked.revision)
+    now = timezone.now()
+    report = validate_package(locked.document, now=now)
+    report_dict = report.to_dict()
+    locked.last_report = report_dict
+    locked.save(update_fields=["last_report"])
+    if not report.passed:
+        # The refreshed report is kept on the draft; no version is stored.
+        return PublishRejected(report_dict)
+
+    text = canonical_json(locked.document)
+    digest = checksum(locked.document)
+    latest = locked.versions.order_by("-number").first()
+    if latest is not None and latest.checksum == digest:
+        return PublishOutcome(version=latest, created=False)
+
+    package = load_package(locked.document)
+    compiled = compile_package(package)
+    number = (locked.versions.aggregate(n=Max("number"))["n"] or 0) + 1
+    version = PublishedVersion(
+        draft=locked,
+        number=number,
+        package_id=str(package.metadata.packageId),
+        title=package.metadata.title,
+        ir_version=package.irVersion,
+        adapter_version=compiled["adapterVersion"],
+        canonical_json=text,
+        checksum=digest,
+        compiled_json=serialise_compiled_flow(compiled),
+        validation_report=report_dict,
+        published_by=user,
+        published_at=now,
+    )
+    version.save()
+    return PublishOutcome(version=version, created=True)

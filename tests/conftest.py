@@ -1,0 +1,50 @@
+"""Shared test configuration.
+
+``@pytest.mark.services("postgres", "redis")`` marks a test that needs real services. It is skipped
+with a reason when they are not configured, except under CI=true, where it fails instead: CI must
+run every service-backed test.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from django.conf import settings
+
+CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def _available(service: str) -> bool:
+    if service == "postgres":
+        return settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
+    if service == "redis":
+        return bool(settings.REDIS_URL)
+    raise ValueError(f"unknown service {service!r}")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    marker = item.get_closest_marker("services")
+    if marker is None:
+        return
+    wanted = marker.args or ("postgres", "redis")
+    missing = [s for s in wanted if not _available(s)]
+    if missing:
+        message = f"needs {', '.join(missing)} (set DATABASE_URL / REDIS_URL)"
+        if CI:
+            pytest.fail(f"CI=true: {message}", pytrace=False)
+        pytest.skip(message)
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings) -> None:
+    """PBKDF2's deliberate slowness buys nothing in tests; the sign-in logic is unchanged."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _clear_cache() -> None:
+    """Login counters and other cached state never leak between tests."""
+    from django.core.cache import cache
+
+    cache.clear()
