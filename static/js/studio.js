@@ -1,0 +1,304 @@
+// Authoring studio editor: live validation, findings linked to the JSON, save and publish.
+// No framework; talks to the REST API with the page's CSRF token.
+//
+// The JSON editor is CodeMirror 6 (static/vendor/studio-editor.js, built from frontend/): schema
+// completion and hover, JSON and schema lint, and the server's findings as diagnostics at their
+// paths. Without that bundle the plain <textarea> in the page is used with the same features that
+// a textarea can offer. Either way the editor is reached through one small interface ("adapter").
+//
+// window.vivaStudio.editor exposes that adapter (the browser tests read the cursor through it).
+(function () {
+  "use strict";
+  const root = document.getElementById("studio");
+  if (!root) return;
+  const textarea = document.getElementById("document");
+  const parseStatus = document.getElementById("parse-status");
+  const cursorPosition = document.getElementById("cursor-position");
+  const schemaStatus = document.getElementById("schema-status");
+  const fieldHelp = document.getElementById("field-help");
+  const summary = document.getElementById("report-summary");
+  const findingsBox = document.getElementById("report-findings");
+  const saveButton = document.getElementById("save");
+  const publishButton = document.getElementById("publish");
+  const actionStatus = document.getElementById("action-status");
+  const csrf = root.querySelector("input[name=csrfmiddlewaretoken]").value;
+  let revision = Number(root.dataset.revision);
+  let lastReport = JSON.parse(document.getElementById("initial-report").textContent || "null");
+  let timer = null;
+  let requestNo = 0;
+  let findingNo = 0;
+
+  async function api(url, method, body) {
+    let response;
+    try {
+      response = await fetch(url, {
+        method,
+        headers: { "Content-Type": "application/json", "X-CSRFToken": csrf, Accept: "application/json" },
+        credentials: "same-origin",
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (e) {
+      return { status: 0, data: { error: { message: "The server could not be reached. Check your connection and try again." } } };
+    }
+    let data = null;
+    try { data = await response.json(); } catch (e) { data = null; }
+    return { status: response.status, data };
+  }
+
+  function errorMessage(data, fallback) {
+    return (data && data.error && data.error.message) || fallback;
+  }
+
+  function showCursor(pos, help) {
+    cursorPosition.textContent = "Line " + pos.line + ", column " + pos.column + ".";
+    if (help === undefined || !window.VivaStudioEditor) return;
+    // What the schema says about the field at the cursor (the hover tooltip, for the keyboard).
+    fieldHelp.replaceChildren();
+    fieldHelp.hidden = !help;
+    if (!help) return;
+    const name = document.createElement("strong");
+    name.textContent = help.name;
+    fieldHelp.append(name, help.type ? " (" + help.type + ")" : "", help.description ? ": " : "");
+    window.VivaStudioEditor.appendRich(fieldHelp, help.description);
+  }
+
+  // --- Editor adapters: {getText(), setReport(report), revealPath(path), focus(), cursor()} -------
+
+  function codeMirrorEditor(lib) {
+    const host = document.createElement("div");
+    host.className = "json-editor";
+    textarea.after(host);
+    const editor = lib.create(host, {
+      doc: textarea.value,
+      id: "document-editor",
+      labelledBy: "document-label",
+      describedBy: "document-help document-keys parse-status",
+      onChange: onEdit,
+      onCursor: showCursor,
+    });
+    // The textarea stays in the page (hidden) for the no-JavaScript case; its label now names the
+    // editor, and clicking the label focuses it.
+    textarea.hidden = true;
+    textarea.disabled = true;
+    const label = document.getElementById("document-label");
+    label.removeAttribute("for");
+    label.addEventListener("click", () => editor.focus());
+    document.getElementById("document-keys").hidden = false;
+    fetch(root.dataset.schemaUrl, { headers: { Accept: "application/json" } })
+      .then((r) => (r.ok ? r.json() : Promise.reject(new Error(String(r.status)))))
+      .then((schema) => {
+        editor.setSchema(schema);
+        schemaStatus.textContent = "Schema hints on.";
+      })
+      .catch(() => { schemaStatus.textContent = "Schema hints unavailable; server validation still runs."; });
+    return {
+      kind: "codemirror",
+      view: editor.view,
+      getText: editor.getText,
+      setReport: editor.setReport,
+      focus: editor.focus,
+      cursor: editor.cursor,
+      fieldHelp: editor.fieldHelp,
+      locate: editor.locate,
+      diagnostics: editor.diagnostics,
+      revealPath: editor.revealPath,
+    };
+  }
+
+  function textareaEditor() {
+    // Locate a path ("nodes[q-1].followUpPolicy.maxFollowUps") by searching the text.
+    function locate(path) {
+      const text = textarea.value;
+      let from = 0;
+      const parts = (path || "").match(/[^.[\]]+|\[[^\]]*\]/g) || [];
+      let found = true;
+      for (const part of parts) {
+        if (part === "$") continue;
+        if (part.startsWith("[")) {
+          const key = part.slice(1, -1);
+          if (/^\d+$/.test(key)) continue;
+          const at = text.indexOf('"nodeId": "' + key + '"', from);
+          const atPool = at < 0 ? text.indexOf('"poolId": "' + key + '"', from) : at;
+          if (atPool >= 0) from = atPool; else found = false;
+        } else {
+          const at = text.indexOf('"' + part + '"', from);
+          if (at >= 0) from = at; else { found = false; break; }
+        }
+      }
+      return { from, found };
+    }
+    function cursor() {
+      const head = textarea.selectionStart;
+      const before = textarea.value.slice(0, head).split("\n");
+      return { line: before.length, column: before[before.length - 1].length + 1, pos: head };
+    }
+    textarea.addEventListener("input", () => onEdit(textarea.value));
+    for (const type of ["keyup", "click", "select"]) textarea.addEventListener(type, () => showCursor(cursor()));
+    return {
+      kind: "textarea",
+      getText: () => textarea.value,
+      setReport: () => {},
+      focus: () => textarea.focus(),
+      cursor,
+      revealPath(path) {
+        const place = locate(path);
+        const end = textarea.value.indexOf("\n", place.from);
+        textarea.focus();
+        textarea.setSelectionRange(place.from, end < 0 ? place.from : end);
+        const pos = cursor();
+        const lineHeight = textarea.scrollHeight / Math.max(1, textarea.value.split("\n").length);
+        textarea.scrollTop = Math.max(0, (pos.line - 5) * lineHeight);
+        showCursor(pos);
+        return { ...pos, found: place.found };
+      },
+    };
+  }
+
+  const editor = window.VivaStudioEditor ? codeMirrorEditor(window.VivaStudioEditor) : textareaEditor();
+  let savedText = editor.getText();
+  window.vivaStudio = { editor };
+
+  // --- Report ---------------------------------------------------------------------------------
+
+  function jumpTo(path) {
+    const place = editor.revealPath(path);
+    if (!place) return;
+    actionStatus.textContent = place.found
+      ? "Moved to " + path + " (line " + place.line + ")."
+      : path + " is not in the document yet; moved to the closest place (line " + place.line + ").";
+  }
+
+  function renderReport(report) {
+    lastReport = report;
+    editor.setReport(report);
+    findingsBox.replaceChildren();
+    if (!report) { summary.textContent = "Not validated yet."; updateButtons(); return; }
+    const s = report.summary || {};
+    summary.textContent = (report.result === "pass" ? "Passes. " : "Rejected. ") +
+      `${s.errors || 0} error(s), ${s.warnings || 0} warning(s), ${s.info || 0} note(s).`;
+    for (const [kind, list] of [["error", report.errors], ["warning", report.warnings], ["info", report.info]]) {
+      if (!list || !list.length) continue;
+      const heading = document.createElement("h3");
+      heading.textContent = { error: "Errors", warning: "Warnings", info: "Notes" }[kind];
+      findingsBox.appendChild(heading);
+      const items = document.createElement("ul");
+      items.className = "findings";
+      for (const f of list) {
+        const item = document.createElement("li");
+        item.className = "finding finding-" + kind;
+        const text = document.createElement("span");
+        text.id = "finding-" + (++findingNo);
+        const rule = document.createElement("span");
+        rule.className = "rule";
+        rule.textContent = f.ruleId;
+        text.append(rule, " " + f.message);
+        item.append(text);
+        if (f.path) {
+          const go = document.createElement("button");
+          go.type = "button";
+          go.className = "secondary";
+          go.textContent = "Go to " + f.path;
+          go.setAttribute("aria-describedby", text.id); // which finding, when several share a path
+          go.addEventListener("click", () => jumpTo(f.path));
+          item.append(document.createElement("br"), go);
+        }
+        items.appendChild(item);
+      }
+      findingsBox.appendChild(items);
+    }
+    updateButtons();
+  }
+
+  function parsed() {
+    try { return { ok: true, value: JSON.parse(editor.getText()) }; }
+    catch (e) { return { ok: false, error: e.message }; }
+  }
+
+  function updateButtons() {
+    const p = parsed();
+    const hasErrors = !p.ok || !lastReport || lastReport.result !== "pass";
+    publishButton.disabled = hasErrors;
+    publishButton.title = !p.ok ? "Fix the JSON syntax before publishing."
+      : hasErrors ? "Fix every error before publishing." : "";
+    saveButton.disabled = !p.ok;
+  }
+
+  async function validateNow() {
+    const p = parsed();
+    if (!p.ok) {
+      parseStatus.textContent = "Not valid JSON: " + p.error;
+      updateButtons();
+      return;
+    }
+    parseStatus.textContent = editor.getText() === savedText ? "" : "Unsaved changes.";
+    const mine = ++requestNo;
+    summary.textContent = "Validating…";
+    const { status, data } = await api(root.dataset.validateUrl, "POST", { document: p.value });
+    if (mine !== requestNo) return; // a newer edit is being validated
+    if (status === 200) renderReport(data);
+    else summary.textContent = errorMessage(data, "Validation failed (" + status + ").");
+  }
+
+  function onEdit() {
+    clearTimeout(timer);
+    timer = setTimeout(validateNow, 400);
+    updateButtons();
+  }
+
+  // --- Save and publish -------------------------------------------------------------------------
+
+  async function save() {
+    const p = parsed();
+    if (!p.ok) return false;
+    clearTimeout(timer);
+    const text = editor.getText();
+    actionStatus.textContent = "Saving…";
+    const { status, data } = await api(root.dataset.saveUrl, "PUT", { document: p.value, revision });
+    if (status === 200) {
+      revision = data.revision;
+      savedText = text;
+      document.getElementById("revision").textContent = String(revision);
+      parseStatus.textContent = editor.getText() === savedText ? "" : "Unsaved changes.";
+      requestNo++; // a validation still in flight is for an older text
+      renderReport(data.lastReport);
+      actionStatus.textContent = "Saved (revision " + revision + ").";
+      return true;
+    }
+    actionStatus.textContent = status === 409
+      ? errorMessage(data, "Someone else saved this package first.") + " Your text is still in the editor: copy it before reloading."
+      : errorMessage(data, "Save failed (" + status + ").");
+    return false;
+  }
+
+  function versionsLink(text) {
+    const link = document.createElement("a");
+    link.href = root.dataset.versionsUrl;
+    link.textContent = text;
+    return link;
+  }
+
+  function publishedMessage(text, number) {
+    actionStatus.replaceChildren(text + " ", versionsLink("See all versions"));
+    document.getElementById("published-info").replaceChildren("· latest published: ", versionsLink("version " + number));
+  }
+
+  saveButton.addEventListener("click", save);
+  publishButton.addEventListener("click", async () => {
+    if (editor.getText() !== savedText && !(await save())) return;
+    actionStatus.textContent = "Publishing…";
+    const { status, data } = await api(root.dataset.publishUrl, "POST", { revision });
+    if (status === 201 || status === 200) {
+      publishedMessage(status === 201
+        ? "Published as version " + data.number + "."
+        : "Unchanged since version " + data.number + "; nothing new to publish.", data.number);
+    } else if (status === 422) {
+      renderReport(data.error.details.report);
+      actionStatus.textContent = "Not published: " + data.error.message;
+    } else {
+      actionStatus.textContent = errorMessage(data, "Publish failed (" + status + ").");
+    }
+  });
+
+  showCursor(editor.cursor(), editor.fieldHelp ? editor.fieldHelp() : undefined);
+  renderReport(lastReport);
+})();

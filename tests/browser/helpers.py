@@ -1,0 +1,89 @@
+"""Helpers for browser tests (the fixtures are in conftest.py, which explains the setup)."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page
+
+from tests.support.processes import ROOT
+
+CHROMIUM = Path(os.environ.get("VIVA_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENS = ROOT / "test-artifacts" / "screens"
+AXE_JS = Path(__file__).resolve().parent / "vendor" / "axe.min.js"
+
+SignIn = Callable[..., None]
+"""The ``sign_in`` fixture: ``sign_in(user, password=PASSWORD)``."""
+
+_names: dict[int, str] = {}
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
+
+
+def artifact_name(node: pytest.Item) -> str:
+    """``<module>__<test name>``, safe as a file name."""
+    return _safe(f"{Path(str(node.path)).stem}__{node.name}")
+
+
+def remember_artifact_name(page: Page, name: str | None) -> None:
+    """Name ``page``'s screenshots after the running test (None forgets the page)."""
+    if name is None:
+        _names.pop(id(page), None)
+    else:
+        _names[id(page)] = name
+
+
+def screenshot(page: Page, step: str) -> Path:
+    """Save a full-page screenshot of ``page`` as ``<module>__<test>--<step>.png``."""
+    path = SCREENS / f"{_names.get(id(page), 'page')}--{_safe(step)}.png"
+    SCREENS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=path, full_page=True)
+    return path
+
+
+def axe_violations(
+    page: Page, impacts: tuple[str, ...] = ("serious", "critical")
+) -> list[dict[str, Any]]:
+    """Run axe-core on the current page; its violations with one of ``impacts``, summarised."""
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        # Evaluated through the DevTools protocol, which the page's CSP (no inline script) allows.
+        page.evaluate(AXE_JS.read_text(encoding="utf-8") + "\n;undefined")
+    violations: list[dict[str, Any]] = page.evaluate(
+        """async () => {
+            const result = await window.axe.run(document, { resultTypes: ["violations"] });
+            return result.violations.map((v) => ({
+                id: v.id, impact: v.impact, help: v.help,
+                nodes: v.nodes.slice(0, 5).map((n) => n.target.join(" ") + ": " + n.failureSummary),
+            }));
+        }"""
+    )
+    return [v for v in violations if v["impact"] in impacts]
+
+
+def eventually(probe: Any, timeout: float = 10.0) -> Any:
+    """Poll ``probe()`` until it returns something truthy (page.wait_for_function needs eval,
+    which the site's CSP forbids)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.1)
