@@ -5,6 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
+export VIVA_PUBLIC_URL ?= http://$(HOST):$(PORT)
 
 .PHONY: run test install lint format typecheck services-run worker migrate seed schema-docs clean frontend
 
