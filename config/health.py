@@ -8,6 +8,7 @@ fails; Celery without a live worker is reported as ``unavailable`` with an overa
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import Callable
@@ -122,13 +123,33 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 class HealthSocketConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
-    """Accepts, reports the channel layer's health, and closes: proves the WebSocket path."""
+    """Accepts, sends a message to its own channel through the channel layer, reports whether it
+    came back (within 5 s), and closes: proves the WebSocket path and the consumer's layer."""
 
     async def connect(self) -> None:
         await self.accept()
-        try:
-            result = await _channel_round_trip()
-        except Exception as exc:
-            result = {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
+        self.token = uuid.uuid4().hex
+        self.started = time.perf_counter()
+        layer = get_channel_layer()
+        if layer is None:
+            await self._report({"status": "error", "error": "no channel layer configured"})
+            return
+        await layer.send(self.channel_name, {"type": "healthz.pong", "token": self.token})
+        self.timeout = asyncio.get_running_loop().call_later(
+            5, lambda: asyncio.ensure_future(self._report({"status": "error", "error": "timeout"}))
+        )
+
+    async def healthz_pong(self, message: dict[str, Any]) -> None:
+        self.timeout.cancel()
+        ok = message.get("token") == self.token
+        await self._report(
+            {
+                "status": "ok" if ok else "error",
+                "backend": type(get_channel_layer()).__name__,
+                "latencyMs": round((time.perf_counter() - self.started) * 1000, 2),
+            }
+        )
+
+    async def _report(self, result: Probe) -> None:
         await self.send_json({"type": "healthz", "channelLayer": result})
         await self.close()

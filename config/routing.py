@@ -3,7 +3,9 @@
 from django.urls import path
 
 from config.health import HealthSocketConsumer
+from sessions.routing import websocket_urlpatterns as session_sockets
 
 websocket_urlpatterns = [
     path("ws/healthz/", HealthSocketConsumer.as_asgi()),
+    *session_sockets,
 ]

@@ -136,7 +136,13 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1500, "expiry": 60},
+            # redis-py 8 times out reads after 5 s while channels_redis blocks 5 s waiting for
+            # messages: without a longer socket timeout an idle consumer dies with 1011.
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
+                "capacity": 1500,
+                "expiry": 60,
+            },
         }
     }
     CACHES = {

@@ -1,0 +1,495 @@
+#!/usr/bin/env python
+"""Event store benchmark: append throughput and persisted-to-WebSocket latency.
+
+Needs Postgres (``DATABASE_URL``) and, for the latency part, Redis (``REDIS_URL``). Runs on a
+throw-away database (``test_<name>_bench``, created with migrations and dropped at the end) and
+prints:
+
+1. single-session append throughput (one writer, one event per transaction);
+2. throughput with ``--sessions`` (50) sessions appending concurrently, one writer thread per
+   session and one event per transaction through ``sessions.event_store.append_event``, as the
+   runtime does; the writer threads live in ``--processes`` (2: one per core) worker processes,
+   as bots do in Celery workers, each with its connections open before the clock starts;
+3. the same workload, same harness, as plain INSERTs of the same rows through psycopg
+   (persistent autocommit connections, psycopg's prepared statements), and the ratio of (2)
+   to (3);
+4. latency from an append call to the event's arrival on a WebSocket, p50/p99, with
+   ``--clients`` (100) clients (per session one candidate and four proctor views) connected
+   through a real daphne server, at ``--ws-rate`` (50) events/s over 20 sessions. The clients
+   run in a separate process so their work does not share the appender's GIL; the time is
+   measured from just before the append call (so it includes the append itself) to arrival.
+
+Exit status 0 when the targets hold (>= 2,000 events/s with 50 sessions, >= half the plain
+INSERT rate, p99 < 50 ms), else 1.
+
+Usage: ``DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/events.py``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import os
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+TARGET_CONCURRENT = 2000.0
+TARGET_RATIO = 0.5
+TARGET_P99_MS = 50.0
+
+
+# --- WebSocket clients (a separate, Django-free process) -----------------------------------------
+
+
+async def _client(
+    url: str,
+    origin: str,
+    cookie: str,
+    ready: asyncio.Queue[int],
+    out: list[Any],
+    stop: asyncio.Event,
+) -> None:
+    import websockets
+
+    async with websockets.connect(
+        url,
+        origin=origin,
+        additional_headers={"Cookie": cookie},
+        max_queue=None,  # type: ignore[arg-type]
+    ) as socket:
+        while True:
+            frame = json.loads(await socket.recv())
+            if frame["kind"] == "caught_up":
+                break
+        await ready.put(1)
+        while not stop.is_set():
+            try:
+                raw = await asyncio.wait_for(socket.recv(), timeout=0.2)
+            except TimeoutError:
+                continue
+            received = time.time()
+            frame = json.loads(raw)
+            if frame.get("kind") == "event" and frame["event"]["type"] == "transcript_final":
+                out.append((frame["event"]["eventId"], received))
+
+
+def run_clients(specs: list[tuple[str, str, str]], conn: Any) -> None:
+    """Child process: connect every client, report readiness, collect arrivals until told."""
+
+    async def main() -> None:
+        ready: asyncio.Queue[int] = asyncio.Queue()
+        stop = asyncio.Event()
+        arrivals: list[Any] = []
+        tasks = [asyncio.create_task(_client(u, o, c, ready, arrivals, stop)) for u, o, c in specs]
+        for _ in specs:
+            await ready.get()
+        conn.send("ready")
+        await asyncio.get_running_loop().run_in_executor(None, conn.recv)  # "stop"
+        stop.set()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        conn.send(arrivals)
+
+    asyncio.run(main())
+
+
+# --- writer processes ------------------------------------------------------------------------
+
+
+def _setup_django(database_url: str) -> None:
+    os.environ["DATABASE_URL"] = database_url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+
+
+def _transcripts(session_id: str, count: int) -> list[Any]:
+    from ioa.events import EventFactory
+    from ioa.events import payloads as p
+
+    make = EventFactory(session_id=session_id)
+    return [
+        make(
+            p.TranscriptFinal(
+                turnId=f"turn-{i}",
+                speaker="candidate",
+                text="So the algorithm starts by selecting the nearest unvisited node.",
+                startTimeMs=i * 1000,
+                endTimeMs=i * 1000 + 900,
+                nodeId="q-explain-dijkstra",
+                confidence=0.91,
+                language="en",
+            ),
+            correlation_id=f"turn-{i}",
+        )
+        for i in range(count)
+    ]
+
+
+_PLAIN_INSERT = (
+    "INSERT INTO exam_sessions_sessionevent (session_id, seq, event_id, type, timestamp, "
+    "source, correlation_id, payload, schema_version, hash, prev_hash) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s)"
+)
+
+
+def writer_process(
+    kind: str,
+    database_url: str,
+    session_ids: list[str],
+    per_session: int,
+    barrier: Any,
+    results: Any,
+) -> None:
+    """One writer process: a thread per session, one event per transaction, through the
+    append service (``kind="append"``) or as plain psycopg INSERTs of the same rows."""
+    _setup_django(database_url)
+    import psycopg
+    from django.db import connection
+
+    from ioa.events import body_digest
+    from sessions import broadcast
+    from sessions.event_store import append_event
+
+    batches = [_transcripts(sid, per_session) for sid in session_ids]
+
+    def append(index: int) -> None:
+        sid = session_ids[index]
+        try:
+            for event in batches[index]:
+                append_event(session=sid, event=event)
+        finally:
+            connection.close()
+
+    plain_connections: list[Any] = []
+    if kind == "plain":
+        plain_connections = [psycopg.connect(database_url, autocommit=True) for _ in session_ids]
+
+    def plain(index: int) -> None:
+        sid, conn = session_ids[index], plain_connections[index]
+        with conn.cursor() as cursor:
+            for seq, event in enumerate(batches[index], start=1):
+                wire = event.to_wire()
+                digest = body_digest(wire)
+                cursor.execute(
+                    _PLAIN_INSERT,
+                    (
+                        sid,
+                        seq,
+                        event.eventId,
+                        event.type.value,
+                        event.timestamp_datetime,
+                        event.source.value,
+                        event.correlationId,
+                        json.dumps(wire["payload"], separators=(",", ":")),
+                        "1",
+                        digest,
+                        digest,
+                    ),
+                )
+
+    work = append if kind == "append" else plain
+    warmed = threading.Barrier(len(session_ids) + 1)
+    go = threading.Barrier(len(session_ids) + 1)
+
+    def runner(index: int) -> None:
+        if kind == "append":  # a running runtime has its connection open already
+            connection.ensure_connection()
+        warmed.wait()
+        go.wait()
+        work(index)
+
+    threads = [threading.Thread(target=runner, args=(i,)) for i in range(len(session_ids))]
+    for thread in threads:
+        thread.start()
+    warmed.wait()
+    barrier.wait()
+    go.wait()
+    for thread in threads:
+        thread.join()
+    finished = time.time()
+    broadcast.flush(30)
+    for conn in plain_connections:
+        conn.close()
+    results.put(finished)
+
+
+def _concurrent(
+    kind: str, database_url: str, session_ids: list[str], per_session: int, processes: int
+) -> float:
+    """Run writer processes over the sessions; returns events/s from the common start to the
+    last writer's end."""
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(processes + 1)
+    results = context.Queue()
+    shares = [session_ids[i::processes] for i in range(processes)]
+    workers = [
+        context.Process(
+            target=writer_process,
+            args=(kind, database_url, share, per_session, barrier, results),
+        )
+        for share in shares
+    ]
+    for worker in workers:
+        worker.start()
+    barrier.wait(timeout=120)
+    started = time.time()
+    finished = max(results.get(timeout=600) for _ in workers)
+    for worker in workers:
+        worker.join(60)
+    return len(session_ids) * per_session / (finished - started)
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def _threads(count: int, work: Callable[[int], None]) -> float:
+    """Run ``work(i)`` in ``count`` threads started together; returns elapsed seconds."""
+    barrier = threading.Barrier(count + 1)
+    errors: list[BaseException] = []
+
+    def runner(index: int) -> None:
+        barrier.wait()
+        try:
+            work(index)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=runner, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    barrier.wait()
+    started = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - started
+    if errors:
+        raise errors[0]
+    return elapsed
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--single", type=int, default=3000, help="events in the single-session run")
+    parser.add_argument("--sessions", type=int, default=50)
+    parser.add_argument("--per-session", type=int, default=200, help="events per session")
+    parser.add_argument(
+        "--processes", type=int, default=2, help="writer processes the sessions are spread over"
+    )
+    parser.add_argument("--clients", type=int, default=100)
+    parser.add_argument("--ws-seconds", type=float, default=10.0)
+    parser.add_argument(
+        "--ws-rate", type=float, default=50.0, help="events/s (over 20 sessions) in the latency run"
+    )
+    args = parser.parse_args()
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        print("bench/events.py needs Postgres: set DATABASE_URL", file=sys.stderr)
+        return 2
+    db = settings.DATABASES["default"]
+    db.setdefault("TEST", {})["NAME"] = f"test_{db['NAME']}_bench"
+    test_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    try:
+        return _run(args, test_name)
+    finally:
+        from sessions import broadcast
+
+        broadcast.flush(5)
+        connection.close()
+        connection.creation.destroy_test_db(test_name, verbosity=0)
+
+
+def _run(args: argparse.Namespace, test_name: str) -> int:
+    from django.conf import settings
+    from django.db import connection
+    from django.test import Client
+
+    from accounts.models import User
+    from authoring.models import DraftPackage
+    from publishing.models import PublishedVersion
+    from sessions import broadcast
+    from sessions.event_store import append_event
+    from sessions.models import ExamSession, Sitting
+
+    author = User.objects.create(username="bench-author", role="author")
+    proctor = User.objects.create(username="bench-proctor", role="proctor")
+    draft = DraftPackage.objects.create(owner=author, title="bench", document={})
+    version = PublishedVersion.objects.create(
+        draft=draft,
+        number=1,
+        package_id="bench",
+        title="bench",
+        ir_version="ioa-orm/0.2",
+        adapter_version="bench",
+        canonical_json="{}",
+        checksum="sha256:" + "0" * 64,
+        compiled_json="{}",
+        validation_report={},
+        published_by=author,
+    )
+    sitting = Sitting.objects.create(version=version, title="bench", created_by=author)
+    sitting.proctors.add(proctor)
+
+    def new_sessions(count: int, prefix: str) -> list[ExamSession]:
+        candidates = [User(username=f"{prefix}-{i}", role="candidate") for i in range(count)]
+        User.objects.bulk_create(candidates)
+        sessions = [ExamSession(sitting=sitting, candidate=c) for c in candidates]
+        return ExamSession.objects.bulk_create(sessions)
+
+    def appender(session: ExamSession, events: list[Any]) -> Callable[[int], None]:
+        def work(_: int) -> None:
+            try:
+                for event in events:
+                    append_event(session=session.pk, event=event)
+            finally:
+                connection.close()
+
+        return work
+
+    print(f"event store benchmark on {test_name} ({os.cpu_count()} CPUs)")
+
+    # 1. one session, one writer
+    [single] = new_sessions(1, "single")
+    single_events = _transcripts(str(single.pk), args.single)
+    elapsed = _threads(1, appender(single, single_events))
+    single_rate = args.single / elapsed
+    print(
+        f"  single-session append:            {single_rate:8.0f} events/s "
+        f"({args.single} events, {elapsed:.2f} s)"
+    )
+
+    # 2. N sessions concurrently, one writer thread each, spread over writer processes
+    db = settings.DATABASES["default"]
+    database_url = (
+        f"postgres://{db.get('USER') or 'postgres'}"
+        f"{':' + db['PASSWORD'] if db.get('PASSWORD') else ''}"
+        f"@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+    )
+    total = args.sessions * args.per_session
+    sessions = new_sessions(args.sessions, "multi")
+    append_rate = _concurrent(
+        "append", database_url, [str(s.pk) for s in sessions], args.per_session, args.processes
+    )
+    gapless = all(
+        list(s.events.order_by("seq").values_list("seq", flat=True))
+        == list(range(1, args.per_session + 1))
+        for s in sessions
+    )
+    print(
+        f"  {args.sessions} sessions concurrently (append):       {append_rate:6.0f} events/s "
+        f"({total} events; seq 1..{args.per_session} gap-free in every session: {gapless})"
+    )
+
+    # 3. the same rows as plain INSERTs through psycopg, same harness
+    plain_sessions = new_sessions(args.sessions, "plain")
+    plain_rate = _concurrent(
+        "plain",
+        database_url,
+        [str(s.pk) for s in plain_sessions],
+        args.per_session,
+        args.processes,
+    )
+    ratio = append_rate / plain_rate
+    print(f"  {args.sessions} sessions concurrently (plain INSERT): {plain_rate:6.0f} events/s")
+    print(f"  append / plain INSERT ratio:               {ratio:6.2f}")
+
+    # 4. persisted-to-WebSocket latency
+    p50 = p99 = None
+    if settings.REDIS_URL:
+        from tests.support.processes import asgi_server
+
+        live_sessions = new_sessions(20, "live")
+        cookies = {}
+        for session in live_sessions:
+            for user in (session.candidate, proctor):
+                if user.pk not in cookies:
+                    client = Client()
+                    client.force_login(user)
+                    cookies[user.pk] = f"sessionid={client.cookies['sessionid'].value}"
+        per_session = max(1, args.clients // len(live_sessions))
+        with asgi_server() as address:
+            origin = f"http://{address}"
+            specs = []
+            for session in live_sessions:
+                url = f"ws://{address}/ws/sessions/{session.pk}/events/"
+                specs.append((url, origin, cookies[session.candidate.pk]))
+                specs += [(url, origin, cookies[proctor.pk])] * (per_session - 1)
+            context = multiprocessing.get_context("spawn")
+            parent, child = context.Pipe()
+            process = context.Process(target=run_clients, args=(specs, child))
+            process.start()
+            if not parent.poll(60) or parent.recv() != "ready":
+                raise RuntimeError("WebSocket clients did not connect")
+            sent: dict[str, float] = {}
+            live_events = [
+                _transcripts(
+                    str(s.pk), int(args.ws_rate * args.ws_seconds / len(live_sessions)) + 1
+                )
+                for s in live_sessions
+            ]
+            interval = 1.0 / args.ws_rate
+            next_at = time.perf_counter()
+            for round_ in range(len(live_events[0])):
+                for session, events in zip(live_sessions, live_events, strict=True):
+                    event = events[round_]
+                    started = time.time()
+                    append_event(session=session.pk, event=event)
+                    sent[event.eventId] = started
+                    next_at += interval
+                    delay = next_at - time.perf_counter()
+                    if delay > 0:
+                        time.sleep(delay)
+            broadcast.flush(10)
+            time.sleep(1.0)  # let in-flight frames land
+            parent.send("stop")
+            arrivals = parent.recv()
+            process.join(30)
+        latencies = [(at - sent[event_id]) * 1000 for event_id, at in arrivals if event_id in sent]
+        expected = len(sent) * per_session
+        p50, p99 = _percentile(latencies, 0.50), _percentile(latencies, 0.99)
+        print(
+            f"  WebSocket delivery, {len(specs)} clients: {len(latencies)}/{expected} deliveries, "
+            f"p50 {p50:.1f} ms, p99 {p99:.1f} ms, mean {statistics.fmean(latencies):.1f} ms "
+            "(from the append call to arrival)"
+        )
+    else:
+        print("  WebSocket latency: skipped (set REDIS_URL)")
+
+    ok = (
+        append_rate >= TARGET_CONCURRENT
+        and ratio >= TARGET_RATIO
+        and (p99 is None or p99 < TARGET_P99_MS)
+    )
+    print(
+        f"targets: >= {TARGET_CONCURRENT:.0f} events/s concurrent, ratio >= {TARGET_RATIO}, "
+        f"p99 < {TARGET_P99_MS:.0f} ms: {'met' if ok else 'NOT met'}"
+    )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,662 @@
+"""Payload models of every event type (chapter 05 §4 plus the extensions).
+
+Every payload is a strict pydantic model that fails closed (unknown fields are errors) and
+carries its ``type`` as a literal discriminator, defaulted so callers need not repeat it::
+
+    NodeEntered(nodeId="q1", nodeKind="question", rubricItemIds=[], maxFollowUps=2,
+                timeBudgetSec=120, timeBudgetMs=120000)
+
+Field names are the wire names (camelCase), verbatim from the chapter. Optional fields default
+to ``None`` and are left out of the wire form when unset.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, model_validator
+
+from ioa.events.types import EXAM_STATE_TRANSITIONS, CommandType, ExamState
+from ioa.schema.enums import CandidateCommandType, EvidenceDimension, NodeKind, SignalKind
+
+Lax = Strict(False)
+"""Marker for enum fields: accept the JSON spelling (a string) in Python mode too."""
+
+
+def _no_nul(value: str) -> str:
+    """Strings may not contain NUL (Postgres ``jsonb`` cannot store it)."""
+    if "\x00" in value:
+        raise ValueError("must not contain the NUL character")
+    return value
+
+
+def _positive_zero(value: float) -> float:
+    """``-0.0`` becomes ``0.0``: JSON stores keep no negative zero, and the hash chain must
+    survive a round trip through the database."""
+    return 0.0 if value == 0 else value
+
+
+def _clean_json(value: dict[str, Any]) -> dict[str, Any]:
+    """Free-form JSON (``details``): no NUL in strings, no ``-0.0``."""
+    stack: list[object] = [value]
+    while stack:
+        item = stack.pop()
+        children: list[object]
+        if isinstance(item, dict):
+            for key in item:
+                _no_nul(key)
+            children = list(item.values())
+            for key, child in item.items():
+                if isinstance(child, float) and child == 0:
+                    item[key] = 0.0
+        elif isinstance(item, list):
+            children = list(item)
+            for index, child in enumerate(item):
+                if isinstance(child, float) and child == 0:
+                    item[index] = 0.0
+        elif isinstance(item, str):
+            _no_nul(item)
+            continue
+        else:
+            continue
+        stack.extend(children)
+    return value
+
+
+Id = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_no_nul)]
+"""An identifier: node, turn, utterance, signal, recovery ids (non-empty, at most 200 chars)."""
+
+Text = Annotated[str, Field(min_length=1, max_length=20_000), AfterValidator(_no_nul)]
+"""Human-readable text (non-empty)."""
+
+AnyText = Annotated[str, Field(max_length=20_000), AfterValidator(_no_nul)]
+"""Text that may be empty (a partial transcript, a silent utterance)."""
+
+Unit = (
+    Annotated[int, Field(ge=0, le=1)]
+    | Annotated[float, Field(ge=0.0, le=1.0), AfterValidator(_positive_zero)]
+)
+"""A confidence or score in [0, 1]; integers stay integers on the wire."""
+
+Count = Annotated[int, Field(ge=0)]
+"""A non-negative integer (counts, durations in ms)."""
+
+NonNegative = (
+    Annotated[int, Field(ge=0)]
+    | Annotated[float, Field(ge=0.0, le=1e15), AfterValidator(_positive_zero)]
+)
+"""A non-negative number (durations in seconds, averages); integers stay integers. Floats stay
+below 1e15 so they survive a round trip through Postgres ``jsonb`` digit for digit."""
+
+JsonObject = Annotated[dict[str, Any], AfterValidator(_clean_json)]
+"""A free-form JSON object."""
+
+Speaker = Literal["candidate", "examiner"]
+UtterancePurpose = Literal["question", "follow_up", "prompt", "bridge", "recovery", "closing"]
+
+
+class Payload(BaseModel):
+    """Base of every payload: strict, closed, no NaN/infinity, immutable."""
+
+    model_config = ConfigDict(
+        strict=True,
+        extra="forbid",
+        allow_inf_nan=False,
+        frozen=True,
+        use_attribute_docstrings=True,
+    )
+
+
+# --- chapter 05 §4 ------------------------------------------------------------------------------
+
+
+class BotReady(Payload):
+    """§4.1 The bot loaded the exam, joined the audio channel and is listening."""
+
+    type: Literal["bot_ready"] = "bot_ready"
+    examId: Id
+    examVersion: Id
+    nodeCount: Count
+    estimatedDurationSec: NonNegative
+
+
+class NodeEntered(Payload):
+    """§4.2 The runtime moved the session into a node (EVT-004: nodeId, nodeKind, timeBudgetMs).
+
+    ``timeBudgetSec`` and ``timeBudgetMs`` carry the same budget (spec-notes §1); ``0`` means
+    the node has no budget of its own (end nodes, the silent boot node).
+    """
+
+    type: Literal["node_entered"] = "node_entered"
+    nodeId: Id
+    nodeKind: Annotated[NodeKind, Lax]
+    rubricItemIds: list[Id]
+    maxFollowUps: Count
+    timeBudgetSec: NonNegative
+    timeBudgetMs: Count
+
+    @model_validator(mode="after")
+    def _budgets_agree(self) -> Self:
+        if round(self.timeBudgetSec * 1000) != self.timeBudgetMs:
+            raise ValueError(
+                f"timeBudgetMs ({self.timeBudgetMs}) must equal timeBudgetSec * 1000 "
+                f"({self.timeBudgetSec})"
+            )
+        return self
+
+
+class NodeExited(Payload):
+    """§4.3 The session left a node (EVT-006: nodeId, reason)."""
+
+    type: Literal["node_exited"] = "node_exited"
+    nodeId: Id
+    reason: Literal[
+        "completed",
+        "time_exhausted",
+        "follow_ups_exhausted",
+        "candidate_skip",
+        "candidate_skip_with_return",
+        "forced_transition",
+    ]
+    durationSec: NonNegative
+    followUpsUsed: Count
+
+
+class TranscriptDelta(Payload):
+    """§4.4 A streaming STT partial: live only, never stored."""
+
+    type: Literal["transcript_delta"] = "transcript_delta"
+    speaker: Speaker
+    text: AnyText
+    isPartial: Literal[True] = True
+    stability: Unit
+
+
+class TranscriptFinal(Payload):
+    """§4.5 The canonical record of one utterance (EVT-008: speaker, text, turnId, nodeId,
+    confidence)."""
+
+    type: Literal["transcript_final"] = "transcript_final"
+    turnId: Id
+    speaker: Speaker
+    text: AnyText
+    startTimeMs: Count
+    endTimeMs: Count
+    nodeId: Id
+    confidence: Unit
+    language: Annotated[str, Field(pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")]
+
+    @model_validator(mode="after")
+    def _ordered_times(self) -> Self:
+        if self.endTimeMs < self.startTimeMs:
+            raise ValueError("endTimeMs must not be before startTimeMs")
+        return self
+
+
+class ExaminerUtteranceStarted(Payload):
+    """§4.6 The examiner started speaking."""
+
+    type: Literal["examiner_utterance_started"] = "examiner_utterance_started"
+    utteranceId: Id
+    nodeId: Id
+    purpose: UtterancePurpose
+
+
+class ExaminerUtteranceFinal(Payload):
+    """§4.7 What the examiner actually said (after output filters)."""
+
+    type: Literal["examiner_utterance_final"] = "examiner_utterance_final"
+    utteranceId: Id
+    nodeId: Id
+    text: AnyText
+    purpose: UtterancePurpose
+    durationMs: Count
+
+
+class CandidateCommandReceived(Payload):
+    """§4.8 A candidate command arrived, accepted or not (EVT-007: ``command`` is a
+    CandidateCommandType).
+
+    ``command`` is the canonical command (spec-notes §3); ``commandType`` is the spelling of
+    its source (the command envelope type, or the LLM/classifier name). ``commandId`` is the
+    envelope's id; the runtime mints one for LLM or classifier detections.
+    """
+
+    type: Literal["candidate_command_received"] = "candidate_command_received"
+    commandId: Id
+    command: Annotated[CandidateCommandType, Lax]
+    commandType: Id
+    accepted: bool
+    rejectionReason: Text | None = None
+    origin: Literal["envelope", "llm", "classifier"] | None = None
+    """Where the command came from (spec-notes §3: buttons, the LLM, the safety-net classifier)."""
+
+    @model_validator(mode="after")
+    def _reason_when_refused(self) -> Self:
+        if not self.accepted and not self.rejectionReason:
+            raise ValueError("a refused command needs a rejectionReason")
+        return self
+
+
+class SttConfidenceSummary(Payload):
+    """STT confidence of the transcript turns a signal rests on (EVD-010)."""
+
+    min: Unit
+    max: Unit
+    mean: Unit
+    turnCount: Count
+
+
+class EvidenceSignal(Payload):
+    """§4.9 Evidence for one or more targets, approved by the runtime (EVT-005: signalId,
+    nodeId, signalKind)."""
+
+    type: Literal["evidence_signal"] = "evidence_signal"
+    signalId: Id
+    nodeId: Id
+    turnIds: list[Id]
+    targetIds: list[Id]
+    evidenceDimension: Annotated[EvidenceDimension, Lax]
+    signalKind: Annotated[SignalKind, Lax]
+    description: Text
+    confidence: Unit
+    sttConfidenceSummary: SttConfidenceSummary
+    llmProposal: bool
+
+
+class FollowUpUsed(Payload):
+    """§4.10 A follow-up question was asked (counts against the node's budget)."""
+
+    type: Literal["follow_up_used"] = "follow_up_used"
+    nodeId: Id
+    followUpIndex: Annotated[int, Field(ge=1)]
+    maxFollowUps: Count
+    reason: Literal["evidence_gap", "depth_probe", "clarification", "misconception_probe"]
+    triggerTurnId: Id
+
+
+class TransitionDecision(Payload):
+    """§4.11 Which edge was taken and why. ``toNodeId`` is the node actually entered; when the
+    edge targets a question pool, ``poolId`` names the pool (spec-notes §1)."""
+
+    type: Literal["transition_decision"] = "transition_decision"
+    fromNodeId: Id
+    toNodeId: Id
+    edgeId: Id
+    reason: Literal[
+        "natural_completion",
+        "follow_ups_exhausted",
+        "time_exhausted",
+        "condition_met",
+        "candidate_skip",
+        "guardrail_override",
+    ]
+    conditionEvaluated: Text | None = None
+    poolId: Id | None = None
+
+
+GuardrailType = Literal[
+    # chapter 05 §4.12
+    "max_follow_ups",
+    "forbidden_hint",
+    "topic_drift",
+    "unauthorized_scoring",
+    "time_budget_exceeded",
+    "blocked_action",
+    # spec-notes §2/§3 and the output filters (chapter 08 OUT-001..005)
+    "command_refused",
+    "off_topic_limit",
+    "anxiety_policy",
+    "evidence_rejected",
+    "persona_break",
+    "rubric_leak",
+    "topic_containment",
+    "length",
+    "leading_question",
+]
+
+
+class GuardrailTriggered(Payload):
+    """§4.12 A policy fired. The type list is the chapter's plus the project's (command
+    refusals, off-topic limit, POL-008, evidence rejections, output filters)."""
+
+    type: Literal["guardrail_triggered"] = "guardrail_triggered"
+    guardrailId: Id
+    guardrailType: GuardrailType
+    severity: Literal["warning", "block"]
+    description: Text
+    actionTaken: Literal[
+        "event_only",
+        "forced_transition",
+        "recovery_initiated",
+        "exam_terminated",
+        "command_refused",
+        "output_replaced",
+    ]
+    contextNodeId: Id | None = None
+
+
+RecoveryType = Literal[
+    "silence",
+    "unclear_answer",
+    "off_topic",
+    "anxiety",
+    "interruption",
+    "network_issue",
+    "repetition_loop",
+    "stt_low_confidence",
+    "candidate_distress",
+]
+
+
+class RecoveryStarted(Payload):
+    """§4.13 A recovery sequence began (pairs with recovery_resolved by ``recoveryId`` and the
+    envelope's ``correlationId``). ``candidate_distress`` follows an emergency stop (§5.12)."""
+
+    type: Literal["recovery_started"] = "recovery_started"
+    recoveryId: Id
+    recoveryType: RecoveryType
+    nodeId: Id
+    triggerDescription: Text
+
+
+class RecoveryResolved(Payload):
+    """§4.14 A recovery sequence ended."""
+
+    type: Literal["recovery_resolved"] = "recovery_resolved"
+    recoveryId: Id
+    resolution: Literal["candidate_resumed", "re_prompted", "skipped_to_next", "exam_terminated"]
+    durationSec: NonNegative
+
+
+class InteractionMetrics(Payload):
+    """§4.15 Interaction quality metrics for fairness analysis."""
+
+    candidateTurnCount: Count
+    examinerTurnCount: Count
+    averageCandidateResponseLatencyMs: NonNegative
+    averageExaminerFollowUpDepth: NonNegative
+    probingConsistencyScore: Unit
+    longestCandidateMonologueSec: NonNegative
+
+
+class ExamCompleted(Payload):
+    """§4.15 Terminal event; triggers marking. Also the adapter's ``session_completed``, hence
+    ``totalTurns`` and ``totalElapsedMs`` (EVT-009: reason, totalTurns, totalElapsedMs)."""
+
+    type: Literal["exam_completed"] = "exam_completed"
+    reason: Literal[
+        "all_nodes_visited",
+        "time_total_exhausted",
+        "candidate_ended",
+        "proctor_ended",
+        "system_error",
+        "emergency_stop",
+    ]
+    totalTurns: Count
+    totalElapsedMs: Count
+    totalDurationSec: NonNegative
+    nodesVisited: list[Id]
+    totalEvidenceSignals: Count
+    totalFollowUps: Count
+    guardrailTriggerCount: Count
+    interactionMetrics: InteractionMetrics | None = None
+
+
+class HesitationDetected(Payload):
+    """§4.16 A significant hesitation (system-detected from STT timing)."""
+
+    type: Literal["hesitation_detected"] = "hesitation_detected"
+    nodeId: Id
+    turnId: Id
+    durationMs: Count
+    context: Literal["after_question", "mid_response", "before_conclusion"]
+    followedByResponse: bool
+
+
+class SelfCorrectionDetected(Payload):
+    """§4.17 The candidate corrected an earlier claim."""
+
+    type: Literal["self_correction_detected"] = "self_correction_detected"
+    nodeId: Id
+    turnIds: list[Id]
+    originalClaim: Text
+    correctedClaim: Text
+    confidence: Unit
+
+
+# --- spec-notes §4 extensions -------------------------------------------------------------------
+
+
+class ExamStateChanged(Payload):
+    """The session moved between exam states (spec-notes §2); the edge must be allowed."""
+
+    type: Literal["exam_state_changed"] = "exam_state_changed"
+    fromState: Annotated[ExamState, Lax]
+    toState: Annotated[ExamState, Lax]
+    reason: Text | None = None
+
+    @model_validator(mode="after")
+    def _allowed_edge(self) -> Self:
+        if self.toState not in EXAM_STATE_TRANSITIONS[self.fromState]:
+            raise ValueError(f"no exam state transition {self.fromState} → {self.toState}")
+        return self
+
+
+class TimeWarning(Payload):
+    """A pacing beat: time is running out on the node or the whole exam."""
+
+    type: Literal["time_warning"] = "time_warning"
+    scope: Literal["node", "exam"]
+    remainingSec: NonNegative
+    remainingMs: Count
+    nodeId: Id | None = None
+    wrapUp: bool = False
+    """True for the wrap-up beat that moves the exam to its wrap-up node (spec-notes §2)."""
+
+
+class SystemErrorPayload(Payload):
+    """Something went wrong (a refused event, a failed component). ``userMessage`` is the only
+    text the candidate may see; ``details`` never reaches the candidate."""
+
+    type: Literal["system_error"] = "system_error"
+    code: Id
+    message: Text
+    component: Literal["event_store", "runtime_controller", "bot", "frontend", "command", "other"]
+    severity: Literal["warning", "error", "fatal"]
+    ruleIds: list[Id] = Field(default_factory=list)
+    refusedEventIds: list[Id] = Field(default_factory=list)
+    userMessage: Text | None = None
+    details: JsonObject | None = None
+
+
+class MisconceptionDetected(Payload):
+    """A misconception recorded by the runtime (spec-notes §2 step 3). Never shown to the
+    candidate."""
+
+    type: Literal["misconception_detected"] = "misconception_detected"
+    nodeId: Id
+    misconceptionId: Id
+    description: Text
+    turnIds: list[Id]
+    targetIds: list[Id] = Field(default_factory=list)
+    confidence: Unit
+    signalId: Id | None = None
+
+
+class ProctorInstruction(Payload):
+    """A proctor (admin) instruction for the examiner, queued or immediate (beats chapter)."""
+
+    type: Literal["proctor_instruction"] = "proctor_instruction"
+    instructionId: Id
+    proctorId: Id
+    mode: Literal["queued", "immediate"]
+    text: Text
+    status: Literal["issued", "delivered", "cancelled"] = "issued"
+    nodeId: Id | None = None
+
+
+# --- project extensions -------------------------------------------------------------------------
+
+
+class Heartbeat(Payload):
+    """A keep-alive on a live connection: live only, never stored. ``lastSeq`` is the highest
+    seq the connection has delivered."""
+
+    type: Literal["heartbeat"] = "heartbeat"
+    lastSeq: Count
+    intervalSec: NonNegative
+
+
+class UsageReported(Payload):
+    """Provider usage (LLM tokens, STT/TTS audio) for cost accounting; stored, shown to no UI."""
+
+    type: Literal["usage_reported"] = "usage_reported"
+    component: Literal["llm", "stt", "tts"]
+    provider: Id
+    model: Id | None = None
+    nodeId: Id | None = None
+    inputTokens: Count | None = None
+    outputTokens: Count | None = None
+    audioMs: Count | None = None
+    characters: Count | None = None
+
+
+EventPayload = Annotated[
+    BotReady
+    | NodeEntered
+    | NodeExited
+    | TranscriptDelta
+    | TranscriptFinal
+    | ExaminerUtteranceStarted
+    | ExaminerUtteranceFinal
+    | CandidateCommandReceived
+    | EvidenceSignal
+    | FollowUpUsed
+    | TransitionDecision
+    | GuardrailTriggered
+    | RecoveryStarted
+    | RecoveryResolved
+    | ExamCompleted
+    | HesitationDetected
+    | SelfCorrectionDetected
+    | ExamStateChanged
+    | TimeWarning
+    | SystemErrorPayload
+    | MisconceptionDetected
+    | ProctorInstruction
+    | Heartbeat
+    | UsageReported,
+    Field(discriminator="type"),
+]
+"""Any event payload, discriminated by ``type``."""
+
+
+# --- command payloads (chapter 05 §5) -----------------------------------------------------------
+
+
+class RepeatQuestion(Payload):
+    type: Literal["repeat_question"] = "repeat_question"
+    nodeId: Id
+
+
+class RequestClarification(Payload):
+    type: Literal["request_clarification"] = "request_clarification"
+    nodeId: Id
+    text: Text | None = None
+
+
+class RequestRephrase(Payload):
+    type: Literal["request_rephrase"] = "request_rephrase"
+    nodeId: Id
+    reason: Literal["unclear_terminology", "ambiguous_question", "language_barrier"] | None = None
+
+
+class Pause(Payload):
+    type: Literal["pause"] = "pause"
+    reason: Literal["thinking", "personal", "other"] | None = None
+
+
+class Resume(Payload):
+    type: Literal["resume"] = "resume"
+
+
+class ThinkingAloud(Payload):
+    type: Literal["thinking_aloud"] = "thinking_aloud"
+    nodeId: Id
+
+
+class RaiseHand(Payload):
+    type: Literal["raise_hand"] = "raise_hand"
+    reason: Text | None = None
+
+
+class ChallengePremise(Payload):
+    type: Literal["challenge_premise"] = "challenge_premise"
+    nodeId: Id
+    text: Text
+
+
+class ReviseEarlierAnswer(Payload):
+    type: Literal["revise_earlier_answer"] = "revise_earlier_answer"
+    targetNodeId: Id
+    reason: Text | None = None
+
+
+class ReportAudioIssue(Payload):
+    type: Literal["report_audio_issue"] = "report_audio_issue"
+    issueType: Literal["no_input", "echo", "noise", "dropout", "latency"]
+    severity: Literal["minor", "major"]
+
+
+class EndExamRequested(Payload):
+    type: Literal["end_exam_requested"] = "end_exam_requested"
+    requestedBy: Literal["candidate", "proctor"]
+    reason: Text | None = None
+
+
+class EmergencyStop(Payload):
+    type: Literal["emergency_stop"] = "emergency_stop"
+    reason: Literal["distress", "medical", "environmental", "other"] | None = None
+
+
+class SignalConfidence(Payload):
+    type: Literal["signal_confidence"] = "signal_confidence"
+    nodeId: Id
+    confidenceLevel: Literal["very_confident", "confident", "uncertain", "guessing"]
+
+
+CommandPayload = Annotated[
+    RepeatQuestion
+    | RequestClarification
+    | RequestRephrase
+    | Pause
+    | Resume
+    | ThinkingAloud
+    | RaiseHand
+    | ChallengePremise
+    | ReviseEarlierAnswer
+    | ReportAudioIssue
+    | EndExamRequested
+    | EmergencyStop
+    | SignalConfidence,
+    Field(discriminator="type"),
+]
+"""Any command payload, discriminated by ``type``."""
+
+COMMAND_PAYLOAD_MODELS: dict[CommandType, type[Payload]] = {
+    CommandType.REPEAT_QUESTION: RepeatQuestion,
+    CommandType.REQUEST_CLARIFICATION: RequestClarification,
+    CommandType.REQUEST_REPHRASE: RequestRephrase,
+    CommandType.PAUSE: Pause,
+    CommandType.RESUME: Resume,
+    CommandType.THINKING_ALOUD: ThinkingAloud,
+    CommandType.RAISE_HAND: RaiseHand,
+    CommandType.CHALLENGE_PREMISE: ChallengePremise,
+    CommandType.REVISE_EARLIER_ANSWER: ReviseEarlierAnswer,
+    CommandType.REPORT_AUDIO_ISSUE: ReportAudioIssue,
+    CommandType.END_EXAM_REQUESTED: EndExamRequested,
+    CommandType.EMERGENCY_STOP: EmergencyStop,
+    CommandType.SIGNAL_CONFIDENCE: SignalConfidence,
+}
+"""The payload model of each command type."""

@@ -1,0 +1,308 @@
+"""Publish stored events to live clients, after commit (EVT-010: persist, then publish).
+
+Events go to one Channels group per session and live audience (:func:`group_name`):
+``exam-session.<hex>.candidate`` and ``exam-session.<hex>.proctor``. A message is::
+
+    {"type": "session.events", "after": A, "through": B, "events": [<projected envelopes>]}
+
+meaning: "these are all the events this audience may see with ``A < seq <= B``". Events the
+audience may not see are simply left out, and a range in which it sees nothing is not sent at
+all; the next message's ``after`` then reaches back over it. ``after`` only reaches back as far
+as this process published the session contiguously; when another process published seqs in
+between (or this process has just started), ``after`` is the run's first seq minus one, and a
+consumer that has not seen that far reads the missing range from the store. Live-only events
+(``transcript_delta``) travel as ``after: None, through: None``.
+
+Delivery is best effort; the store is authoritative and reconnecting clients catch up with
+``after_seq``. With the Redis layer, published events are handed to one background thread per
+process that owns an event loop: it drains everything queued, coalesces it per session and
+audience, skips groups that have no member (pipelined ``ZCARD`` answers cached for
+:data:`MEMBERSHIP_TTL`: a client that joins later reads the committed events from the store
+while catching up, and its consumer re-reads the head once shortly after joining), and sends
+the rest with ``group_send``: groups concurrently, each group in order. Batches gather for
+:data:`COALESCE_SECONDS` (2 ms) before they are sent. Appenders never wait on Redis. With the
+in-memory layer (embedded mode, one process), messages are sent with ``async_to_sync``, which
+runs them on the ASGI server's loop when called from a request or consumer thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import functools
+import logging
+import threading
+import time
+import uuid
+from collections import OrderedDict, deque
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Future
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import BaseChannelLayer, InMemoryChannelLayer, get_channel_layer
+
+from ioa.events import LIVE_AUDIENCES, Audience, project
+
+logger = logging.getLogger(__name__)
+
+MESSAGE_TYPE = "session.events"
+"""Channels message type; consumers handle it in ``session_events``."""
+
+COALESCE_SECONDS = 0.002
+"""How long the background sender lets published events gather before sending a batch: a
+few milliseconds of latency buy far fewer Redis round trips under load."""
+
+MEMBERSHIP_TTL = 0.5
+"""Seconds the background sender trusts its answer to "does this group have members?". A
+client that joins a group believed empty reads every committed event while catching up, and
+the next message it receives reaches back over anything skipped (its ``after``), so the cache
+can delay, never lose, an event."""
+
+TRACKED_SESSIONS = 10_000
+"""Sessions whose publishing position a process remembers (least recently used dropped)."""
+
+Message = tuple[str, dict[str, Any]]
+Batch = tuple[str, Sequence[Mapping[str, Any]]]
+
+
+def group_name(session_id: uuid.UUID | str, audience: Audience | str) -> str:
+    """The Channels group of one session and audience."""
+    return _group_name(str(session_id), str(audience))
+
+
+@functools.lru_cache(maxsize=4096)
+def _group_name(session_id: str, audience: str) -> str:
+    return f"exam-session.{uuid.UUID(session_id).hex}.{Audience(audience).value}"
+
+
+class Planner:
+    """Turns published events into group messages, remembering per session how far this
+    process has published contiguously (see the module docstring)."""
+
+    def __init__(self, capacity: int = TRACKED_SESSIONS) -> None:
+        self._capacity = capacity
+        # session -> (last seq published, {audience: `after` of its next message})
+        self._positions: OrderedDict[str, tuple[int, dict[Audience, int]]] = OrderedDict()
+
+    def plan(self, session_id: str, events: Iterable[Mapping[str, Any]]) -> list[Message]:
+        groups = {audience: group_name(session_id, audience) for audience in LIVE_AUDIENCES}
+        messages: list[Message] = []
+        live = [e for e in events if e.get("seq") is None]
+        stored = sorted((e for e in events if e.get("seq") is not None), key=lambda e: e["seq"])
+        for audience, group in groups.items():
+            visible = [w for w in (project(e, audience) for e in live) if w is not None]
+            if visible:
+                messages.append((group, _message(None, None, visible)))
+        if not stored:
+            return messages
+        last, pending = self._positions.pop(session_id, (-1, {}))
+        for run in _runs(stored):
+            first, through = run[0]["seq"], run[-1]["seq"]
+            if first != last + 1:  # not contiguous with what this process published
+                pending = {audience: first - 1 for audience in LIVE_AUDIENCES}
+            for audience, group in groups.items():
+                visible = [w for w in (project(e, audience) for e in run) if w is not None]
+                if visible:
+                    messages.append((group, _message(pending[audience], through, visible)))
+                    pending[audience] = through
+            last = through
+        self._positions[session_id] = (last, pending)
+        while len(self._positions) > self._capacity:
+            self._positions.popitem(last=False)
+        return messages
+
+
+def _message(
+    after: int | None, through: int | None, events: list[dict[str, Any]]
+) -> dict[str, Any]:
+    return {"type": MESSAGE_TYPE, "after": after, "through": through, "events": events}
+
+
+def _runs(stored: list[Mapping[str, Any]]) -> list[list[Mapping[str, Any]]]:
+    """Split seq-ordered events into runs of consecutive seqs."""
+    runs: list[list[Mapping[str, Any]]] = []
+    for event in stored:
+        if runs and event["seq"] == runs[-1][-1]["seq"] + 1:
+            runs[-1].append(event)
+        elif runs and event["seq"] == runs[-1][-1]["seq"]:
+            continue
+        else:
+            runs.append([event])
+    return runs
+
+
+def _merge(messages: list[Message]) -> list[Message]:
+    """Join consecutive messages of a group whose ranges touch (fewer sends under load)."""
+    merged: dict[str, list[dict[str, Any]]] = {}
+    order: list[Message] = []
+    for group, message in messages:
+        previous = merged.get(group)
+        if (
+            previous
+            and message["after"] is not None
+            and previous[-1]["through"] is not None
+            and message["after"] <= previous[-1]["through"]
+        ):
+            last = previous[-1]
+            last["events"] = last["events"] + message["events"]
+            last["through"] = message["through"]
+            continue
+        copy = dict(message)
+        merged.setdefault(group, []).append(copy)
+        order.append((group, copy))
+    return order
+
+
+class _BackgroundSender:
+    """One daemon thread with its own event loop: collects published batches for
+    :data:`COALESCE_SECONDS`, plans them and sends them in FIFO order."""
+
+    def __init__(self, layer: BaseChannelLayer) -> None:
+        self.layer = layer
+        self._planner = Planner()
+        self._members: dict[str, tuple[float, bool]] = {}
+        self._loop = asyncio.new_event_loop()
+        self._items: deque[Batch | Future[None]] = deque()
+        self._scheduled = False
+        self._wake: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="event-broadcast", daemon=True)
+        self._thread.start()
+        self._ready.wait()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._wake = asyncio.Event()
+        self._ready.set()
+        self._loop.run_until_complete(self._worker())
+
+    async def _worker(self) -> None:
+        assert self._wake is not None
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            await asyncio.sleep(COALESCE_SECONDS)  # let a burst gather into one batch
+            self._scheduled = False
+            items: list[Batch | Future[None]] = []
+            while self._items:
+                items.append(self._items.popleft())
+            messages: list[Message] = []
+            waiters: list[Future[None]] = []
+            for item in items:
+                if isinstance(item, Future):
+                    waiters.append(item)
+                else:
+                    messages += self._planner.plan(*item)
+            try:
+                await self._send(_merge(messages))
+            except Exception:  # best effort: clients repair from the store
+                logger.exception("broadcast of %d message(s) failed", len(messages))
+            for waiter in waiters:
+                waiter.set_result(None)
+
+    async def _send(self, messages: list[Message]) -> None:
+        """Send in order within each group; different groups concurrently."""
+        if not messages:
+            return
+        occupied = await self._occupied({group for group, _ in messages})
+        per_group: dict[str, list[dict[str, Any]]] = {}
+        for group, message in messages:
+            if group in occupied:
+                per_group.setdefault(group, []).append(message)
+
+        async def send_in_order(group: str, batch: list[dict[str, Any]]) -> None:
+            for message in batch:
+                await self.layer.group_send(group, message)
+
+        results = await asyncio.gather(
+            *(send_in_order(g, b) for g, b in per_group.items()), return_exceptions=True
+        )
+        for result in results:
+            if isinstance(result, BaseException):
+                logger.error("broadcast to a group failed: %r", result)
+
+    async def _occupied(self, groups: set[str]) -> set[str]:
+        """The groups that have members. Answers younger than :data:`MEMBERSHIP_TTL` come from
+        a cache; the rest take one pipelined ``ZCARD`` round trip per Redis shard. Layers
+        without the Redis layer's internals are assumed to have members everywhere."""
+        layer: Any = self.layer
+        if not all(hasattr(layer, a) for a in ("_group_key", "connection", "consistent_hash")):
+            return groups
+        now = time.monotonic()
+        unknown = [g for g in groups if g not in self._members or self._members[g][0] <= now]
+        by_shard: dict[int, list[str]] = {}
+        for group in unknown:
+            by_shard.setdefault(layer.consistent_hash(group), []).append(group)
+        for shard, names in by_shard.items():
+            pipe = layer.connection(shard).pipeline(transaction=False)
+            for name in names:
+                pipe.zcard(layer._group_key(name))
+            counts = await pipe.execute()
+            for name, count in zip(names, counts, strict=True):
+                self._members[name] = (now + MEMBERSHIP_TTL, bool(count))
+        occupied = {g for g in groups if self._members[g][1]}
+        if len(self._members) > 4 * TRACKED_SESSIONS:
+            self._members = {g: v for g, v in self._members.items() if v[0] > now}
+        return occupied
+
+    def submit(self, item: Batch | Future[None]) -> None:
+        """Queue a batch (or a flush marker); wakes the loop only if it is not already due."""
+        self._items.append(item)
+        if not self._scheduled:
+            self._scheduled = True
+            assert self._wake is not None
+            self._loop.call_soon_threadsafe(self._wake.set)
+
+    def flush(self, timeout: float) -> bool:
+        done: Future[None] = Future()
+        self.submit(done)
+        try:
+            done.result(timeout)
+        except TimeoutError:
+            return False
+        return True
+
+
+_sender: _BackgroundSender | None = None
+_sender_lock = threading.Lock()
+_inline_planner = Planner()
+
+
+def _background_sender(layer: BaseChannelLayer) -> _BackgroundSender:
+    global _sender
+    with _sender_lock:
+        if _sender is None or _sender.layer is not layer:
+            _sender = _BackgroundSender(layer)
+            atexit.register(_sender.flush, 5.0)
+        return _sender
+
+
+def publish_events(session_id: uuid.UUID | str, events: Sequence[Mapping[str, Any]]) -> None:
+    """Publish wire envelopes of one session to its audience groups. Call after commit."""
+    if not events:
+        return
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    key = str(session_id)
+    if not isinstance(layer, InMemoryChannelLayer):
+        _background_sender(layer).submit((key, list(events)))
+        return
+    with _sender_lock:
+        messages = _inline_planner.plan(key, events)
+
+    async def send_all() -> None:
+        for group, message in messages:
+            await layer.group_send(group, message)
+
+    try:
+        async_to_sync(send_all)()
+    except Exception:
+        logger.exception("broadcast of %d message(s) failed", len(messages))
+
+
+def flush(timeout: float = 5.0) -> bool:
+    """Wait until everything handed to the background sender has been sent (tests, exit)."""
+    sender = _sender
+    return True if sender is None else sender.flush(timeout)

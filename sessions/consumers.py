@@ -1,0 +1,208 @@
+"""The live event socket: ``ws/sessions/<session_id>/events/?after_seq=N``.
+
+Authentication is the HTTP session (``AuthMiddlewareStack``); the Origin is checked at the
+handshake (``AllowedHostsOriginValidator``, config/asgi.py). The handshake is refused (403)
+for anonymous users and for sessions the user may not see (``ExamSession.objects.visible_to``:
+a candidate only their own, a proctor the sittings they proctor...), without saying which.
+
+Server → client frames (JSON text)::
+
+    {"kind": "event", "event": <envelope projected for the audience>}
+    {"kind": "caught_up", "lastSeq": N, "audience": "candidate" | "proctor"}
+    {"kind": "error", "code": "...", "message": "..."}
+
+On connect the client first receives every stored event after ``after_seq`` that its audience
+may see (in seq order), then ``caught_up``, then the live stream: no gap and no duplicate. The
+consumer tracks the last seq it has accounted for; live messages cover a range
+``(after, through]`` (``sessions.broadcast``): events at or below the tracked seq are dropped,
+and a message whose range starts beyond it first triggers a read of the missing range from the
+store. Live-only events (``transcript_delta``) carry no seq. Heartbeats are ``heartbeat``
+events (``payload.lastSeq``, ``payload.intervalSec``) sent every ``VIVA_WS_HEARTBEAT_SECONDS``
+(default 15) and in answer to a client ``{"kind": "ping"}``. Shortly after joining
+(:data:`JOIN_RECHECK_SECONDS`) and before each periodic heartbeat, the consumer reads the
+session's head and sends anything the live stream did not bring (publishing after commit is
+best effort, the store is authoritative).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from typing import Any
+from urllib.parse import parse_qs
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
+
+from ioa.events import Audience, EventFactory, EventSource
+from ioa.events.payloads import Heartbeat
+from sessions.broadcast import COALESCE_SECONDS, MEMBERSHIP_TTL, group_name
+from sessions.models import ExamSession
+from sessions.selectors import audience_for, events_after, session_for_user
+
+JOIN_RECHECK_SECONDS = MEMBERSHIP_TTL + COALESCE_SECONDS + 0.25
+"""When a new connection re-reads the head once: after any publisher's "group is empty"
+answer from before it joined has expired."""
+
+
+CANDIDATE_FRAMES = ("candidate_ready", "answer", "command")
+"""Frames a candidate's client may send besides ``ping``; forwarded to the session's bot."""
+
+
+def _after_seq(scope: dict[str, Any]) -> int | None:
+    """``after_seq`` from the query string (default 0); ``None`` if malformed."""
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+    raw = query.get("after_seq", ["0"])[-1]
+    if not raw.isdigit() or len(raw) > 18:
+        return None
+    return int(raw)
+
+
+def _head(session_id: uuid.UUID) -> int:
+    return int(ExamSession.objects.filter(pk=session_id).values_list("last_seq", flat=True)[0])
+
+
+class SessionEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
+    """Streams one session's events to one authorised client (module docstring)."""
+
+    session_id: uuid.UUID
+    audience: Audience
+    group: str | None = None
+    last_seq: int = 0
+    _heartbeat: asyncio.Task[None] | None = None
+
+    @property
+    def heartbeat_seconds(self) -> float:
+        return float(getattr(settings, "VIVA_WS_HEARTBEAT_SECONDS", 15))
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        after_seq = _after_seq(self.scope)
+        if user is None or not user.is_authenticated or after_seq is None:
+            await self.close()
+            return
+        session = await database_sync_to_async(session_for_user)(
+            user=user, session_id=self.scope["url_route"]["kwargs"]["session_id"]
+        )
+        if session is None:
+            await self.close()
+            return
+        self.session_id = session.pk
+        self.audience = audience_for(user)
+        self.group = group_name(self.session_id, self.audience)
+        self._make = EventFactory(session_id=str(self.session_id), source=EventSource.SYSTEM)
+        self._lock = asyncio.Lock()
+        # Join the live stream before reading the backlog, so nothing falls between them.
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+        head = await database_sync_to_async(_head)(self.session_id)
+        if after_seq > head:
+            await self._error("after_seq", f"after_seq {after_seq} is beyond the log ({head})")
+            await self.close(code=4400)
+            return
+        self.last_seq = after_seq
+        await self._catch_up(until=head)
+        await self.send_json(
+            {"kind": "caught_up", "lastSeq": self.last_seq, "audience": self.audience.value}
+        )
+        self._heartbeat = asyncio.create_task(self._beat())
+
+    async def disconnect(self, code: int) -> None:
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._heartbeat
+        if self.group is not None:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if isinstance(content, dict) and content.get("kind") == "ping":
+            await self._send_heartbeat()
+            return
+        if (
+            isinstance(content, dict)
+            and self.audience is Audience.CANDIDATE
+            and content.get("kind") in CANDIDATE_FRAMES
+        ):
+            await self._to_bot(content)
+            return
+        await self._error("unsupported", f"client frames: ping, {', '.join(CANDIDATE_FRAMES)}")
+
+    async def _to_bot(self, content: dict[str, Any]) -> None:
+        """Forward a candidate frame to the session's bot (``bot.channels``): the bot's stored
+        events (``transcript_final``, ``candidate_command_received``...) are the answer."""
+        from bot.channels import send_to_bot
+
+        kind = content["kind"]
+        try:
+            if kind == "answer":
+                await send_to_bot(self.session_id, "candidate_text", text=str(content.get("text")))
+            elif kind == "command" and isinstance(content.get("command"), dict):
+                command = {**content["command"], "source": "candidate"}
+                await send_to_bot(self.session_id, "command", command=command)
+            elif kind == "candidate_ready":
+                await send_to_bot(self.session_id, "candidate_ready")
+            else:
+                raise ValueError(f"malformed {kind} frame")
+        except ValueError as exc:
+            await self._error("invalid", str(exc))
+
+    async def session_events(self, message: dict[str, Any]) -> None:
+        """A message from ``sessions.broadcast``: every event this audience may see with
+        ``after < seq <= through`` (or live-only events when both are ``None``)."""
+        after, through, events = message["after"], message["through"], message["events"]
+        if through is None:  # live-only: no seq, no ordering to keep
+            for event in events:
+                await self.send_json({"kind": "event", "event": event})
+            return
+        async with self._lock:
+            if through <= self.last_seq:
+                return  # already delivered from the backlog or a repaired gap
+            if after > self.last_seq:
+                await self._catch_up(until=after)  # a range this message does not cover
+            for event in events:
+                if event["seq"] > self.last_seq:
+                    await self.send_json({"kind": "event", "event": event})
+            self.last_seq = through
+
+    async def _catch_up(self, *, until: int) -> None:
+        """Send stored events in ``(last_seq, until]`` this audience may see; all of them are
+        committed, because ``until`` is a committed head or precedes a published seq. Callers
+        hold ``_lock`` once the connection is live."""
+        if until <= self.last_seq:
+            return
+        events = await database_sync_to_async(events_after)(
+            session_id=self.session_id,
+            after_seq=self.last_seq,
+            until_seq=until,
+            audience=self.audience,
+        )
+        for event in events:
+            await self.send_json({"kind": "event", "event": event})
+        self.last_seq = until
+
+    async def _send_heartbeat(self) -> None:
+        beat = self._make(Heartbeat(lastSeq=self.last_seq, intervalSec=self.heartbeat_seconds))
+        await self.send_json({"kind": "event", "event": beat.to_wire()})
+
+    async def _beat(self) -> None:
+        """Once, shortly after joining, and then before every heartbeat: repair from the store
+        anything the live stream did not bring (publishers may skip a group they believed
+        empty for up to ``MEMBERSHIP_TTL`` after this client joined, and publishing is best
+        effort anyway; the store is authoritative)."""
+        await asyncio.sleep(JOIN_RECHECK_SECONDS)
+        await self._repair()
+        while True:
+            await asyncio.sleep(self.heartbeat_seconds)
+            await self._repair()
+            await self._send_heartbeat()
+
+    async def _repair(self) -> None:
+        head = await database_sync_to_async(_head)(self.session_id)
+        async with self._lock:
+            await self._catch_up(until=head)
+
+    async def _error(self, code: str, message: str) -> None:
+        await self.send_json({"kind": "error", "code": code, "message": message})

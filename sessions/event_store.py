@@ -1,0 +1,438 @@
+"""The append service: the only way events are written.
+
+:func:`append_events` takes a session, a batch of events (``EventEnvelope`` objects or
+received JSON objects) and an optional expected version (the session's ``last_seq`` the caller
+last saw), and:
+
+1. validates every event against the EVT rules (``ioa.events.check_event``), checks that each
+   names this session, and applies EVT-003 (node-scoped events need an earlier
+   ``node_entered``). Any violation refuses the whole batch: nothing of it is stored, a
+   ``system_error`` event describing the violations is appended instead, and
+   :class:`EventsRefused` is raised;
+2. drops events whose ``eventId`` the session already stored (E7: re-delivery is a no-op that
+   returns the stored event) and repeats inside the batch;
+3. assigns ``seq`` (``last_seq + 1``, gap-free, starting at 1) and the chain hash while holding
+   the session row's lock, inserts the rows and moves the session's head
+   (``last_seq``, ``head_hash``, and ``state`` for ``exam_state_changed``) in the same
+   transaction. Unique constraints on ``(session, event_id)`` and ``(session, seq)`` back this
+   up. Only the one session row is locked: unrelated sessions never wait on each other;
+4. after commit, publishes the stored events (and any live-only ones of the batch, which are
+   never stored and carry no seq) to the session's audience groups (``sessions.broadcast``),
+   and enqueues ``marking.tasks.mark_session`` when ``exam_completed`` was stored.
+
+On Postgres a single persisted event outside a transaction takes one round trip: one prepared
+statement updates the session row (which locks it; a concurrent appender waits and then sees
+the new head), computing seq and the chain hash (``ioa.events.link_hash`` in SQL, keeping the
+previous head in ``prev_head_hash``), and inserts the event row from the returned head.
+Batches, SQLite and calls inside an outer transaction take the general path:
+``SELECT ... FOR UPDATE`` on the session row, then the inserts. Lock order everywhere: the
+session row first, then its events and commands.
+
+Inside an outer transaction, the ``system_error`` of a refused batch shares that
+transaction's fate.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.utils import timezone
+
+from ioa.events import (
+    EventEnvelope,
+    EventFactory,
+    EventSource,
+    EventType,
+    EventValidationError,
+    Violation,
+    body_digest,
+    check_causal_order,
+    check_event,
+    link_hash,
+    spec_for,
+)
+from ioa.events.payloads import ExamStateChanged, NodeEntered, SystemErrorPayload
+from ioa.events.registry import NODE_SCOPED_TYPES
+from ioa.events.rules import SCHEMA, node_scope
+from sessions import broadcast
+from sessions.models import ExamSession, SessionEvent
+from sessions.selectors import wire_from_row
+
+
+class EventStoreError(Exception):
+    """Base class of the append service's errors."""
+
+
+class SessionNotFound(EventStoreError, LookupError):
+    """The session does not exist."""
+
+
+class VersionConflict(EventStoreError):
+    """``expected_version`` is not the session's ``last_seq``; nothing was stored."""
+
+    def __init__(self, *, expected: int, actual: int) -> None:
+        self.expected, self.actual = expected, actual
+        super().__init__(f"expected version {expected}, the session is at {actual}")
+
+
+class EventsRefused(EventValidationError):
+    """The batch broke the EVT rules; nothing of it was stored. ``system_error`` is the
+    stored event that records the refusal."""
+
+    def __init__(self, violations: Sequence[Violation], system_error: StoredEvent) -> None:
+        super().__init__(violations)
+        self.system_error = system_error
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """One event of an append's result: the envelope as stored (with ``seq``), its chain
+    hashes, and whether it had been stored before (``duplicate``). Live-only events have
+    ``seq``, ``hash`` and ``prev_hash`` set to ``None``."""
+
+    wire: dict[str, Any]
+    seq: int | None
+    hash: str | None
+    prev_hash: str | None
+    duplicate: bool = False
+
+    @property
+    def event_id(self) -> str:
+        return str(self.wire["eventId"])
+
+    @property
+    def type(self) -> str:
+        return str(self.wire["type"])
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """What an append did, in batch order (repeats inside the batch removed), and the
+    session's head afterwards (``last_seq`` -1 and ``head_hash`` "" when the batch held only
+    live-only events, which touch no head)."""
+
+    events: tuple[StoredEvent, ...]
+    last_seq: int
+    head_hash: str
+
+    @property
+    def appended(self) -> tuple[StoredEvent, ...]:
+        """Events stored by this call."""
+        return tuple(e for e in self.events if e.seq is not None and not e.duplicate)
+
+    @property
+    def duplicates(self) -> tuple[StoredEvent, ...]:
+        """Events that were already stored (nothing new was written for them)."""
+        return tuple(e for e in self.events if e.duplicate)
+
+
+def _session_key(session: ExamSession | uuid.UUID | str) -> uuid.UUID:
+    if isinstance(session, ExamSession):
+        return session.pk
+    return session if isinstance(session, uuid.UUID) else uuid.UUID(str(session))
+
+
+def _validate(
+    session_id: uuid.UUID, events: Sequence[EventEnvelope | Mapping[str, Any]]
+) -> tuple[list[EventEnvelope], list[Violation]]:
+    """EVT-001/002/004..009/011, schema, and sessionId checks; repeats in the batch dropped."""
+    expected = str(session_id)
+    envelopes: list[EventEnvelope] = []
+    seen: set[str] = set()
+    problems: list[Violation] = []
+    for item in events:
+        if isinstance(item, EventEnvelope):
+            envelope: EventEnvelope | None = item
+        else:
+            envelope, found = check_event(item)
+            problems.extend(found)
+        if envelope is None:
+            continue
+        if envelope.sessionId != expected:
+            problems.append(
+                Violation(
+                    SCHEMA,
+                    "sessionId",
+                    f"{envelope.sessionId!r} is not this session ({expected})",
+                    envelope.eventId,
+                )
+            )
+            continue
+        if envelope.eventId not in seen:
+            seen.add(envelope.eventId)
+            envelopes.append(envelope.with_seq(None) if envelope.seq else envelope)
+    return envelopes, problems
+
+
+def _entered_nodes(session_id: uuid.UUID, envelopes: Sequence[EventEnvelope]) -> set[str]:
+    """Node ids the batch's node-scoped events need that the session already entered."""
+    needed = {
+        node
+        for e in envelopes
+        if e.type in NODE_SCOPED_TYPES and (node := node_scope(e)) is not None
+    }
+    needed -= {e.payload.nodeId for e in envelopes if isinstance(e.payload, NodeEntered)}
+    if not needed:
+        return set()
+    found = SessionEvent.objects.filter(
+        session_id=session_id, type=EventType.NODE_ENTERED.value, payload__nodeId__in=sorted(needed)
+    ).values_list("payload__nodeId", flat=True)
+    return set(found)
+
+
+def append_events(
+    *,
+    session: ExamSession | uuid.UUID | str,
+    events: Sequence[EventEnvelope | Mapping[str, Any]],
+    expected_version: int | None = None,
+) -> AppendResult:
+    """Append a batch to a session's log (see the module docstring for the guarantees).
+
+    Raises :class:`EventsRefused` (EVT violations; a ``system_error`` was stored instead),
+    :class:`VersionConflict` (``expected_version`` is stale; nothing stored) or
+    :class:`SessionNotFound`.
+    """
+    session_id = _session_key(session)
+    envelopes, problems = _validate(session_id, events)
+    if not problems and any(e.type in NODE_SCOPED_TYPES for e in envelopes):
+        problems = check_causal_order(
+            envelopes, entered_node_ids=_entered_nodes(session_id, envelopes)
+        )
+    if problems:
+        _refuse(session_id, problems)
+
+    persisted = [e for e in envelopes if spec_for(e.type).persisted]
+    if not persisted:  # live-only events: published, never stored
+        live = tuple(StoredEvent(e.to_wire(), None, None, None) for e in envelopes)
+        _after_commit(session_id, live)
+        return AppendResult(events=live, last_seq=-1, head_hash="")
+
+    db = connections[DEFAULT_DB_ALIAS]
+    if len(persisted) == 1 and db.vendor == "postgresql" and not db.in_atomic_block:
+        stored_one, last_seq, head = _append_one_postgres(
+            db, session_id, persisted[0], expected_version
+        )
+        stored: dict[str, StoredEvent] = {stored_one.event_id: stored_one}
+    else:
+        stored, last_seq, head = _append_locked(session_id, persisted, expected_version)
+
+    ordered = tuple(
+        stored[e.eventId] if e.eventId in stored else StoredEvent(e.to_wire(), None, None, None)
+        for e in envelopes
+    )
+    _after_commit(session_id, ordered)
+    return AppendResult(events=ordered, last_seq=last_seq, head_hash=head)
+
+
+def append_event(
+    *,
+    session: ExamSession | uuid.UUID | str,
+    event: EventEnvelope | Mapping[str, Any],
+    expected_version: int | None = None,
+) -> StoredEvent:
+    """Append one event; see :func:`append_events`."""
+    return append_events(session=session, events=[event], expected_version=expected_version).events[
+        0
+    ]
+
+
+def _after_commit(session_id: uuid.UUID, events: Sequence[StoredEvent]) -> None:
+    """Publish new and live-only events after commit; enqueue marking on exam_completed."""
+    fresh = [e.wire for e in events if not e.duplicate]
+    if fresh:
+        if connections[DEFAULT_DB_ALIAS].in_atomic_block:
+            transaction.on_commit(lambda: broadcast.publish_events(session_id, fresh))
+        else:  # autocommit: the statement has committed already
+            broadcast.publish_events(session_id, fresh)
+    if any(e.type == EventType.EXAM_COMPLETED and e.seq and not e.duplicate for e in events):
+        from marking.tasks import mark_session
+
+        mark_session.delay_on_commit(str(session_id))
+
+
+def _refuse(session_id: uuid.UUID, problems: Sequence[Violation]) -> None:
+    """Store a system_error describing the violations, then raise :class:`EventsRefused`."""
+    rules = sorted({v.rule for v in problems})
+    refused = sorted({v.event_id for v in problems if v.event_id})
+    make = EventFactory(session_id=str(session_id), source=EventSource.SYSTEM)
+    error = make(
+        SystemErrorPayload(
+            code="events_refused",
+            message=f"{len(problems)} violation(s) of {', '.join(rules)}; nothing stored",
+            component="event_store",
+            severity="error",
+            ruleIds=rules,
+            refusedEventIds=refused[:100],
+            details={"violations": [v.as_dict() for v in problems[:50]]},
+        )
+    )
+    system_error = append_events(session=session_id, events=[error]).events[0]
+    raise EventsRefused(problems, system_error)
+
+
+# --- the Postgres fast path ---------------------------------------------------------------------
+
+_UNIQUE_EVENT_ID = "session_event_unique_event_id"
+
+PREPARE_THRESHOLD = 5
+"""psycopg's default: a statement is prepared once it has run this many times (the append
+statement asks to be prepared at once). Behind a transaction-pooling PgBouncer older than 1.21,
+set ``OPTIONS["prepare_threshold"]`` and keep prepared statements working, or pool by session."""
+
+_APPEND_ONE_SQL = """
+WITH head AS (
+    UPDATE exam_sessions_examsession
+    SET last_seq = last_seq + 1,
+        prev_head_hash = head_hash,
+        head_hash = 'sha256:' || encode(sha256(convert_to(
+            head_hash || '|' || (last_seq + 1)::text || '|' || %(digest)s, 'UTF8')), 'hex'),
+        state = COALESCE(%(state)s::varchar, state),
+        updated_at = now()
+    WHERE id = %(session)s AND (%(expected)s::bigint IS NULL OR last_seq = %(expected)s::bigint)
+    RETURNING id, last_seq, head_hash, prev_head_hash
+)
+INSERT INTO exam_sessions_sessionevent
+    (session_id, seq, event_id, type, timestamp, source, correlation_id, payload,
+     schema_version, hash, prev_hash)
+SELECT id, last_seq, %(event_id)s, %(type)s, %(timestamp)s, %(source)s, %(correlation)s,
+       %(payload)s::jsonb, %(schema)s, head_hash, prev_head_hash
+FROM head
+RETURNING seq, hash, prev_hash
+"""
+
+
+def _new_state(envelope: EventEnvelope) -> str | None:
+    """The exam state an ``exam_state_changed`` event moves the session to."""
+    if isinstance(envelope.payload, ExamStateChanged):
+        return envelope.payload.toState.value
+    return None
+
+
+def _append_one_postgres(
+    db: BaseDatabaseWrapper, session_id: uuid.UUID, envelope: EventEnvelope, expected: int | None
+) -> tuple[StoredEvent, int, str]:
+    """One statement, one round trip (autocommit): lock, seq, hash, head, insert."""
+    wire = envelope.to_wire()
+    params = {
+        "session": session_id,
+        "digest": body_digest(wire),
+        "expected": expected,
+        "state": _new_state(envelope),
+        "event_id": envelope.eventId,
+        "type": envelope.type.value,
+        "timestamp": envelope.timestamp_datetime,
+        "source": envelope.source.value,
+        "correlation": envelope.correlationId or "",
+        "payload": json.dumps(wire["payload"], ensure_ascii=False, separators=(",", ":")),
+        "schema": envelope.schemaVersion,
+    }
+    db.ensure_connection()
+    raw = db.connection
+    if raw.prepare_threshold is None:
+        # Django turns psycopg's prepared statements off unless OPTIONS asks for them; only
+        # server-side-binding cursors (like the one below) use them, so enable them here.
+        raw.prepare_threshold = PREPARE_THRESHOLD
+    try:
+        # Server-side binding and a prepared statement: Postgres parses and plans the CTE
+        # once per connection, and the round trip carries only the parameters.
+        with db.wrap_database_errors, psycopg.Cursor(raw) as cursor:
+            cursor.execute(_APPEND_ONE_SQL, params, prepare=True)
+            row = cursor.fetchone()
+    except IntegrityError as exc:
+        cause = exc.__cause__
+        if getattr(getattr(cause, "diag", None), "constraint_name", None) != _UNIQUE_EVENT_ID:
+            raise
+        row = None  # already stored: E7, a no-op that returns the stored event
+    if row is None:
+        return _diagnose(session_id, envelope, expected)
+    seq, hash_, prev = row
+    return StoredEvent({**wire, "seq": seq}, seq, hash_, prev), seq, hash_
+
+
+def _diagnose(
+    session_id: uuid.UUID, envelope: EventEnvelope, expected: int | None
+) -> tuple[StoredEvent, int, str]:
+    """Nothing was inserted: the event was already stored, the version was stale, or the
+    session does not exist."""
+    head = ExamSession.objects.filter(pk=session_id).values_list("last_seq", "head_hash").first()
+    if head is None:
+        raise SessionNotFound(f"no exam session {session_id}")
+    existing = SessionEvent.objects.filter(session_id=session_id, event_id=envelope.eventId).first()
+    if existing is not None:
+        return _stored_from_row(existing, duplicate=True), head[0], head[1]
+    if expected is not None and expected != head[0]:
+        raise VersionConflict(expected=expected, actual=head[0])
+    raise EventStoreError(f"event {envelope.eventId} was not stored")  # pragma: no cover
+
+
+def _stored_from_row(row: SessionEvent, *, duplicate: bool) -> StoredEvent:
+    return StoredEvent(wire_from_row(row), row.seq, row.hash, row.prev_hash, duplicate)
+
+
+# --- the general path -----------------------------------------------------------------------------
+
+
+def _append_locked(
+    session_id: uuid.UUID, envelopes: Sequence[EventEnvelope], expected: int | None
+) -> tuple[dict[str, StoredEvent], int, str]:
+    """Lock the session row, drop stored events, then insert the rest with seq and hashes."""
+    with transaction.atomic():
+        head = (
+            ExamSession.objects.select_for_update()
+            .filter(pk=session_id)
+            .values_list("last_seq", "head_hash", "state")
+            .first()
+        )
+        if head is None:
+            raise SessionNotFound(f"no exam session {session_id}")
+        last_seq, prev, state = head
+        stored = {
+            str(row.event_id): _stored_from_row(row, duplicate=True)
+            for row in SessionEvent.objects.filter(
+                session_id=session_id, event_id__in=[e.eventId for e in envelopes]
+            )
+        }
+        fresh = [e for e in envelopes if e.eventId not in stored]
+        if not fresh:
+            return stored, last_seq, prev
+        if expected is not None and expected != last_seq:
+            raise VersionConflict(expected=expected, actual=last_seq)
+        rows = []
+        for envelope in fresh:
+            last_seq += 1
+            wire = envelope.to_wire()
+            hash_ = link_hash(prev, last_seq, body_digest(wire))
+            rows.append(
+                SessionEvent(
+                    session_id=session_id,
+                    seq=last_seq,
+                    event_id=envelope.eventId,
+                    type=envelope.type.value,
+                    timestamp=envelope.timestamp_datetime,
+                    source=envelope.source.value,
+                    correlation_id=envelope.correlationId or "",
+                    payload=wire["payload"],
+                    schema_version=envelope.schemaVersion,
+                    hash=hash_,
+                    prev_hash=prev,
+                )
+            )
+            stored[envelope.eventId] = StoredEvent({**wire, "seq": last_seq}, last_seq, hash_, prev)
+            prev = hash_
+            state = _new_state(envelope) or state
+        SessionEvent.objects.bulk_create(rows)
+        ExamSession.objects.filter(pk=session_id).update(
+            last_seq=last_seq,
+            head_hash=prev,
+            prev_head_hash=rows[-1].prev_hash,
+            state=state,
+            updated_at=timezone.now(),
+        )
+    return stored, last_seq, prev

@@ -1,0 +1,216 @@
+"""Sittings, exam sessions and the session event store.
+
+* :class:`Sitting` — a published version scheduled for candidates, with its proctors.
+* :class:`ExamSession` — one candidate's exam. ``last_seq``, ``head_hash`` (and
+  ``prev_head_hash``, the hash before it) are the head of the session's event log and change
+  only through ``sessions.event_store``; ``state`` is the exam state (spec-notes §2), projected
+  from ``exam_state_changed`` events by the same service.
+* :class:`SessionEvent` — one stored event (append-only, immutable). Unique per session on
+  ``event_id`` (idempotency, chapter 05 §6.2) and on ``seq`` (ordering, §6.1); ``hash`` /
+  ``prev_hash`` form the tamper-evident chain of ``ioa.events.hashchain``.
+* :class:`ProcessedCommand` — the command deduplication record (``sessions.commands``).
+
+Visibility lives in :meth:`ExamSessionQuerySet.visible_to`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models.functions import Now
+from django.utils import timezone
+
+from ioa.events import GENESIS_HASH, ExamState, uuid7
+
+
+class ImmutableEventError(Exception):
+    """Raised by any attempt to change or delete a stored event through the ORM."""
+
+
+class Sitting(models.Model):
+    """A published version scheduled for a group of candidates, supervised by proctors."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    version = models.ForeignKey(
+        "publishing.PublishedVersion", on_delete=models.PROTECT, related_name="sittings"
+    )
+    title = models.CharField(max_length=300)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="sittings_created"
+    )
+    proctors = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, related_name="proctored_sittings", blank=True
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class ExamSessionQuerySet(models.QuerySet["ExamSession"]):
+    def visible_to(self, user: object) -> ExamSessionQuerySet:
+        """Sessions ``user`` may see: a candidate their own; a proctor those of sittings they
+        proctor; an author those of sittings of versions of drafts they own or collaborate
+        on; an admin all. Anonymous users none."""
+        if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
+            return self.none()
+        role = getattr(user, "role", None)
+        if role == "admin":
+            return self.all()
+        if role == "candidate":
+            return self.filter(candidate=user)
+        if role == "proctor":
+            return self.filter(sitting__in=Sitting.objects.filter(proctors=user).values("pk"))
+        if role == "author":
+            drafts = models.Q(version__draft__owner=user) | models.Q(
+                version__draft__collaborators=user
+            )
+            return self.filter(sitting__in=Sitting.objects.filter(drafts).values("pk"))
+        return self.none()
+
+
+class ExamSession(models.Model):
+    """One candidate's exam in a sitting, and the head of its event log."""
+
+    id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
+    sitting = models.ForeignKey(Sitting, on_delete=models.PROTECT, related_name="sessions")
+    candidate = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="exam_sessions"
+    )
+    state = models.CharField(
+        max_length=16,
+        choices=[(s.value, s.value.replace("_", " ")) for s in ExamState],
+        default=ExamState.SCHEDULED.value,
+    )
+    last_seq = models.PositiveBigIntegerField(default=0)
+    head_hash = models.CharField(max_length=71, default=GENESIS_HASH)
+    prev_head_hash = models.CharField(max_length=71, default=GENESIS_HASH)
+    """The hash before ``head_hash`` (the last event's ``prev_hash``)."""
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    # Accommodations, set by staff (``sessions.exam_room.accommodations_set``, the admin).
+    extra_time_multiplier = models.DecimalField(
+        max_digits=3,
+        decimal_places=2,
+        default=Decimal("1.00"),
+        validators=[MinValueValidator(Decimal("1.00")), MaxValueValidator(Decimal("3.00"))],
+        help_text="Extra time: every time budget of the exam is multiplied by this (1.00-3.00).",
+    )
+    text_mode_required = models.BooleanField(
+        default=False, help_text="The candidate answers by typing (no microphone needed)."
+    )
+    slower_speech = models.BooleanField(
+        default=False, help_text="The examiner speaks more slowly (voice mode)."
+    )
+    # The candidate's way into the exam (``sessions.exam_room``): written once per step.
+    identity_confirmed_at = models.DateTimeField(null=True, blank=True, editable=False)
+    consent_given_at = models.DateTimeField(null=True, blank=True, editable=False)
+    consent_version = models.CharField(max_length=32, blank=True, editable=False)
+    briefing_seen_at = models.DateTimeField(null=True, blank=True, editable=False)
+    exam_mode = models.CharField(
+        max_length=8, blank=True, editable=False, choices=[("voice", "voice"), ("text", "text")]
+    )
+    audio_checked_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    objects = ExamSessionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["candidate", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"Session {self.id} ({self.state})"
+
+
+class SessionEventQuerySet(models.QuerySet["SessionEvent"]):
+    def update(self, **kwargs: Any) -> int:
+        raise ImmutableEventError("stored events are immutable; append a correcting event")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise ImmutableEventError("stored events cannot be deleted")
+
+
+class SessionEvent(models.Model):
+    """One stored event. Written only by ``sessions.event_store``; never updated."""
+
+    id = models.BigAutoField(primary_key=True)
+    session = models.ForeignKey(
+        ExamSession, on_delete=models.PROTECT, related_name="events", db_index=False
+    )
+    seq = models.PositiveBigIntegerField()
+    event_id = models.UUIDField()
+    type = models.CharField(max_length=64)
+    timestamp = models.DateTimeField()
+    source = models.CharField(max_length=32)
+    correlation_id = models.CharField(max_length=200, blank=True, default="")
+    """Empty when the event has none (``correlationId`` is never an empty string)."""
+    payload = models.JSONField()
+    schema_version = models.CharField(max_length=8)
+    hash = models.CharField(max_length=71)
+    prev_hash = models.CharField(max_length=71)
+    recorded_at = models.DateTimeField(db_default=Now())
+
+    objects = SessionEventQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["session", "seq"]
+        constraints = [
+            # Also the index of after_seq reads: (session, seq) range scans.
+            models.UniqueConstraint(fields=["session", "seq"], name="session_event_unique_seq"),
+            models.UniqueConstraint(
+                fields=["session", "event_id"], name="session_event_unique_event_id"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.session_id} #{self.seq} {self.type}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise ImmutableEventError(f"stored event {self.pk} is immutable")
+        kwargs["force_insert"] = True
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise ImmutableEventError("stored events cannot be deleted")
+
+
+class ProcessedCommand(models.Model):
+    """A command the session has seen: deduplication by ``(session, command_id)``."""
+
+    class Outcome(models.TextChoices):
+        ACCEPTED = "accepted"
+        REFUSED = "refused"
+        INVALID = "invalid"
+        FAILED = "failed"
+
+    id = models.BigAutoField(primary_key=True)
+    session = models.ForeignKey(
+        ExamSession, on_delete=models.PROTECT, related_name="commands", db_index=False
+    )
+    command_id = models.CharField(max_length=200)
+    command_type = models.CharField(max_length=64, blank=True)
+    received_at = models.DateTimeField(default=timezone.now)
+    outcome = models.CharField(max_length=16, choices=Outcome.choices)
+    reason = models.TextField(blank=True)
+    event_ids = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["session", "received_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["session", "command_id"], name="processed_command_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.command_type or 'command'} {self.command_id}: {self.outcome}"

@@ -1,0 +1,176 @@
+"""Reads of sessions and their event logs. Authorization lives in the querysets
+(``ExamSession.objects.visible_to``); nothing here writes.
+
+Stored rows are turned back into wire envelopes by :func:`wire_from_row`, exactly as they were
+hashed, so the same function serves the live catch-up, the timeline, the export and
+verification.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ioa.events import (
+    REGISTRY,
+    Audience,
+    ChainProblem,
+    ChainRecord,
+    format_timestamp,
+    project,
+    verify_chain,
+)
+from sessions.models import ExamSession, SessionEvent
+
+_ROW_FIELDS = (
+    "session_id",
+    "seq",
+    "event_id",
+    "type",
+    "timestamp",
+    "source",
+    "correlation_id",
+    "payload",
+    "schema_version",
+    "hash",
+    "prev_hash",
+)
+
+CHUNK = 500
+"""Rows fetched per query when streaming a log."""
+
+
+def wire_from_row(row: SessionEvent | Mapping[str, Any]) -> dict[str, Any]:
+    """The wire envelope (with ``seq``) of a stored event row or a ``values()`` dict."""
+    get = row.get if isinstance(row, Mapping) else row.__getattribute__
+    wire: dict[str, Any] = {
+        "eventId": str(get("event_id")),
+        "sessionId": str(get("session_id")),
+        "seq": get("seq"),
+        "timestamp": format_timestamp(get("timestamp")),
+        "source": get("source"),
+        "type": get("type"),
+        "payload": get("payload"),
+        "schemaVersion": get("schema_version"),
+    }
+    correlation = get("correlation_id")
+    if correlation:
+        wire["correlationId"] = correlation
+    return wire
+
+
+def audience_for(user: object) -> Audience:
+    """The live audience of a user who may see a session: candidates get the candidate
+    projection, everyone else (proctors, authors, admins) the proctor view."""
+    return Audience.CANDIDATE if getattr(user, "role", None) == "candidate" else Audience.PROCTOR
+
+
+def session_for_user(*, user: object, session_id: uuid.UUID | str) -> ExamSession | None:
+    """The session if ``user`` may see it, else ``None`` (callers answer 404)."""
+    try:
+        key = session_id if isinstance(session_id, uuid.UUID) else uuid.UUID(str(session_id))
+    except ValueError:
+        return None
+    return ExamSession.objects.visible_to(user).filter(pk=key).first()
+
+
+def types_for(audience: Audience | str) -> list[str]:
+    """The persisted event types an audience receives."""
+    audience = Audience(audience)
+    return sorted(t.value for t, s in REGISTRY.items() if s.persisted and audience in s.audiences)
+
+
+def iter_rows(
+    *,
+    session_id: uuid.UUID | str,
+    after_seq: int = 0,
+    until_seq: int | None = None,
+    types: list[str] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Stored rows (``values()`` dicts) of a session with ``after_seq < seq <= until_seq`` in seq
+    order, fetched in chunks by keyset on the ``(session, seq)`` index."""
+    cursor = after_seq
+    while True:
+        query = SessionEvent.objects.filter(session_id=session_id, seq__gt=cursor)
+        if until_seq is not None:
+            query = query.filter(seq__lte=until_seq)
+        if types is not None:
+            query = query.filter(type__in=types)
+        rows = list(query.order_by("seq").values(*_ROW_FIELDS)[:CHUNK])
+        yield from rows
+        if len(rows) < CHUNK:
+            return
+        cursor = rows[-1]["seq"]
+
+
+def events_after(
+    *,
+    session_id: uuid.UUID | str,
+    after_seq: int = 0,
+    audience: Audience | str | None = None,
+    until_seq: int | None = None,
+) -> list[dict[str, Any]]:
+    """Stored envelopes after ``after_seq`` (and up to ``until_seq``) in seq order; projected
+    for ``audience`` when given (events it may not see are left out)."""
+    types = types_for(audience) if audience is not None else None
+    rows = iter_rows(session_id=session_id, after_seq=after_seq, until_seq=until_seq, types=types)
+    if audience is None:
+        return [wire_from_row(row) for row in rows]
+    projected = (project(wire_from_row(row), audience) for row in rows)
+    return [wire for wire in projected if wire is not None]
+
+
+@dataclass
+class TimelineEntry:
+    """Events that share a ``correlationId`` (or a single uncorrelated event), placed at the
+    position of their first event."""
+
+    correlation_id: str | None
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def first_seq(self) -> int:
+        return int(self.events[0]["seq"])
+
+
+def session_timeline(
+    *, session_id: uuid.UUID | str, audience: Audience | str | None = None
+) -> list[TimelineEntry]:
+    """The session's stored events in seq order, grouped by ``correlationId`` (chapter 05
+    §6.4): each group sits where its first event is; uncorrelated events stand alone."""
+    entries: list[TimelineEntry] = []
+    groups: dict[str, TimelineEntry] = {}
+    for wire in events_after(session_id=session_id, audience=audience):
+        key = wire.get("correlationId")
+        if key is None:
+            entries.append(TimelineEntry(None, [wire]))
+        elif key in groups:
+            groups[key].events.append(wire)
+        else:
+            groups[key] = TimelineEntry(key, [wire])
+            entries.append(groups[key])
+    return entries
+
+
+def export_lines(*, session_id: uuid.UUID | str) -> Iterator[str]:
+    """The session's log as JSON Lines: one stored envelope per line with its ``hash`` and
+    ``prevHash``, in seq order (keys sorted, UTF-8)."""
+    for row in iter_rows(session_id=session_id):
+        record = {**wire_from_row(row), "hash": row["hash"], "prevHash": row["prev_hash"]}
+        yield json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def verify_log(*, session_id: uuid.UUID | str) -> list[ChainProblem]:
+    """Check the session's stored log against its hash chain and its recorded head.
+
+    Raises ``ExamSession.DoesNotExist`` for an unknown session. An empty list means intact.
+    """
+    session = ExamSession.objects.get(pk=session_id)
+    records = (
+        ChainRecord(row["seq"], wire_from_row(row), row["hash"], row["prev_hash"])
+        for row in iter_rows(session_id=session.pk)
+    )
+    return verify_chain(records, last_seq=session.last_seq, head_hash=session.head_hash)
