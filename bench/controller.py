@@ -1,0 +1,326 @@
+#!/usr/bin/env python
+"""Runtime controller benchmark: time to process one ``report_observation``.
+
+Prints p50/p99 (and max) of:
+
+1. **in memory**: ``RuntimeController.handle(Observation(...))`` alone: decision order, ledger,
+   guardrails, output filters, transitions, event building;
+2. **persisted**: the same call plus appending the decision's events through the event store
+   (``sessions.event_store.append_events``, one transaction per observation, as the bot does),
+   on Postgres. Needs ``DATABASE_URL`` pointing at Postgres; runs on a throw-away database
+   (``test_<name>_bench_controller``, created with migrations and dropped at the end). Without
+   Postgres this part is skipped (exit status 0, with a note).
+
+Targets: p99 under 1 ms in memory, under 10 ms persisted. The workload mixes the observations
+a real session produces (a candidate turn before each, not timed): plain continuations,
+follow-ups, new and merged evidence, anxiety with reassurance, persona breaks, rubric leaks,
+over-long texts. Sessions use a copy of the cs201 example with budgets large enough that the
+node never changes mid-run.
+
+Start-up objects (modules, schemas, the package) are moved out of the garbage collector's
+reach with ``gc.freeze()`` once loaded, as a long-running bot process should do after start-up;
+``--no-gc-freeze`` measures without it. Besides wall-clock time the benchmark prints the CPU time
+of the handling thread: on a busy machine the wall-clock tail is mostly time given to other
+processes.
+
+Usage: ``python bench/controller.py [--observations 5000]``
+(``DATABASE_URL=postgres://postgres@127.0.0.1:5432/viva`` for the persisted part.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import gc
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+TARGET_MEMORY_P99_MS = 1.0
+TARGET_PERSISTED_P99_MS = 10.0
+PER_SESSION = 40
+WARMUP = 200
+
+ANSWERS = [
+    "It settles the nearest unvisited vertex and relaxes its outgoing edges.",
+    "With a binary heap the running time is O((V+E) log V).",
+    "A negative edge could invalidate a distance that was already settled.",
+    "I think it uses a priority queue keyed by the tentative distance.",
+]
+
+
+def _observations() -> list[dict[str, Any]]:
+    def obs(spoken: str, **kw: Any) -> dict[str, Any]:
+        return {
+            "signals": kw.pop("signals", []),
+            "answerQuality": kw.pop("quality", "substantive"),
+            "needsFollowUp": kw.pop("follow_up", False),
+            "evidenceSufficient": False,
+            "anxietyDetected": kw.pop("anxious", False),
+            "spokenText": spoken,
+            **kw,
+        }
+
+    def sig(target: str, excerpt: str, kind: str = "positive") -> dict[str, Any]:
+        return {"signalType": target, "signalKind": kind, "excerpt": excerpt, "confidence": 0.85}
+
+    long_text = "Consider each step the algorithm takes from the source vertex onwards. " * 9
+    return [
+        obs("Go on."),
+        obs("Which data structure keeps track of the frontier?", follow_up=True),
+        obs("Thank you.", signals=[sig("tgt-greedy-choice", "settles the nearest unvisited")]),
+        obs(
+            "And the running time?",
+            signals=[sig("tgt-complexity", "binary heap")],
+            follow_up=True,
+            followUpType="probe",
+        ),
+        obs("You're doing great, that's correct!", anxious=True),
+        obs("As an AI language model I cannot grade this. What happens next?"),
+        obs("Does it settle the unvisited vertex with the smallest tentative distance?"),
+        obs(long_text + "What happens next?"),
+        obs(
+            "Wouldn't you say a heap is faster?",
+            signals=[sig("tgt-negative-weights", "negative edge", "partial")],
+        ),
+        obs(
+            "Please go on.",
+            misconceptions=[{"concept": "c", "misconception": "m", "correction": "k"}],
+        ),
+    ]
+
+
+def _package_document() -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(
+        (ROOT / "examples" / "cs201-graph-algorithms.json").read_text(encoding="utf-8")
+    )
+    for node in document["nodes"]:
+        if node["nodeId"] == "q-dijkstra":
+            node["followUpPolicy"]["maxFollowUps"] = 10**6
+            node["followUpPolicy"]["maxFollowUpDurationSec"] = 10**6
+            node["timeBudget"] = {"maxDurationSec": 10**6}
+            node["transitions"][1]["condition"]["count"] = 10**6
+            node["recoveryHandlers"] = [
+                h for h in node["recoveryHandlers"] if h["scenario"] != "anxiety"
+            ]
+    document["metadata"]["totalTimeBudgetSec"] = 10**7
+    return document
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def _report(label: str, samples: list[float], target: float, cpu: list[float]) -> bool:
+    p50, p99 = _percentile(samples, 0.5), _percentile(samples, 0.99)
+    ok = p99 < target
+    print(
+        f"{label:<12} n={len(samples):>5}  p50 {p50:7.3f} ms  p99 {p99:7.3f} ms  "
+        f"max {max(samples):7.3f} ms  (target p99 < {target:g} ms: {'OK' if ok else 'MISSED'})"
+    )
+    print(
+        f"{'':<12} CPU time of the handling thread: p50 {_percentile(cpu, 0.5):7.3f} ms  "
+        f"p99 {_percentile(cpu, 0.99):7.3f} ms  (load average {os.getloadavg()[0]:.2f})"
+    )
+    return ok
+
+
+def run_sessions(
+    count: int,
+    on_decision: Callable[[str, Any], None] | None = None,
+    session_ids: Callable[[int], str] | None = None,
+    cpu: list[float] | None = None,
+) -> list[float]:
+    """Run ``count`` timed observations; returns their wall-clock durations in ms (warm-up
+    excluded). ``cpu`` receives the same observations' CPU time of this thread (not counting
+    time the machine gave to other processes)."""
+    from ioa.runtime import (
+        BotReady,
+        CandidateReady,
+        ManualClock,
+        Observation,
+        RuntimeController,
+        TranscriptSegment,
+    )
+    from ioa.schema import load_package
+
+    package = load_package(_package_document())
+    observations = _observations()
+    samples: list[float] = []
+    total = count + WARMUP
+    done = 0
+    session_index = 0
+    while done < total:
+        session_id = session_ids(session_index) if session_ids else f"bench-{session_index}"
+        session_index += 1
+        clock = ManualClock(1_800_000_000_000)
+        controller = RuntimeController(package, session_id=session_id, clock=clock)
+        run = _Run(controller, session_id, on_decision, samples, cpu)
+        run.handle(BotReady())
+        run.handle(CandidateReady())
+        clock.advance(2000)
+        run.handle(TranscriptSegment("candidate", "Hello, I liked graphs.", 0.95))
+        run.handle(
+            Observation(
+                {
+                    "signals": [],
+                    "answerQuality": "substantive",
+                    "needsFollowUp": False,
+                    "evidenceSufficient": True,
+                    "anxietyDetected": False,
+                    "spokenText": "Thank you.",
+                }
+            )
+        )
+        for index in range(PER_SESSION):
+            if done >= total:
+                break
+            clock.advance(3000)
+            run.handle(TranscriptSegment("candidate", ANSWERS[index % len(ANSWERS)], 0.9))
+            clock.advance(1000)
+            observation = Observation(copy.deepcopy(observations[index % len(observations)]))
+            run.handle(observation, timed=done >= WARMUP)
+            done += 1
+    return samples
+
+
+class _Run:
+    """Feeds one session's controller, acknowledges its speech, records timings."""
+
+    def __init__(
+        self,
+        controller: Any,
+        session_id: str,
+        on_decision: Callable[[str, Any], None] | None,
+        samples: list[float],
+        cpu: list[float] | None,
+    ) -> None:
+        self.controller = controller
+        self.session_id = session_id
+        self.on_decision = on_decision
+        self.samples = samples
+        self.cpu = cpu
+
+    def handle(self, item: Any, timed: bool = False) -> None:
+        from ioa.runtime import Speak, UtteranceFinished, UtteranceStarted
+
+        start, start_cpu = time.perf_counter(), time.thread_time()
+        decision = self.controller.handle(item)
+        if self.on_decision is not None:
+            self.on_decision(self.session_id, decision)
+        elapsed = (time.perf_counter() - start) * 1000
+        elapsed_cpu = (time.thread_time() - start_cpu) * 1000
+        if timed:
+            self.samples.append(elapsed)
+            if self.cpu is not None:
+                self.cpu.append(elapsed_cpu)
+        for effect in decision.effects:
+            if isinstance(effect, Speak):
+                self.handle(UtteranceStarted(effect.utterance_id))
+                self.handle(UtteranceFinished(effect.utterance_id, 900))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--observations", type=int, default=5000)
+    parser.add_argument("--persisted", type=int, default=2000)
+    parser.add_argument("--no-gc-freeze", action="store_true")
+    args = parser.parse_args()
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    import ioa.runtime  # noqa: F401 - loaded before the freeze, as at a bot's start-up
+    from ioa.schema import load_package
+
+    load_package(_package_document())
+    if not args.no_gc_freeze:
+        gc.freeze()
+    print(
+        f"runtime controller benchmark ({os.cpu_count()} CPUs, {sys.version.split()[0]}, "
+        f"gc.freeze {'off' if args.no_gc_freeze else 'on'})"
+    )
+    cpu: list[float] = []
+    ok = _report("in memory", run_sessions(args.observations, cpu=cpu), TARGET_MEMORY_P99_MS, cpu)
+
+    from django.conf import settings
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        print("persisted    skipped: set DATABASE_URL to a Postgres database")
+        return 0 if ok else 1
+    db = settings.DATABASES["default"]
+    db.setdefault("TEST", {})["NAME"] = f"test_{db['NAME']}_bench_controller"
+    test_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    try:
+        ok = _persisted(args.persisted) and ok
+    finally:
+        from sessions import broadcast
+
+        broadcast.flush(5)
+        connection.close()
+        connection.creation.destroy_test_db(test_name, verbosity=0)
+    return 0 if ok else 1
+
+
+def _persisted(count: int) -> bool:
+    import uuid
+
+    from accounts.models import User
+    from authoring.models import DraftPackage
+    from publishing.models import PublishedVersion
+    from sessions.event_store import append_events
+    from sessions.models import ExamSession, Sitting
+
+    author = User.objects.create(username="bench-author", role="author")
+    candidate = User.objects.create(username="bench-candidate", role="candidate")
+    draft = DraftPackage.objects.create(owner=author, title="bench", document={})
+    version = PublishedVersion.objects.create(
+        draft=draft,
+        number=1,
+        package_id="bench",
+        title="bench",
+        ir_version="ioa-orm/0.2",
+        adapter_version="bench",
+        canonical_json="{}",
+        checksum="sha256:" + "0" * 64,
+        compiled_json="{}",
+        validation_report={},
+        published_by=author,
+    )
+    sitting = Sitting.objects.create(version=version, title="bench", created_by=author)
+    sessions: dict[str, ExamSession] = {}
+
+    def session_id(index: int) -> str:
+        key = uuid.uuid4()
+        sessions[str(key)] = ExamSession.objects.create(
+            id=key, sitting=sitting, candidate=candidate
+        )
+        return str(key)
+
+    def persist(sid: str, decision: Any) -> None:
+        if decision.events:
+            append_events(
+                session=sessions[sid].pk,
+                events=list(decision.events),
+                expected_version=decision.events[0].seq - 1,
+            )
+
+    cpu: list[float] = []
+    samples = run_sessions(count, persist, session_id, cpu)
+    return _report("persisted", samples, TARGET_PERSISTED_P99_MS, cpu)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

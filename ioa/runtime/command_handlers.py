@@ -1,0 +1,380 @@
+"""Dispatching candidate commands (chapter 07 §10, spec-notes §3; our 03 chapter §6).
+
+Every command yields ``candidate_command_received`` (accepted or not); a refusal also yields
+``guardrail_triggered`` (``command_refused``) and a polite refusal to the candidate. Commands
+are deduplicated by ``commandId`` for the whole session (a re-delivered command is a no-op
+with no event).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final, Literal
+
+from ioa.events import ExamState
+from ioa.events import payloads as p
+from ioa.runtime import recovery, texts
+from ioa.runtime.commands import PAUSED_COMMANDS, gate
+from ioa.runtime.effects import AdjustSpeech, InjectContext, PromptLlm
+from ioa.runtime.moves import resolve_recovery, stop_exam, take_edge
+from ioa.runtime.step import Step, guardrail_payload
+from ioa.runtime.transitions import TurnFacts, first_match, forced_exit
+from ioa.schema import CandidateCommandType, EndType, OnViolation, RecoveryScenario
+
+C = CandidateCommandType
+Origin = Literal["envelope", "llm", "classifier"]
+
+LIVE_STATES: Final = frozenset({ExamState.IN_PROGRESS, ExamState.PAUSED})
+
+
+def _acknowledge(
+    step: Step,
+    command_id: str,
+    command: CandidateCommandType,
+    spelled: str,
+    origin: Origin,
+    *,
+    accepted: bool,
+    reason: str | None = None,
+    correlation_id: str | None = None,
+) -> None:
+    step.emit(
+        p.CandidateCommandReceived(
+            commandId=command_id,
+            command=command,
+            commandType=spelled,
+            accepted=accepted,
+            rejectionReason=None if accepted else (reason or "refused"),
+            origin=origin,
+        ),
+        correlation_id=(correlation_id or command_id)[:200],
+    )
+    step.result.update(
+        {"status": "command_dispatched", "command": command.value, "accepted": accepted}
+    )
+
+
+def refuse(
+    step: Step,
+    command_id: str,
+    command: CandidateCommandType,
+    spelled: str,
+    origin: Origin,
+    reason: str,
+    on_violation: OnViolation = OnViolation.REFUSE_POLITELY,
+    *,
+    speak: bool = True,
+    correlation_id: str | None = None,
+) -> None:
+    """Refuse: the acknowledgement, the guardrail, the polite answer."""
+    _acknowledge(
+        step,
+        command_id,
+        command,
+        spelled,
+        origin,
+        accepted=False,
+        reason=reason,
+        correlation_id=correlation_id,
+    )
+    node_id = step.state.current_node_id
+    step.emit(
+        guardrail_payload(
+            guardrail_id=f"command-refused:{command.value}:{command_id}",
+            guardrail_type="command_refused",
+            severity="warning",
+            description=f"command '{command}' refused: {reason}",
+            action="command_refused",
+            node_id=node_id,
+        ),
+        correlation_id=(correlation_id or command_id)[:200],
+    )
+    if not speak or node_id is None:
+        return
+    if on_violation is OnViolation.REDIRECT_TO_QUESTION:
+        question = step.state.node.last_question if step.state.node else None
+        step.say(f"{texts.REDIRECT} {question or ''}".strip(), "prompt")
+    else:
+        step.say(texts.REFUSE_POLITELY if reason else texts.NOT_NOW, "prompt")
+
+
+def _repeat_question(step: Step) -> None:
+    node = step.state.node
+    if node is None:
+        return
+    question = node.last_question or step.plan.node(node.node_id).opening
+    if question:
+        step.say(question, "question")
+
+
+def pause(step: Step, reason: str, text: str) -> None:
+    """Pause the exam (used by commands and the proctor)."""
+    step.emit(
+        p.ExamStateChanged(fromState=ExamState.IN_PROGRESS, toState=ExamState.PAUSED, reason=reason)
+    )
+    step.say(text, "prompt")
+
+
+def resume(step: Step, reason: str) -> None:
+    """Resume a paused exam: close the open recoveries (the candidate is back) except a
+    ``network_issue`` one, which a clearly heard candidate turn closes (so repeated faults
+    still escalate), welcome them back and repeat the question."""
+    step.emit(
+        p.ExamStateChanged(fromState=ExamState.PAUSED, toState=ExamState.IN_PROGRESS, reason=reason)
+    )
+    for episode in list(step.state.episodes.values()):
+        if episode.kind != "network_issue":
+            resolve_recovery(step, episode.recovery_id, "candidate_resumed")
+    step.say(texts.RESUMED, "prompt")
+    _repeat_question(step)
+
+
+def finish_now(step: Step, *, requested_by_proctor: bool) -> None:
+    """End the exam at the candidate's (normal end) or the proctor's (terminated) request."""
+    if requested_by_proctor:
+        stop_exam(
+            step,
+            end_type=EndType.TERMINATED,
+            reason="proctor_ended",
+            to_state=ExamState.ABORTED,
+            description="the proctor ended the examination",
+        )
+    else:
+        stop_exam(
+            step,
+            end_type=EndType.NORMAL,
+            reason="candidate_ended",
+            to_state=ExamState.COMPLETED,
+            description="the candidate ended the examination",
+        )
+
+
+def emergency_stop(step: Step, command_id: str) -> None:
+    """Halt at once: ``recovery_started`` (candidate_distress), then the terminated end."""
+    recovery_id = f"rec-{step.state.recoveries_started + 1:03d}"
+    step.emit(
+        p.RecoveryStarted(
+            recoveryId=recovery_id,
+            recoveryType="candidate_distress",
+            nodeId=step.state.current_node_id or "none",
+            triggerDescription="emergency stop requested by the candidate",
+        ),
+        correlation_id=recovery_id,
+    )
+    stop_exam(
+        step,
+        end_type=EndType.TERMINATED,
+        reason="emergency_stop",
+        to_state=ExamState.ABORTED,
+        description="emergency stop",
+        resolution="exam_terminated",
+    )
+
+
+def skip(step: Step, command_id: str, spelled: str, origin: Origin) -> None:
+    """Skip the node: its ``candidate_command: skip`` edge, else the forced exit."""
+    node = step.state.node
+    if node is None:
+        return
+    plan_node = step.plan.node(node.node_id)
+    edge = first_match(
+        plan_node,
+        TurnFacts(
+            candidate_turns=node.candidate_turns,
+            elapsed_ms=node.clock.elapsed(step.now),
+            command=C.SKIP,
+        ),
+    ) or forced_exit(plan_node)
+    if edge is None:
+        return
+    take_edge(
+        step,
+        edge,
+        decision="candidate_skip",
+        exit_reason="candidate_skip",
+        bridge=texts.BRIDGE,
+    )
+
+
+def dispatch(
+    step: Step,
+    *,
+    command_id: str,
+    command: CandidateCommandType,
+    spelled: str,
+    origin: Origin,
+    payload: Mapping[str, Any] | None = None,
+    turn_id: str | None = None,
+) -> None:
+    """Decide on one candidate command and carry it out. ``turn_id`` is the candidate turn a
+    detected (LLM or classifier) command came from: it becomes the events' correlation id, and
+    a turn's command is never dispatched twice."""
+    state = step.state
+    payload = payload or {}
+    corr = turn_id
+    if command_id in state.commands_seen:
+        step.result.update({"status": "duplicate", "commandId": command_id})
+        return
+    if state.completed:
+        step.result.update({"status": "ignored", "reason": "the exam is over"})
+        return
+    if command is C.EMERGENCY_STOP:
+        _acknowledge(step, command_id, command, spelled, origin, accepted=True, correlation_id=corr)
+        emergency_stop(step, command_id)
+        return
+    if state.exam_state not in LIVE_STATES or state.node is None:
+        if command is C.FINISH and payload.get("requestedBy") == "proctor":
+            _acknowledge(
+                step, command_id, command, spelled, origin, accepted=True, correlation_id=corr
+            )
+            finish_now(step, requested_by_proctor=True)
+            return
+        refuse(
+            step,
+            command_id,
+            command,
+            spelled,
+            origin,
+            "the examination has not started",
+            speak=False,
+            correlation_id=corr,
+        )
+        return
+    if state.exam_state is ExamState.PAUSED and command not in PAUSED_COMMANDS:
+        refuse(
+            step,
+            command_id,
+            command,
+            spelled,
+            origin,
+            "the examination is paused",
+            speak=False,
+            correlation_id=corr,
+        )
+        return
+    node = state.node
+    verdict = gate(command, step.plan.node(node.node_id).commands)
+    if not verdict.allowed:
+        refuse(
+            step,
+            command_id,
+            command,
+            spelled,
+            origin,
+            verdict.reason or "not allowed",
+            verdict.on_violation,
+            correlation_id=corr,
+        )
+        return
+    if command is C.RESUME and state.exam_state is not ExamState.PAUSED:
+        refuse(
+            step,
+            command_id,
+            command,
+            spelled,
+            origin,
+            "the examination is not paused",
+            speak=False,
+            correlation_id=corr,
+        )
+        return
+    if command is C.PAUSE and state.exam_state is ExamState.PAUSED:
+        refuse(
+            step,
+            command_id,
+            command,
+            spelled,
+            origin,
+            "the examination is already paused",
+            speak=False,
+            correlation_id=corr,
+        )
+        return
+    if command is C.REVISE_EARLIER_ANSWER:
+        target = payload.get("targetNodeId")
+        visited = [n for n in state.nodes_visited if n != node.node_id]
+        if target is None and visited:
+            target = visited[-1]
+        if target != node.node_id and target not in visited:
+            refuse(
+                step,
+                command_id,
+                command,
+                spelled,
+                origin,
+                "that part has not been visited yet",
+                correlation_id=corr,
+            )
+            return
+        _acknowledge(step, command_id, command, spelled, origin, accepted=True, correlation_id=corr)
+        step.say(texts.REVISE_NOW if target == node.node_id else texts.REVISE_LATER, "prompt")
+        return
+    if command is C.FINISH and origin != "envelope":
+        if node.finish_pending is not None:
+            _acknowledge(
+                step,
+                f"{node.finish_pending}-confirm",
+                command,
+                "finish_confirmation",
+                origin,
+                accepted=True,
+                correlation_id=corr,
+            )
+            finish_now(step, requested_by_proctor=False)
+            return
+        _acknowledge(
+            step, command_id, command, "finish", origin, accepted=True, correlation_id=corr
+        )
+        step.say(texts.FINISH_CONFIRM, "prompt")
+        return
+    _acknowledge(step, command_id, command, spelled, origin, accepted=True, correlation_id=corr)
+    _carry_out(step, command, payload, origin, command_id, spelled)
+
+
+def _carry_out(
+    step: Step,
+    command: CandidateCommandType,
+    payload: Mapping[str, Any],
+    origin: Origin,
+    command_id: str,
+    spelled: str,
+) -> None:
+    if command is C.REPEAT:
+        _repeat_question(step)
+    elif command is C.CLARIFICATION:
+        text = payload.get("text")
+        detail = f': "{text}"' if isinstance(text, str) and text.strip() else ""
+        step.effect(PromptLlm(texts.CLARIFY_INSTRUCTION.format(detail=detail)))
+    elif command is C.REQUEST_REPHRASE:
+        step.effect(PromptLlm(texts.REPHRASE_INSTRUCTION))
+    elif command is C.SLOW_DOWN:
+        step.effect(AdjustSpeech("rate", "slower"))
+        step.say(texts.SLOWER, "prompt")
+    elif command in (C.VOLUME_UP, C.VOLUME_DOWN):
+        step.effect(AdjustSpeech("volume", "up" if command is C.VOLUME_UP else "down"))
+    elif command is C.LANGUAGE_SWITCH:
+        step.effect(InjectContext(texts.LANGUAGE_INSTRUCTION))
+    elif command is C.PAUSE:
+        pause(step, "candidate_pause", texts.PAUSED)
+    elif command is C.RESUME:
+        resume(step, "candidate_resume")
+    elif command is C.HELP:
+        step.say(texts.HELP, "prompt")
+    elif command is C.SKIP:
+        skip(step, command_id, spelled, origin)
+    elif command is C.FINISH:
+        finish_now(step, requested_by_proctor=payload.get("requestedBy") == "proctor")
+    elif command is C.RAISE_HAND:
+        step.say(texts.HAND_RAISED, "prompt")
+    elif command is C.CHALLENGE_PREMISE:
+        text = str(payload.get("text") or "")
+        step.effect(PromptLlm(texts.CHALLENGE_INSTRUCTION.format(text=text)))
+    elif command is C.REPORT_AUDIO_ISSUE:
+        outcome = recovery.attempt(
+            step,
+            RecoveryScenario.NETWORK_ISSUE,
+            f"the candidate reported an audio issue ({payload.get('issueType', 'unspecified')})",
+        )
+        if isinstance(outcome, recovery.Attempt):
+            step.say(texts.AUDIO_CHECK, "recovery")
+    # thinking_aloud, signal_confidence: the acknowledgement records them; nothing to say

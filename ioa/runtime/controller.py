@@ -1,0 +1,234 @@
+"""The runtime controller: the deterministic examiner's brain (chapter 07 §2, §5; our 03 chapter).
+
+:class:`RuntimeController` is a pure state machine. :meth:`RuntimeController.handle` takes one
+input (:mod:`ioa.runtime.inputs`) and returns a :class:`Decision`: the events it emitted (chapter
+05 envelopes, ``seq`` assigned, already applied to the state), the effects for the bot
+(:mod:`ioa.runtime.effects`), and the result the LLM's tool call gets. The clock and the
+randomness are injected; the same package, session id, inputs and clock readings always give
+the same decisions, byte for byte.
+
+Every input first fires the timers that are due. If handling an input fails unexpectedly, the
+state is rebuilt from the events of the earlier inputs (the failed step's events are dropped,
+never returned), a ``system_error`` is emitted and the LLM gets a canned fallback (chapter 07
+§11).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ioa.compiler import CompiledFlow
+from ioa.errors import ControllerSetupError, InvalidInputError
+from ioa.events import EventEnvelope
+from ioa.events import payloads as p
+from ioa.runtime import inputs as i
+from ioa.runtime.clock import Clock
+from ioa.runtime.command_handlers import dispatch
+from ioa.runtime.commands import canonical
+from ioa.runtime.effects import Effect
+from ioa.runtime.evolve import apply_event
+from ioa.runtime.ids import Rng, SeededRng
+from ioa.runtime.instructions import issue
+from ioa.runtime.lifecycle import (
+    bot_ready,
+    candidate_ready,
+    fault,
+    fault_cleared,
+    proctor_action,
+    utterance_finished,
+    utterance_started,
+)
+from ioa.runtime.observe import FALLBACK_RESULT, handle_observation
+from ioa.runtime.pacing import fire_due_timers, next_deadline
+from ioa.runtime.plan import ExamPlan
+from ioa.runtime.state import RuntimeState
+from ioa.runtime.step import Outbox, PendingUtterance, Step
+from ioa.runtime.transcripts import handle_transcript
+from ioa.schema import AssessmentPackage
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What one input produced."""
+
+    events: tuple[EventEnvelope, ...] = ()
+    effects: tuple[Effect, ...] = ()
+    result: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def status(self) -> str:
+        """A short word for what happened (``continue``, ``transitioned``, ``ignored``...)."""
+        return str(self.result.get("status", "ok"))
+
+
+class RuntimeController:
+    """One session's controller. See the module docstring."""
+
+    def __init__(
+        self,
+        package: AssessmentPackage | ExamPlan,
+        *,
+        session_id: str,
+        clock: Clock,
+        rng: Rng | None = None,
+        flow: CompiledFlow | None = None,
+    ) -> None:
+        if not session_id or len(session_id) > 200:
+            raise ControllerSetupError("session_id must be 1-200 characters")
+        self.plan = package if isinstance(package, ExamPlan) else ExamPlan(package, flow)
+        self.clock = clock
+        self.rng: Rng = rng if rng is not None else SeededRng(session_id)
+        self.state = RuntimeState(session_id=session_id)
+        self.outbox = Outbox()
+        self.log: list[EventEnvelope] = []
+
+    # --- queries --------------------------------------------------------------------------------
+
+    @property
+    def session_id(self) -> str:
+        return self.state.session_id
+
+    @property
+    def completed(self) -> bool:
+        """True once ``exam_completed`` was emitted."""
+        return self.state.completed
+
+    def next_deadline_ms(self) -> int | None:
+        """When the host should send the next :class:`~ioa.runtime.inputs.Tick` (epoch ms)."""
+        step = Step(self.plan, self.state, self.rng, self.outbox, self._now())
+        return next_deadline(step)
+
+    # --- the one entry point --------------------------------------------------------------------
+
+    def handle(self, item: i.RuntimeInput) -> Decision:
+        """Process one input (module docstring)."""
+        step = Step(self.plan, self.state, self.rng, self.outbox, self._now())
+        applied = self.state.events_applied
+        outbox = (dict(self.outbox.pending), self.outbox.serial)
+        try:
+            if not isinstance(item, i.BotReady):
+                fire_due_timers(step)
+            self._route(step, item)
+        except InvalidInputError:
+            self._rollback(applied, outbox)
+            raise
+        except Exception as exc:
+            logger.exception("runtime controller failed on %s", type(item).__name__)
+            self._rollback(applied, outbox)
+            return self._failure(item, exc)
+        self.log.extend(step.events)
+        return Decision(tuple(step.events), tuple(step.effects), dict(step.result))
+
+    def _now(self) -> int:
+        now = self.clock.now_ms()
+        last = self.state.last_event_ms
+        return now if last is None or now >= last else last
+
+    def _route(self, step: Step, item: i.RuntimeInput) -> None:
+        if isinstance(item, i.Observation):
+            handle_observation(step, item.args)
+        elif isinstance(item, i.TranscriptSegment):
+            handle_transcript(step, item)
+        elif isinstance(item, i.Command):
+            self._command(step, item)
+        elif isinstance(item, i.Tick):
+            step.result.setdefault("status", "tick")
+        elif isinstance(item, i.UtteranceStarted):
+            utterance_started(step, item.utterance_id)
+        elif isinstance(item, i.UtteranceFinished):
+            utterance_finished(step, item)
+        elif isinstance(item, i.ProctorInstruction):
+            issue(step, item)
+        elif isinstance(item, i.ProctorAction):
+            proctor_action(step, item)
+        elif isinstance(item, i.BotReady):
+            bot_ready(step)
+        elif isinstance(item, i.CandidateReady):
+            candidate_ready(step)
+        elif isinstance(item, i.Fault):
+            fault(step, item)
+        elif isinstance(item, i.FaultCleared):
+            fault_cleared(step, item)
+        else:  # pragma: no cover - the union is closed
+            raise InvalidInputError(f"unknown input {type(item).__name__}")
+
+    def _command(self, step: Step, item: i.Command) -> None:
+        """A command envelope: proctor pause/resume/end are proctor actions, the rest are
+        candidate commands."""
+        if not item.command_id or len(item.command_id) > 200:
+            raise InvalidInputError("commandId must be 1-200 characters")
+        command = canonical(item.type)
+        if command is None:
+            raise InvalidInputError(f"unknown command type {item.type!r}")
+        payload = dict(item.payload)
+        if item.source == "proctor" and item.command_id not in step.state.commands_seen:
+            if item.type in ("pause", "resume"):
+                proctor_action(step, i.ProctorAction("pause" if item.type == "pause" else "resume"))
+                return
+            if item.type == "end_exam_requested":
+                payload.setdefault("requestedBy", "proctor")
+        dispatch(
+            step,
+            command_id=item.command_id,
+            command=command,
+            spelled=item.type,
+            origin="envelope",
+            payload=payload,
+        )
+
+    # --- failure handling -----------------------------------------------------------------------
+
+    def _rollback(self, applied: int, outbox: tuple[dict[str, PendingUtterance], int]) -> None:
+        """Rebuild the state from the events returned before the failed step."""
+        self.state = _rebuild(self.plan, self.state.session_id, self.log[:applied])
+        self.outbox.pending, self.outbox.serial = outbox
+
+    def _failure(self, item: i.RuntimeInput, exc: Exception) -> Decision:
+        step = Step(self.plan, self.state, self.rng, self.outbox, self._now())
+        step.emit(
+            p.SystemErrorPayload(
+                code="controller_failure",
+                message=f"{type(exc).__name__} while handling {type(item).__name__}"[:2000],
+                component="runtime_controller",
+                severity="error",
+                details={"error": str(exc)[:1000]},
+            )
+        )
+        self.log.extend(step.events)
+        result = dict(FALLBACK_RESULT) if isinstance(item, i.Observation) else {"status": "error"}
+        return Decision(tuple(step.events), (), result)
+
+    # --- replay ---------------------------------------------------------------------------------
+
+    @classmethod
+    def restore(
+        cls,
+        package: AssessmentPackage | ExamPlan,
+        *,
+        session_id: str,
+        events: Iterable[EventEnvelope],
+        clock: Clock,
+        rng: Rng | None = None,
+        flow: CompiledFlow | None = None,
+    ) -> RuntimeController:
+        """A controller whose state is rebuilt from a session's stored events (how a crashed
+        bot resumes). Utterances that were in flight are not restored."""
+        controller = cls(package, session_id=session_id, clock=clock, rng=rng, flow=flow)
+        controller.log = list(events)
+        controller.state = _rebuild(controller.plan, session_id, controller.log)
+        controller.outbox.serial = sum(
+            1 for e in controller.log if isinstance(e.payload, p.ExaminerUtteranceStarted)
+        )
+        return controller
+
+
+def _rebuild(plan: ExamPlan, session_id: str, events: Iterable[EventEnvelope]) -> RuntimeState:
+    state = RuntimeState(session_id=session_id)
+    for event in events:
+        apply_event(state, event, plan)
+    return state

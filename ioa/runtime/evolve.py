@@ -1,0 +1,270 @@
+"""Applying one event to the controller state: the only way the state changes.
+
+``apply_event(state, event, plan)`` is used by the live controller on every event it emits and
+by :mod:`ioa.runtime.replay` on every stored event, which is why a rebuilt controller equals the
+live one. It trusts the event (it was validated when built or stored) and never decides
+anything: it only records what the event says happened.
+"""
+
+from __future__ import annotations
+
+from ioa.events import EventEnvelope, ExamState, parse_timestamp
+from ioa.events import payloads as p
+from ioa.runtime.clock import to_ms
+from ioa.runtime.plan import ExamPlan
+from ioa.runtime.state import Episode, Instruction, NodeVisit, RuntimeState, StopWatch, Turn
+from ioa.schema import RecoveryAction, RecoveryScenario
+
+PAUSE_REASON = "paused"
+
+
+def event_ms(event: EventEnvelope) -> int:
+    """The event's timestamp in epoch milliseconds."""
+    return to_ms(parse_timestamp(event.timestamp))
+
+
+def _state_changed(state: RuntimeState, payload: p.ExamStateChanged, at: int) -> None:
+    to_state = ExamState(payload.toState)
+    state.exam_state = to_state
+    if to_state is ExamState.IN_PROGRESS:
+        if state.started_ms is None:
+            state.started_ms = at
+            state.exam_clock = StopWatch(origin_ms=at)
+        if state.exam_clock is not None:
+            state.exam_clock.start(PAUSE_REASON, at)
+        if state.node is not None:
+            state.node.clock.start(PAUSE_REASON, at)
+        state.pause_reason = None
+    elif to_state is ExamState.PAUSED:
+        state.pause_reason = payload.reason
+        if state.exam_clock is not None:
+            state.exam_clock.stop(PAUSE_REASON, at)
+        if state.node is not None:
+            state.node.clock.stop(PAUSE_REASON, at)
+
+
+def _node_entered(state: RuntimeState, payload: p.NodeEntered, at: int) -> None:
+    clock = StopWatch(origin_ms=at)
+    if state.exam_state is ExamState.PAUSED:
+        clock.stop(PAUSE_REASON, at)
+    state.node = NodeVisit(
+        node_id=payload.nodeId, entered_ms=at, visit=len(state.nodes_visited) + 1, clock=clock
+    )
+    state.nodes_visited.append(payload.nodeId)
+    state.last_node_id = payload.nodeId
+
+
+def _node_exited(state: RuntimeState, payload: p.NodeExited, plan: ExamPlan) -> None:
+    node = plan.nodes.get(payload.nodeId)
+    if node is not None and node.max_follow_ups > 0:
+        state.probe_counts.append(payload.followUpsUsed)
+    state.node = None
+    state.transitions += 1
+
+
+def _transcript(state: RuntimeState, payload: p.TranscriptFinal, at: int) -> None:
+    node = state.node
+    counted = (
+        payload.speaker == "candidate"
+        and node is not None
+        and node.node_id == payload.nodeId
+        and state.exam_state is ExamState.IN_PROGRESS
+    )
+    turn = Turn(
+        turn_id=payload.turnId,
+        node_id=payload.nodeId,
+        speaker=payload.speaker,
+        text=payload.text,
+        confidence=float(payload.confidence),
+        start_ms=payload.startTimeMs,
+        end_ms=payload.endTimeMs,
+        at_ms=at,
+        counted=counted,
+        index=len(state.turn_order),
+    )
+    state.turns[turn.turn_id] = turn
+    state.turn_order.append(turn.turn_id)
+    if payload.speaker != "candidate":
+        return
+    opened = state.opened_ms or 0
+    start_abs = opened + payload.startTimeMs
+    if state.examiner_ended_ms is not None and state.examiner_ended_ms >= _last_candidate_end(
+        state, turn.turn_id
+    ):
+        state.latency_total_ms += max(0, start_abs - state.examiner_ended_ms)
+        state.latency_count += 1
+        state.monologue_ms = 0
+    state.monologue_ms += payload.endTimeMs - payload.startTimeMs
+    state.longest_monologue_ms = max(state.longest_monologue_ms, state.monologue_ms)
+    if node is not None and node.node_id == payload.nodeId:
+        node.turn_ids.append(turn.turn_id)
+        node.turn_texts.append(turn.text)
+        node.last_candidate_ms = at
+        node.thinking = False
+        if counted:
+            node.candidate_turns += 1
+            state.candidate_turns += 1
+
+
+def _last_candidate_end(state: RuntimeState, exclude: str) -> int:
+    """Epoch ms at which the previous candidate turn (before ``exclude``) ended."""
+    opened = state.opened_ms or 0
+    for turn_id in reversed(state.turn_order):
+        if turn_id == exclude:
+            continue
+        turn = state.turns[turn_id]
+        if turn.speaker == "candidate":
+            return opened + turn.end_ms
+    return -1
+
+
+def _command(
+    state: RuntimeState, payload: p.CandidateCommandReceived, correlation: str | None
+) -> None:
+    state.commands_seen.add(payload.commandId)
+    if payload.origin in ("llm", "classifier") and correlation in state.turns:
+        state.command_turns.add(correlation)
+    node = state.node
+    if node is None:
+        return
+    if payload.commandType == "finish_confirmation":
+        node.finish_pending = None
+    elif payload.command == "finish" and payload.accepted and payload.commandType == "finish":
+        node.finish_pending = payload.commandId
+    elif payload.command == "thinking_aloud" and payload.accepted:
+        node.thinking = True
+
+
+def _recovery_started(
+    state: RuntimeState, payload: p.RecoveryStarted, at: int, plan: ExamPlan
+) -> None:
+    episode = state.episodes.get(payload.recoveryId)
+    if episode is None:
+        episode = Episode(payload.recoveryId, payload.recoveryType, payload.nodeId, 0, at, at)
+        state.episodes[payload.recoveryId] = episode
+        state.recoveries_started += 1
+    episode.attempts += 1
+    episode.last_attempt_ms = at
+    node = state.node
+    if node is None or node.node_id != payload.nodeId:
+        return
+    plan_node = plan.nodes.get(node.node_id)
+    if plan_node is None or payload.recoveryType not in RecoveryScenario.__members__.values():
+        return
+    handler = plan_node.handler(RecoveryScenario(payload.recoveryType))
+    if handler is not None and handler.action is RecoveryAction.PAUSE_TIMER:
+        node.clock.stop(payload.recoveryId, at)
+
+
+def _recovery_resolved(state: RuntimeState, payload: p.RecoveryResolved, at: int) -> None:
+    state.episodes.pop(payload.recoveryId, None)
+    if state.node is not None:
+        state.node.clock.start(payload.recoveryId, at)
+
+
+def _time_warning(state: RuntimeState, payload: p.TimeWarning, at: int, plan: ExamPlan) -> None:
+    """Re-anchor the clock: after the warning, ``remainingMs`` is what is left (a proctor's
+    extension is a time warning with more time left than before)."""
+    if payload.scope == "exam":
+        clock = state.exam_clock
+        budget = plan.total_budget_ms
+        if clock is None or budget is None:
+            return
+        clock.extension_ms = payload.remainingMs - budget + clock.elapsed(at)
+        total = budget + clock.extension_ms
+        if payload.wrapUp:
+            state.wrap_up_warned = True
+        else:
+            state.halfway_warned = payload.remainingMs * 2 <= total
+        return
+    node = state.node
+    if node is None or node.node_id != payload.nodeId:
+        return
+    node_budget = plan.nodes[node.node_id].budget_ms
+    if node_budget is None:
+        return
+    node.clock.extension_ms = payload.remainingMs - node_budget + node.clock.elapsed(at)
+
+
+def _instruction(state: RuntimeState, payload: p.ProctorInstruction, at: int) -> None:
+    existing = state.instructions.get(payload.instructionId)
+    if existing is None:
+        state.instructions[payload.instructionId] = Instruction(
+            payload.instructionId,
+            payload.proctorId,
+            payload.mode,
+            payload.text,
+            payload.status,
+            at,
+        )
+    else:
+        existing.status = payload.status
+
+
+def apply_event(state: RuntimeState, event: EventEnvelope, plan: ExamPlan) -> None:
+    """Record what ``event`` says happened (mutates ``state``)."""
+    at = event_ms(event)
+    state.events_applied += 1
+    if event.seq is not None:
+        state.last_seq = event.seq
+    state.last_event_ms = at
+    payload = event.payload
+    if isinstance(payload, p.TranscriptFinal):
+        _transcript(state, payload, at)
+    elif isinstance(payload, p.ExaminerUtteranceStarted):
+        state.examiner_started_ms = at
+        state.answered_upto = len(state.turn_order)
+    elif isinstance(payload, p.ExaminerUtteranceFinal):
+        state.examiner_ended_ms = at
+        state.examiner_turns += 1
+        state.monologue_ms = 0
+        node = state.node
+        if (
+            node is not None
+            and node.node_id == payload.nodeId
+            and payload.purpose in ("question", "follow_up")
+        ):
+            node.last_question = payload.text
+    elif isinstance(payload, p.EvidenceSignal):
+        state.ledger.apply_payload(payload.model_dump(mode="json"))
+    elif isinstance(payload, p.FollowUpUsed):
+        if state.node is not None:
+            state.node.follow_ups = payload.followUpIndex
+            if payload.followUpIndex == 1:
+                state.node.follow_up_started_ms = at
+        state.total_follow_ups += 1
+    elif isinstance(payload, p.CandidateCommandReceived):
+        _command(state, payload, event.correlationId)
+    elif isinstance(payload, p.ExamStateChanged):
+        _state_changed(state, payload, at)
+    elif isinstance(payload, p.NodeEntered):
+        _node_entered(state, payload, at)
+    elif isinstance(payload, p.NodeExited):
+        _node_exited(state, payload, plan)
+    elif isinstance(payload, p.GuardrailTriggered):
+        state.guardrails += 1
+        if payload.guardrailId.startswith("prompt-injection:"):
+            state.distrusted_turns.add(payload.guardrailId.removeprefix("prompt-injection:"))
+    elif isinstance(payload, p.RecoveryStarted):
+        _recovery_started(state, payload, at, plan)
+    elif isinstance(payload, p.RecoveryResolved):
+        _recovery_resolved(state, payload, at)
+    elif isinstance(payload, p.TimeWarning):
+        _time_warning(state, payload, at, plan)
+    elif isinstance(payload, p.ProctorInstruction):
+        _instruction(state, payload, at)
+    elif isinstance(payload, p.MisconceptionDetected):
+        state.misconceptions += 1
+        if state.node is not None and state.node.node_id == payload.nodeId:
+            state.node.misconceptions.append(payload.description)
+    elif isinstance(payload, p.HesitationDetected):
+        state.hesitations += 1
+    elif isinstance(payload, p.SelfCorrectionDetected):
+        state.self_corrections += 1
+    elif isinstance(payload, p.SystemErrorPayload):
+        state.system_errors += 1
+    elif isinstance(payload, p.BotReady):
+        state.opened_ms = at
+    elif isinstance(payload, p.ExamCompleted):
+        state.completed = True
+        state.completion_reason = payload.reason

@@ -1,0 +1,139 @@
+"""What the controller reacts to (our 03 chapter §2 "Inputs").
+
+Inputs carry no time: the controller reads its injected clock once per input. Every input is a
+frozen dataclass; :data:`RuntimeInput` is their union.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Speaker = Literal["candidate", "examiner"]
+InstructionMode = Literal["queued", "immediate"]
+ProctorActionName = Literal["pause", "resume", "extend_time", "terminate"]
+TimeScope = Literal["exam", "node"]
+FaultSeverity = Literal["transient", "fatal"]
+
+
+@dataclass(frozen=True, slots=True)
+class BotReady:
+    """The bot loaded the package and joined the room: the session enters ``scaffolding`` and
+    the bot sits in its silent boot node (context RESET)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateReady:
+    """Consent, briefing, identity and audio check are done: the exam starts at the initial
+    node (``scaffolding → ready → in_progress``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptSegment:
+    """A final STT segment (the bot's transcript hook, ADP-013).
+
+    ``start_ms``/``end_ms`` are milliseconds since the session opened (``bot_ready``); when
+    absent, the segment ends now and its start is estimated from its length.
+    """
+
+    speaker: Speaker
+    text: str
+    confidence: float
+    start_ms: int | None = None
+    end_ms: int | None = None
+    language: str = "en"
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One ``report_observation`` call: the arguments exactly as the LLM sent them."""
+
+    args: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A command envelope (chapter 05 §5): exam-room buttons, or the proctor."""
+
+    command_id: str
+    type: str
+    source: str = "candidate"
+    payload: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """Only time passes: due timers fire (budgets, beats, silence)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProctorInstruction:
+    """An admin instruction for the examiner (beats chapter): ``queued`` joins the node's task
+    messages and the live context; ``immediate`` is spoken through the admin node now."""
+
+    mode: InstructionMode
+    text: str
+    proctor_id: str = "proctor"
+    instruction_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProctorAction:
+    """A proctor's control action: pause, resume, extend time, terminate."""
+
+    action: ProctorActionName
+    proctor_id: str = "proctor"
+    seconds: float | None = None
+    """``extend_time``: how many seconds to add."""
+    scope: TimeScope = "exam"
+    """``extend_time``: the whole exam (default) or the current node."""
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """The bot or the transport failed (STT, TTS, LLM, network)."""
+
+    component: str
+    severity: FaultSeverity
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FaultCleared:
+    """The failure reported by :class:`Fault` is over."""
+
+    component: str = "network"
+
+
+@dataclass(frozen=True, slots=True)
+class UtteranceStarted:
+    """The bot started speaking a :class:`ioa.runtime.effects.Speak` effect."""
+
+    utterance_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class UtteranceFinished:
+    """The bot finished (or was interrupted while) speaking a ``Speak`` effect."""
+
+    utterance_id: str
+    duration_ms: int = 0
+
+
+RuntimeInput = (
+    BotReady
+    | CandidateReady
+    | TranscriptSegment
+    | Observation
+    | Command
+    | Tick
+    | ProctorInstruction
+    | ProctorAction
+    | Fault
+    | FaultCleared
+    | UtteranceStarted
+    | UtteranceFinished
+)
+"""Everything :meth:`ioa.runtime.RuntimeController.handle` accepts."""

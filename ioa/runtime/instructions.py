@@ -1,0 +1,89 @@
+"""Proctor (admin) instructions, as the beats chapter's admin instructions (spec-notes §2).
+
+* ``queued``: appended to the current node's task messages and to the live LLM context
+  (``InjectContext(persistent=True)``); no node switch. It is consumed (``delivered``) by the
+  next ``report_observation`` (the LLM has had its turn with it); undelivered ones travel into
+  the task messages of the next node entered.
+* ``immediate``: the admin node (context APPEND) runs it now: the LLM's next observation is the
+  admin run, its ``spokenText`` (validated like any other) is spoken, the instruction is
+  ``delivered``, and the flow returns to the current node, or chains to the next pending
+  immediate instruction.
+* Instructions still pending when the exam ends are ``cancelled``.
+"""
+
+from __future__ import annotations
+
+from ioa.errors import InvalidInputError
+from ioa.events import ExamState
+from ioa.events import payloads as p
+from ioa.runtime import texts
+from ioa.runtime.effects import InjectContext, ReturnToNode
+from ioa.runtime.inputs import ProctorInstruction
+from ioa.runtime.moves import activate_admin
+from ioa.runtime.state import Instruction
+from ioa.runtime.step import Step
+
+ACTIVE_STATES = frozenset({ExamState.IN_PROGRESS, ExamState.PAUSED})
+
+
+def _payload(step: Step, instruction: Instruction, status: str) -> p.ProctorInstruction:
+    return p.ProctorInstruction(
+        instructionId=instruction.instruction_id,
+        proctorId=instruction.proctor_id,
+        mode="immediate" if instruction.mode == "immediate" else "queued",
+        text=instruction.text,
+        status="delivered" if status == "delivered" else "cancelled",
+        nodeId=step.state.current_node_id,
+    )
+
+
+def issue(step: Step, command: ProctorInstruction) -> None:
+    """Record a new instruction and deliver it as its mode says."""
+    state = step.state
+    text = command.text.strip()
+    if not text:
+        raise InvalidInputError("a proctor instruction needs text")
+    if state.completed:
+        step.result.update({"status": "ignored", "reason": "the exam is over"})
+        return
+    instruction_id = command.instruction_id or f"instr-{len(state.instructions) + 1:03d}"
+    if instruction_id in state.instructions:
+        step.result.update({"status": "duplicate", "instructionId": instruction_id})
+        return
+    step.emit(
+        p.ProctorInstruction(
+            instructionId=instruction_id,
+            proctorId=command.proctor_id,
+            mode=command.mode,
+            text=text,
+            status="issued",
+            nodeId=state.current_node_id,
+        )
+    )
+    step.result.update({"status": "issued", "instructionId": instruction_id})
+    if command.mode == "queued":
+        step.effect(InjectContext(texts.QUEUED_INSTRUCTION.format(text=text), persistent=True))
+        return
+    admin = state.admin_instruction()
+    if (
+        admin is not None
+        and admin.instruction_id == instruction_id
+        and state.exam_state in ACTIVE_STATES
+    ):
+        activate_admin(step)
+
+
+def consume_queued(step: Step) -> None:
+    """Mark every pending queued instruction delivered (after an observation)."""
+    for instruction in step.state.pending_instructions("queued"):
+        step.emit(_payload(step, instruction, "delivered"))
+
+
+def admin_delivered(step: Step, instruction: Instruction) -> None:
+    """The admin run of ``instruction`` is done: mark it and chain or return."""
+    step.emit(_payload(step, instruction, "delivered"))
+    node = step.state.node
+    if step.state.admin_instruction() is not None:
+        activate_admin(step)
+    elif node is not None:
+        step.effect(ReturnToNode(node.node_id))

@@ -1,0 +1,233 @@
+"""Session lifecycle inputs: the bot getting ready, the candidate getting ready, the bot's
+speech reports, proctor control actions and faults (our 03 chapter §2, §9).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ioa.errors import InvalidInputError
+from ioa.events import EventSource, ExamState
+from ioa.events import payloads as p
+from ioa.runtime import recovery, texts
+from ioa.runtime.command_handlers import pause, resume
+from ioa.runtime.effects import EnterBootNode
+from ioa.runtime.inputs import Fault, FaultCleared, ProctorAction, UtteranceFinished
+from ioa.runtime.moves import enter_node, stop_exam
+from ioa.runtime.step import PendingUtterance, Step
+from ioa.schema import EndType, RecoveryScenario
+
+TECHNICAL_PAUSE_REASON: Final = "technical_fault"
+BOT_COMPONENTS: Final = frozenset({"bot", "stt", "tts", "llm", "pipeline"})
+
+
+def bot_ready(step: Step) -> None:
+    """``bot_ready``; the session enters scaffolding and the bot its silent boot node."""
+    state = step.state
+    if state.exam_state is not ExamState.SCHEDULED:
+        step.result.update({"status": "ignored", "reason": "the bot is already ready"})
+        return
+    plan = step.plan
+    step.emit(
+        p.BotReady(
+            examId=plan.exam_id,
+            examVersion=plan.exam_version,
+            nodeCount=len(plan.nodes),
+            estimatedDurationSec=plan.estimated_duration_sec,
+        ),
+        source=EventSource.BOT,
+    )
+    step.emit(
+        p.ExamStateChanged(
+            fromState=ExamState.SCHEDULED, toState=ExamState.SCAFFOLDING, reason="bot_ready"
+        )
+    )
+    step.effect(EnterBootNode())
+    step.result.update({"status": "scaffolding"})
+
+
+def candidate_ready(step: Step) -> None:
+    """The exam starts: ``scaffolding → ready → in_progress`` and the initial node."""
+    state = step.state
+    if state.exam_state is not ExamState.SCAFFOLDING:
+        step.result.update({"status": "ignored", "reason": f"the exam is {state.exam_state}"})
+        return
+    step.emit(
+        p.ExamStateChanged(
+            fromState=ExamState.SCAFFOLDING, toState=ExamState.READY, reason="candidate_ready"
+        )
+    )
+    step.emit(
+        p.ExamStateChanged(
+            fromState=ExamState.READY, toState=ExamState.IN_PROGRESS, reason="exam_started"
+        )
+    )
+    enter_node(step, step.plan.initial_node_id, "trans-000")
+    step.result.update({"status": "started", "nodeId": step.plan.initial_node_id})
+
+
+def utterance_started(step: Step, utterance_id: str) -> PendingUtterance | None:
+    """The bot started speaking: ``examiner_utterance_started`` (source ``bot``)."""
+    pending = step.outbox.pending.get(utterance_id)
+    if pending is None or pending.started or not _may_report(step, pending):
+        step.result.update({"status": "ignored"})
+        return None
+    step.emit(
+        p.ExaminerUtteranceStarted(
+            utteranceId=utterance_id, nodeId=pending.node_id, purpose=pending.purpose
+        ),
+        source=EventSource.BOT,
+    )
+    started = PendingUtterance(pending.node_id, pending.text, pending.purpose, started=True)
+    step.outbox.pending[utterance_id] = started
+    step.result.update({"status": "speaking"})
+    return started
+
+
+def utterance_finished(step: Step, report: UtteranceFinished) -> None:
+    """The bot finished speaking: ``examiner_utterance_final`` with the validated text."""
+    if report.duration_ms < 0:
+        raise InvalidInputError("an utterance cannot last a negative time")
+    pending = step.outbox.pending.get(report.utterance_id)
+    if pending is None or not _may_report(step, pending):
+        step.result.update({"status": "ignored"})
+        return
+    if not pending.started:
+        started = utterance_started(step, report.utterance_id)
+        if started is None:
+            return
+        pending = started
+    del step.outbox.pending[report.utterance_id]
+    step.emit(
+        p.ExaminerUtteranceFinal(
+            utteranceId=report.utterance_id,
+            nodeId=pending.node_id,
+            text=pending.text,
+            purpose=pending.purpose,
+            durationMs=report.duration_ms,
+        ),
+        source=EventSource.BOT,
+    )
+    step.result.update({"status": "spoken"})
+
+
+def _may_report(step: Step, pending: PendingUtterance) -> bool:
+    """After ``exam_completed`` only the end node's closing is still reported."""
+    state = step.state
+    return not state.completed or pending.node_id == state.current_node_id
+
+
+def proctor_action(step: Step, action: ProctorAction) -> None:
+    """Pause, resume, extend time, terminate."""
+    state = step.state
+    if state.completed:
+        step.result.update({"status": "ignored", "reason": "the exam is over"})
+        return
+    if action.action == "terminate":
+        stop_exam(
+            step,
+            end_type=EndType.TERMINATED,
+            reason="proctor_ended",
+            to_state=ExamState.ABORTED,
+            description=f"terminated by the proctor{f': {action.reason}' if action.reason else ''}",
+        )
+    elif action.action == "pause":
+        if state.exam_state is ExamState.IN_PROGRESS:
+            pause(step, "proctor_pause", texts.PAUSED_BY_PROCTOR)
+            step.result.update({"status": "paused"})
+        else:
+            step.result.update({"status": "ignored", "reason": f"the exam is {state.exam_state}"})
+    elif action.action == "resume":
+        if state.exam_state is ExamState.PAUSED:
+            resume(step, "proctor_resume")
+            step.result.update({"status": "resumed"})
+        else:
+            step.result.update({"status": "ignored", "reason": f"the exam is {state.exam_state}"})
+    else:
+        _extend(step, action)
+
+
+def _extend(step: Step, action: ProctorAction) -> None:
+    seconds = action.seconds
+    if seconds is None or seconds <= 0:
+        raise InvalidInputError("extend_time needs a positive number of seconds")
+    extra = round(seconds * 1000)
+    state = step.state
+    if action.scope == "exam":
+        clock, total = state.exam_clock, step.plan.total_budget_ms
+        if clock is None or total is None:
+            step.result.update({"status": "ignored", "reason": "no running exam time budget"})
+            return
+        remaining = max(0, total + clock.extension_ms - clock.elapsed(step.now)) + extra
+        step.emit(
+            p.TimeWarning(
+                scope="exam",
+                remainingSec=round(remaining / 1000, 3),
+                remainingMs=remaining,
+                nodeId=state.current_node_id,
+            )
+        )
+    else:
+        node = state.node
+        budget = step.plan.node(node.node_id).budget_ms if node is not None else None
+        if node is None or budget is None:
+            step.result.update({"status": "ignored", "reason": "no node time budget"})
+            return
+        remaining = max(0, budget + node.clock.extension_ms - node.clock.elapsed(step.now)) + extra
+        step.emit(
+            p.TimeWarning(
+                scope="node",
+                remainingSec=round(remaining / 1000, 3),
+                remainingMs=remaining,
+                nodeId=node.node_id,
+            )
+        )
+    step.result.update({"status": "extended", "remainingMs": remaining})
+
+
+def fault(step: Step, report: Fault) -> None:
+    """A transient fault pauses the exam under a ``network_issue`` recovery (escalating to the
+    technical-failure end); a fatal one ends the exam there at once."""
+    state = step.state
+    if state.completed:
+        step.result.update({"status": "ignored", "reason": "the exam is over"})
+        return
+    component = report.component.lower()
+    step.emit(
+        p.SystemErrorPayload(
+            code=f"{component}_{'failure' if report.severity == 'fatal' else 'fault'}"[:200],
+            message=(report.detail or f"{component} {report.severity} fault")[:2000],
+            component="bot" if component in BOT_COMPONENTS else "other",
+            severity="fatal" if report.severity == "fatal" else "error",
+            userMessage=(
+                "A technical problem ended the examination."
+                if report.severity == "fatal"
+                else "We are having a technical problem. Please wait."
+            ),
+            details={"component": component, "nodeId": state.current_node_id},
+        )
+    )
+    if report.severity == "fatal":
+        stop_exam(
+            step,
+            end_type=EndType.TECHNICAL_FAILURE,
+            reason="system_error",
+            to_state=ExamState.ABORTED,
+            description=f"fatal {component} failure",
+        )
+        return
+    if state.node is None or state.exam_state is not ExamState.IN_PROGRESS:
+        return
+    outcome = recovery.attempt(step, RecoveryScenario.NETWORK_ISSUE, f"{component} fault")
+    if isinstance(outcome, recovery.Attempt):
+        recovery.pause_exam(step, TECHNICAL_PAUSE_REASON, texts.TECHNICAL_PAUSE)
+
+
+def fault_cleared(step: Step, report: FaultCleared) -> None:
+    """The fault is over: resume an exam paused for it."""
+    state = step.state
+    if state.exam_state is ExamState.PAUSED and state.pause_reason == TECHNICAL_PAUSE_REASON:
+        resume(step, "technical_recovered")
+        step.result.update({"status": "resumed"})
+    else:
+        step.result.update({"status": "ignored"})

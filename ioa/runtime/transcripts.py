@@ -1,0 +1,155 @@
+"""Final transcript segments (chapter 07 §7: the runtime's transcript webhook).
+
+Each segment of the current node becomes a ``transcript_final`` (source ``bot``), then:
+
+* a hesitation is detected from the timing (``hesitation_detected``): a candidate turn that
+  starts at least :data:`AFTER_QUESTION_MS` after the examiner finished (``after_question``),
+  or at least :data:`MID_RESPONSE_MS` after the candidate's previous segment with no examiner
+  speech in between (``mid_response``);
+* open recoveries the candidate's speech ends are resolved (silence; a network issue or low
+  STT confidence once a segment is clear again, confidence >= :data:`CLEAR_CONFIDENCE`);
+* the safety-net classifier looks for a prompt-injection attempt (recorded, the LLM is warned,
+  the turn is distrusted) and, while the exam is paused, for the candidate saying they are
+  ready to resume.
+
+Segments before the exam starts (scaffolding) or after it ends are not recorded.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ioa.errors import InvalidInputError
+from ioa.events import EventSource, ExamState
+from ioa.events import payloads as p
+from ioa.output_filters.text import words
+from ioa.runtime import recovery, texts
+from ioa.runtime.classifier import detect_command, detect_injection
+from ioa.runtime.command_handlers import dispatch
+from ioa.runtime.effects import InjectContext
+from ioa.runtime.inputs import TranscriptSegment
+from ioa.runtime.step import Step, guardrail_payload
+from ioa.schema import CandidateCommandType, RecoveryScenario
+
+AFTER_QUESTION_MS: Final = 5000
+MID_RESPONSE_MS: Final = 3000
+CLEAR_CONFIDENCE: Final = 0.6
+"""POL-R005: below this STT confidence a turn calls for the stt_low_confidence handler."""
+MS_PER_WORD: Final = 400
+"""Speaking-time estimate (150 words a minute) when a segment has no start time."""
+
+
+def _previous_candidate_end(step: Step) -> int | None:
+    opened = step.state.opened_ms or 0
+    for turn_id in reversed(step.state.turn_order):
+        turn = step.state.turns[turn_id]
+        if turn.speaker == "candidate":
+            return opened + turn.end_ms
+    return None
+
+
+def handle_transcript(step: Step, segment: TranscriptSegment) -> None:
+    """Record one final segment and react to it (module docstring)."""
+    state = step.state
+    if not 0.0 <= segment.confidence <= 1.0:
+        raise InvalidInputError(f"STT confidence {segment.confidence!r} is not in [0, 1]")
+    if segment.speaker not in ("candidate", "examiner"):
+        raise InvalidInputError(f"unknown speaker {segment.speaker!r}")
+    node = state.node
+    text = segment.text.strip()
+    if state.completed or node is None or not text:
+        step.result.update({"status": "ignored"})
+        return
+    opened = state.opened_ms if state.opened_ms is not None else step.now
+    previous_end = _previous_candidate_end(step)
+    examiner_end = state.examiner_ended_ms
+    boundary = max(
+        node.entered_ms,
+        examiner_end if examiner_end is not None else 0,
+        previous_end if previous_end is not None else 0,
+    )
+    end_abs = opened + segment.end_ms if segment.end_ms is not None else step.now
+    if segment.start_ms is not None:
+        start_abs = opened + segment.start_ms
+    else:
+        start_abs = max(boundary, end_abs - MS_PER_WORD * max(1, len(words(text))))
+    start_abs = min(max(start_abs, opened), end_abs)
+    turn_id = f"turn-{len(state.turn_order) + 1:03d}"
+    step.emit(
+        p.TranscriptFinal(
+            turnId=turn_id,
+            speaker=segment.speaker,
+            text=text,
+            startTimeMs=max(0, start_abs - opened),
+            endTimeMs=max(0, end_abs - opened),
+            nodeId=node.node_id,
+            confidence=segment.confidence,
+            language=segment.language,
+        ),
+        source=EventSource.BOT,
+    )
+    step.result.update({"status": "recorded", "turnId": turn_id})
+    if segment.speaker != "candidate":
+        return
+    _hesitation(step, turn_id, start_abs, examiner_end, previous_end)
+    recovery.resolve(step, RecoveryScenario.SILENCE)
+    if segment.confidence >= CLEAR_CONFIDENCE:
+        recovery.resolve(step, RecoveryScenario.NETWORK_ISSUE)
+        recovery.resolve(step, RecoveryScenario.STT_LOW_CONFIDENCE, "re_prompted")
+    phrase = detect_injection(text)
+    if phrase is not None:
+        step.emit(
+            guardrail_payload(
+                guardrail_id=f"prompt-injection:{turn_id}",
+                guardrail_type="blocked_action",
+                severity="warning",
+                description=(
+                    f"prompt-injection attempt in candidate turn {turn_id} (matched '{phrase}'): "
+                    "the turn gives no evidence, no completion and no command"
+                ),
+                action="event_only",
+                node_id=node.node_id,
+            )
+        )
+        step.effect(InjectContext(texts.INJECTION_WARNING))
+        return
+    if state.exam_state is ExamState.PAUSED and detect_command(text) is CandidateCommandType.RESUME:
+        dispatch(
+            step,
+            command_id=f"classifier-{turn_id}-resume",
+            command=CandidateCommandType.RESUME,
+            spelled="resume",
+            origin="classifier",
+            turn_id=turn_id,
+        )
+
+
+def _hesitation(
+    step: Step, turn_id: str, start_abs: int, examiner_end: int | None, previous_end: int | None
+) -> None:
+    node = step.state.node
+    if node is None:
+        return
+    after_examiner = examiner_end is not None and (
+        previous_end is None or examiner_end >= previous_end
+    )
+    if after_examiner and examiner_end is not None:
+        gap = start_abs - examiner_end
+        context = "after_question"
+        threshold = AFTER_QUESTION_MS
+    elif previous_end is not None:
+        gap = start_abs - previous_end
+        context = "mid_response"
+        threshold = MID_RESPONSE_MS
+    else:
+        return
+    if gap >= threshold:
+        step.emit(
+            p.HesitationDetected(
+                nodeId=node.node_id,
+                turnId=turn_id,
+                durationMs=gap,
+                context="after_question" if context == "after_question" else "mid_response",
+                followedByResponse=True,
+            )
+        )
