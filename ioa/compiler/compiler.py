@@ -11,10 +11,13 @@ error, never silently dropped.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, cast
+import hashlib
+import json
+import marshal
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final, NamedTuple, TypeGuard, cast
 
-from ioa.canonical import checksum
+from ioa.canonical import CHECKSUM_ALGORITHM, checksum
 from ioa.compiler.errors import COMPILE_RULES, CompileError, CompileFinding, CompileSeverity
 from ioa.compiler.output_filters import output_validation_config
 from ioa.compiler.report_observation import (
@@ -78,6 +81,7 @@ NATURAL_COMPLETION_CONDITIONS: Final = frozenset(
     {ConditionType.ALWAYS, ConditionType.EVIDENCE_SATISFIED, EVIDENCE_SUFFICIENT_ALIAS}
 )
 """When the runtime checks each condition type (spec-notes §2)."""
+KNOWN_CONDITIONS: Final = EVERY_TURN_CONDITIONS | NATURAL_COMPLETION_CONDITIONS
 
 PACKAGE_FIELDS: Final = frozenset(
     {
@@ -116,6 +120,35 @@ field outside these sets is a compile error (ADP-015): the schema grew and the a
 
 PackageInput = AssessmentPackage | Mapping[str, Any]
 
+_CANONICAL_ENCODER: Final = json.JSONEncoder(
+    sort_keys=True,
+    separators=(",", ":"),
+    ensure_ascii=False,
+    allow_nan=False,
+    check_circular=False,
+)
+"""The canonical JSON text of ``ioa.canonical`` (same options) without the cycle check, for
+documents known to be plain, acyclic JSON (see :meth:`_Compilation.checksum`)."""
+
+
+def json_copy[T](value: T) -> T:
+    """A deep copy of ``value``, fast for plain JSON data.
+
+    ``marshal`` copies trees of exact ``dict``/``list``/``str``/``int``/``float``/``bool``/``None``
+    at C speed (same values, same key order); anything it cannot copy (subclasses, other
+    objects, very deep nesting) goes through :func:`copy.deepcopy`.
+    """
+    try:
+        # Safe: the bytes were produced by marshal.dumps just now, in this process.
+        return cast(T, marshal.loads(marshal.dumps(cast(Any, value))))  # noqa: S302
+    except ValueError:
+        return copy.deepcopy(value)
+
+
+def _keep[T](value: T) -> T:
+    """The identity: used instead of a copy when the compilation owns its document."""
+    return value
+
 
 def package_document(package: PackageInput) -> dict[str, Any]:
     """The normalised package the compiler works on, as a JSON dict.
@@ -128,8 +161,27 @@ def package_document(package: PackageInput) -> dict[str, Any]:
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
+def _is_mapping(value: object) -> TypeGuard[Mapping[str, Any]]:
+    """``isinstance(value, Mapping)``, with a fast path for the usual dict."""
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def _ids(items: Iterable[Mapping[str, Any]], key: str) -> list[str]:
-    return [str(item[key]) for item in items if isinstance(item, Mapping) and key in item]
+    return [str(item[key]) for item in items if _is_mapping(item) and key in item]
+
+
+class _Ids:
+    """A list of ids with set-speed membership (``in`` means what it means for the list)."""
+
+    def __init__(self, ids: list[str]) -> None:
+        self.ids = ids
+        self.set = frozenset(ids)
+
+    def __contains__(self, item: object) -> bool:
+        try:
+            return item in self.set
+        except TypeError:  # unhashable: compare with each id, as the list would
+            return item in self.ids
 
 
 def _unique(values: Iterable[str]) -> list[str]:
@@ -142,14 +194,14 @@ def _unique(values: Iterable[str]) -> list[str]:
 def _time_budget_sec(node: Mapping[str, Any]) -> int | float | None:
     """``timeBudget.maxDurationSec`` verbatim (the loader already converted ``timeBudgetMs``)."""
     budget = node.get("timeBudget")
-    if isinstance(budget, Mapping) and isinstance(budget.get("maxDurationSec"), int | float):
+    if _is_mapping(budget) and isinstance(budget.get("maxDurationSec"), int | float):
         return cast(int | float, budget["maxDurationSec"])
     return None
 
 
 def _max_follow_ups(node: Mapping[str, Any]) -> int:
     policy = node.get("followUpPolicy")
-    if isinstance(policy, Mapping) and policy.get("maxFollowUps") is not None:
+    if _is_mapping(policy) and policy.get("maxFollowUps") is not None:
         return int(policy["maxFollowUps"])
     return 0  # no follow-up policy: the opening question only (POL-F002)
 
@@ -157,19 +209,29 @@ def _max_follow_ups(node: Mapping[str, Any]) -> int:
 class _Compilation:
     """One compile run: collects findings, then builds the flow if there are no errors."""
 
-    def __init__(self, document: Mapping[str, Any]) -> None:
+    def __init__(self, document: Mapping[str, Any], *, owned: bool = False) -> None:
         self.document = document
+        self.owned = owned
+        self.copy: Callable[[Any], Any] = _keep if owned else json_copy
+        """How a part of the document is put into the flow. Every part appears once in the flow
+        (a part needed twice is copied with :func:`json_copy` the second time), so the flow never
+        shares objects with itself; it shares them with the document only if ``owned`` (the
+        document was made for this compilation, see :func:`package_document`)."""
         self.findings: list[CompileFinding] = []
         self.labels = usable_node_labels(document)
         self.nodes: list[Mapping[str, Any]] = list(document.get("nodes") or [])
         self.node_ids = _ids(self.nodes, "nodeId")
         self.pools: list[Mapping[str, Any]] = list(document.get("questionPools") or [])
         self.pool_ids = _ids(self.pools, "poolId")
+        self.node_id_set = _Ids(self.node_ids)
+        self.pool_id_set = _Ids(self.pool_ids)
         policies = document.get("globalPolicies") or {}
         self.global_forbidden = [str(a) for a in policies.get("forbiddenActions") or []]
-        self.default_commands: JSONObject = copy.deepcopy(
+        self.default_commands: JSONObject = json_copy(
             policies.get("defaultCandidateCommands") or {"allowed": [], "forbidden": []}
         )
+        self.pool_index: dict[str, list[Mapping[str, Any]]] | None = None
+        """Node id -> the pools naming it (set by :meth:`build`; None: scan the pools)."""
 
     def report(
         self, rule_id: str, message: str, path: JsonPath, node_id: str | None = None
@@ -207,13 +269,13 @@ class _Compilation:
                 )
             seen.add(node_id)
         initial = self.document.get("initialNodeId")
-        if initial not in self.node_ids:
+        if initial not in self.node_id_set:
             self.report(
                 "ADP-C002", f"initialNodeId '{initial}' does not name a node", ("initialNodeId",)
             )
         for p_index, pool in enumerate(self.pools):
             for m_index, member in enumerate(pool.get("nodeIds") or []):
-                if member not in self.node_ids:
+                if member not in self.node_id_set:
                     self.report(
                         "ADP-C002",
                         f"question pool '{pool.get('poolId')}' names a missing node '{member}'",
@@ -270,7 +332,7 @@ class _Compilation:
         self, node_id: str, where: JsonPath, targets: set[str], transition: Mapping[str, Any]
     ) -> None:
         target = transition.get("targetNodeId")
-        if target not in self.node_ids and target not in self.pool_ids:
+        if target not in self.node_id_set and target not in self.pool_id_set:
             self.report(
                 "ADP-C002",
                 f"transition targets '{target}', which is neither a node nor a question pool",
@@ -279,7 +341,7 @@ class _Compilation:
             )
         condition = transition.get("condition") or {}
         kind = condition.get("type")
-        if kind not in EVERY_TURN_CONDITIONS | NATURAL_COMPLETION_CONDITIONS:
+        if kind not in KNOWN_CONDITIONS:
             self.report(
                 "ADP-015",
                 f"condition type '{kind}' has no runtime mapping",
@@ -370,7 +432,8 @@ class _Compilation:
         time_budget: int | float | None,
     ) -> NodeMetadata:
         node_id = str(node["nodeId"])
-        targets = [copy.deepcopy(dict(t)) for t in node.get("evidenceTargets") or []]
+        own = self.copy
+        targets = [own(_as_dict(t)) for t in node.get("evidenceTargets") or []]
         metadata: NodeMetadata = {
             "irNodeId": node_id,
             "kind": str(node.get("kind", "")),
@@ -380,14 +443,13 @@ class _Compilation:
             "forbiddenActions": [str(a) for a in node.get("forbiddenActions") or []],
             "allowedActions": [str(a) for a in node.get("allowedActions") or []],
             "effectiveForbiddenActions": list(forbidden),
-            "effectiveCandidateCommands": copy.deepcopy(
+            # A second copy: candidateCommands is also kept verbatim below.
+            "effectiveCandidateCommands": json_copy(
                 node.get("candidateCommands") or self.default_commands
             ),
-            "recoveryHandlers": copy.deepcopy(list(node.get("recoveryHandlers") or [])),
-            "transitions": copy.deepcopy(list(node.get("transitions") or [])),
-            "questionPoolIds": [
-                str(pool["poolId"]) for pool in self.pools if node_id in (pool.get("nodeIds") or [])
-            ],
+            "recoveryHandlers": own(_as_list(node.get("recoveryHandlers") or [])),
+            "transitions": own(_as_list(node.get("transitions") or [])),
+            "questionPoolIds": [str(pool["poolId"]) for pool in self.pools_of(node_id)],
             "outputFilterContext": {
                 "rubricLeakTexts": _rubric_leak_texts(targets),
                 "scenarioDomain": _scenario_domain(node),
@@ -398,22 +460,30 @@ class _Compilation:
         verbatim = cast(dict[str, Any], metadata)
         for key in VERBATIM_NODE_FIELDS:
             if key in node:
-                verbatim[key] = copy.deepcopy(node[key])
+                verbatim[key] = own(node[key])
         return metadata
+
+    def pools_of(self, node_id: str) -> list[Mapping[str, Any]]:
+        """The pools whose ``nodeIds`` contain ``node_id``, in package order."""
+        if self.pool_index is None:
+            return [pool for pool in self.pools if node_id in (pool.get("nodeIds") or [])]
+        return self.pool_index.get(node_id, [])
 
     def edges(self) -> list[CompiledEdge]:
         edges: list[CompiledEdge] = []
+        pool_ids = self.pool_id_set.set  # targets are strings here
         for node in self.nodes:
             node_id = str(node["nodeId"])
             for index, transition in enumerate(node.get("transitions") or []):
-                condition = copy.deepcopy(dict(transition.get("condition") or {}))
+                # A copy: the transition itself is kept in the node's metadata.
+                condition = json_copy(_as_dict(transition.get("condition") or {}))
                 target = str(transition["targetNodeId"])
                 edges.append(
                     {
                         "id": str(transition.get("id") or f"{node_id}#{index}"),
                         "source": node_id,
                         "target": target,
-                        "targetKind": "pool" if target in self.pool_ids else "node",
+                        "targetKind": "pool" if target in pool_ids else "node",
                         "order": index,
                         "condition": condition,
                         "checkedOn": (
@@ -428,28 +498,47 @@ class _Compilation:
 
     def runtime(self) -> RuntimeSpec:
         metadata = self.document.get("metadata") or {}
+        own = self.copy
         runtime: RuntimeSpec = {
-            "packageMetadata": copy.deepcopy(dict(metadata)),
-            "questionPools": [copy.deepcopy(dict(pool)) for pool in self.pools],
+            "packageMetadata": own(_as_dict(metadata)),
+            "questionPools": [own(_as_dict(pool)) for pool in self.pools],
             "commandAliases": dict(COMMAND_ALIASES),
             "alwaysAllowedCommands": list(ALWAYS_ALLOWED_COMMANDS),
         }
         if "persona" in self.document:
-            runtime["persona"] = copy.deepcopy(self.document["persona"])
+            runtime["persona"] = own(self.document["persona"])
         if "globalPolicies" in self.document:
-            runtime["globalPolicies"] = copy.deepcopy(self.document["globalPolicies"])
+            runtime["globalPolicies"] = own(self.document["globalPolicies"])
         if isinstance(metadata.get("totalTimeBudgetSec"), int | float):
             runtime["totalTimeBudgetSec"] = metadata["totalTimeBudgetSec"]
         return runtime
 
+    def checksum(self) -> str:
+        """``ioa.canonical.checksum`` of the document.
+
+        An owned document is a ``model_dump(mode="json")`` (:func:`package_document`): plain,
+        acyclic JSON by construction, so the checks ``ioa.canonical`` makes (cycles; serialise,
+        parse back, compare) are skipped; if serialising fails, ``checksum`` runs and raises as
+        it would have.
+        """
+        if self.owned:
+            try:
+                text = _CANONICAL_ENCODER.encode(self.document).encode("utf-8")
+            except (TypeError, ValueError, RecursionError):
+                pass
+            else:
+                return f"{CHECKSUM_ALGORITHM}:{hashlib.sha256(text).hexdigest()}"
+        return checksum(self.document)
+
     def build(self) -> CompiledFlow:
+        self.pool_index = _index_pools(self.pools)
         role_message = self.role_message()
         metadata = self.document.get("metadata") or {}
         return {
             "adapterVersion": ADAPTER_VERSION,
             "irVersion": str(self.document.get("irVersion", "")),
             "packageId": str(metadata.get("packageId", "")),
-            "packageChecksum": checksum(self.document),
+            "packageChecksum": self.checksum(),
             "initialNode": str(self.document["initialNodeId"]),
             "functions": {REPORT_OBSERVATION: report_observation_schema()},
             "nodes": [self.compile_node(node, role_message) for node in self.nodes],
@@ -482,6 +571,29 @@ VERBATIM_NODE_FIELDS: Final[tuple[str, ...]] = (
 """Node fields copied as they are into ``metadata`` (besides the ones with their own key)."""
 
 
+def _index_pools(pools: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]] | None:
+    """Node id -> the pools whose ``nodeIds`` list names it (each pool once, in package order);
+    None if a ``nodeIds`` is not a list (then membership is tested pool by pool)."""
+    index: dict[str, list[Mapping[str, Any]]] = {}
+    for pool in pools:
+        members = pool.get("nodeIds") or []
+        if type(members) is not list:
+            return None
+        for member in dict.fromkeys(m for m in members if isinstance(m, str)):
+            index.setdefault(member, []).append(pool)
+    return index
+
+
+def _as_dict(value: Mapping[str, Any]) -> dict[str, Any]:
+    """``value`` if it is a dict, else a dict of its items (what ``dict(value)`` gives)."""
+    return value if type(value) is dict else dict(value)
+
+
+def _as_list(value: Iterable[Any]) -> list[Any]:
+    """``value`` if it is a list, else a list of its items (what ``list(value)`` gives)."""
+    return value if type(value) is list else list(value)
+
+
 def context_strategy(node: Mapping[str, Any]) -> ContextStrategySpec:
     """The node's ``contextPolicy.strategy``; default ``reset``, ``reset_with_summary`` for the
     wrap-up (spec-notes §1, beats chapter)."""
@@ -502,7 +614,7 @@ def _rubric_leak_texts(targets: Sequence[Mapping[str, Any]]) -> list[str]:
             texts.append(str(target["description"]))
         levels = (target.get("rubricDescriptor") or {}).get("levels") or {}
         for level in levels.values():
-            if isinstance(level, Mapping):
+            if _is_mapping(level):
                 texts.extend(str(level[key]) for key in ("label", "description") if level.get(key))
     return _unique(texts)
 
@@ -513,25 +625,56 @@ def _scenario_domain(node: Mapping[str, Any]) -> str:
     return "\n".join(str(part) for part in parts if part)
 
 
-def compile_normalised(
-    document: Mapping[str, Any],
+def _compile(
+    document: Mapping[str, Any], *, owned: bool
 ) -> tuple[CompiledFlow | None, list[CompileFinding]]:
-    """Compile an already normalised package dict (see :func:`package_document`).
-
-    Returns the flow (``None`` on any error) and every finding (errors and warnings).
-    """
-    compilation = _Compilation(document)
+    compilation = _Compilation(document, owned=owned)
     compilation.check()
     if any(finding.severity == "error" for finding in compilation.findings):
         return None, compilation.findings
     return compilation.build(), compilation.findings
 
 
+def compile_normalised(
+    document: Mapping[str, Any],
+) -> tuple[CompiledFlow | None, list[CompileFinding]]:
+    """Compile an already normalised package dict (see :func:`package_document`).
+
+    Returns the flow (``None`` on any error) and every finding (errors and warnings). The flow
+    shares no object with ``document``.
+    """
+    return _compile(document, owned=False)
+
+
 def compile_with_findings(
     package: PackageInput,
 ) -> tuple[CompiledFlow | None, list[CompileFinding]]:
     """Compile, returning the flow (``None`` on any error) and every finding (errors, warnings)."""
-    return compile_normalised(package_document(package))
+    return _compile(package_document(package), owned=True)
+
+
+class ValidationCompile(NamedTuple):
+    """What :func:`compile_for_validation` returns."""
+
+    flow: CompiledFlow
+    document: dict[str, Any]
+    """The normalised package the flow was compiled from (:func:`package_document`). The flow
+    holds parts of it: neither may be modified."""
+    findings: tuple[CompileFinding, ...]
+    """Every finding of the compile (warnings only: an error raises)."""
+
+
+def compile_for_validation(package: PackageInput) -> ValidationCompile:
+    """:func:`compile_package`, also returning the document the flow was compiled from and the
+    compile findings, so the validation pipeline (step 9) compiles and dumps the package once.
+
+    Raises :class:`CompileError` exactly when :func:`compile_package` does.
+    """
+    document = package_document(package)
+    flow, findings = _compile(document, owned=True)
+    if flow is None:
+        raise CompileError(findings)
+    return ValidationCompile(flow, document, tuple(findings))
 
 
 def compile_package(package: PackageInput) -> CompiledFlow:

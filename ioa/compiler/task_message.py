@@ -94,8 +94,33 @@ def describe_action(action: str) -> str:
     return f"- {action}: {gloss}"
 
 
+_DESCRIBED: dict[str, str] = {}
+"""Cache of :func:`describe_action` for plain strings (action ids repeat across nodes)."""
+
+
+def _describe(action: str) -> str:
+    if type(action) is not str:
+        return describe_action(action)
+    line = _DESCRIBED.get(action)
+    if line is None:
+        line = describe_action(action)
+        if len(_DESCRIBED) < 4096:
+            _DESCRIBED[action] = line
+    return line
+
+
 def _block(header: str, lines: Sequence[str]) -> str:
     return "\n".join([header, *lines])
+
+
+_CLOSING_BLOCKS: Final = "\n\n".join(
+    [
+        _block(REPORTING_HEADER, [REPORTING_INSTRUCTION]),
+        _block(CONSISTENCY_HEADER, [CONSISTENCY_DIRECTIVE]),
+        _block(ANXIETY_HEADER, [ANXIETY_DIRECTIVE]),
+    ]
+)
+"""The last three blocks of every non-end node's message (the same for all nodes)."""
 
 
 def _evidence_lines(targets: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -151,9 +176,7 @@ def build_task_message(inputs: TaskMessageInputs) -> str:
                 )
             )
         if inputs.forbidden_actions:
-            parts.append(
-                _block(DO_NOT_HEADER, [describe_action(a) for a in inputs.forbidden_actions])
-            )
+            parts.append(_block(DO_NOT_HEADER, [_describe(a) for a in inputs.forbidden_actions]))
         return "\n\n".join(parts)
 
     if node.get("scenario"):
@@ -178,12 +201,10 @@ def build_task_message(inputs: TaskMessageInputs) -> str:
         )
     )
     if inputs.forbidden_actions:
-        parts.append(_block(DO_NOT_HEADER, [describe_action(a) for a in inputs.forbidden_actions]))
-    allowed = [describe_action(a) for a in node.get("allowedActions") or []]
+        parts.append(_block(DO_NOT_HEADER, [_describe(a) for a in inputs.forbidden_actions]))
+    allowed = [_describe(a) for a in node.get("allowedActions") or []]
     parts.append(_block(YOU_MAY_HEADER, allowed or [NO_ALLOWED_ACTIONS_LINE]))
-    parts.append(_block(REPORTING_HEADER, [REPORTING_INSTRUCTION]))
-    parts.append(_block(CONSISTENCY_HEADER, [CONSISTENCY_DIRECTIVE]))
-    parts.append(_block(ANXIETY_HEADER, [ANXIETY_DIRECTIVE]))
+    parts.append(_CLOSING_BLOCKS)  # reporting, consistency, anxiety
     return "\n\n".join(parts)
 
 
@@ -193,12 +214,17 @@ def find_block(content: str, header: str) -> list[str] | None:
     The last one, because the template's own blocks follow any package text that might contain
     the same words. Returns ``None`` when the message has no such block. Used by the rules.
     """
-    lines = content.split("\n")
+    return find_block_in_lines(content.split("\n"), header)
+
+
+def find_block_in_lines(lines: Sequence[str], header: str) -> list[str] | None:
+    """:func:`find_block` on the message already split into lines (``content.split("\\n")``)."""
     for index in range(len(lines) - 1, -1, -1):
-        if lines[index].strip() == header:
+        line = lines[index]
+        if header in line and line.strip() == header:
             block: list[str] = []
             for following in lines[index + 1 :]:
-                if not following.strip():
+                if not following or following.isspace():  # a blank line ends the block
                     break
                 block.append(following)
             return block

@@ -25,8 +25,11 @@ Writing rules (for other modules, e.g. ``ioa.validation.rules.adapter``)
 ``@rule(rule_id, phase=Phase.X, severity=Severity.Y, summary="...")`` registers a function
 ``(inp: RuleInput) -> Iterable[Issue]``. ``inp.doc`` is a tolerant view of the raw document
 (:class:`PackageDocument`), ``inp.package`` the loaded model (None if the schema failed) and, for
-``Phase.ADAPTER`` rules, ``inp.compiled`` the output of ``ioa.compiler.compile_package``.
-Adapter rules run only when steps 1-8 found no error, so ``inp.package`` is set for them.
+``Phase.ADAPTER`` rules, ``inp.compiled`` the output of ``ioa.compiler.compile_package``, with
+``inp.compiled_from`` (the normalised document it was compiled from) and ``inp.compile_findings``
+when the compiler hands them over. ``inp.memo(key, compute)`` shares a derived value between the
+rules of one validation. Adapter rules run only when steps 1-8 found no error, so
+``inp.package`` is set for them.
 ``Issue(path, message, node_id)`` paths are tuples of keys and indexes (``("nodes", 3,
 "followUpPolicy")``; ``("$compiled", ...)`` points into the compiled flow).
 """

@@ -2,8 +2,12 @@
 
 The compiler (``ioa.compiler.compile_package``) and the adapter rules
 (``ioa.validation.rules.adapter``) are written separately and may be absent from an
-installation; this module finds them at run time. The step runs only when steps 1-8 found no
-error. What happens otherwise:
+installation; this module finds them at run time. When the compiler also offers
+``compile_for_validation`` (same compile, also returning the normalised document and the compile
+findings), the step uses it, so the package is dumped and compiled once per validation and the
+adapter rules get the document (``RuleInput.compiled_from``) and the compile warnings
+(``RuleInput.compile_findings``) from that single compile. The step runs only when steps 1-8
+found no error. What happens otherwise:
 
 * earlier errors, or no compiler installed: a VAL-001 info finding says the step was skipped
   and why (the ADP-* rules were not evaluated);
@@ -18,9 +22,9 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Final
+from typing import Any, Final, cast
 
 from ioa.schema.package import AssessmentPackage
 from ioa.validation.execution import FindingCollector, run_phase
@@ -29,6 +33,7 @@ from ioa.validation.registry import REGISTRY, RuleInput, RuleSpec
 
 COMPILER_MODULE: Final = "ioa.compiler"
 COMPILER_FUNCTION: Final = "compile_package"
+VALIDATION_COMPILER_FUNCTION: Final = "compile_for_validation"
 ADAPTER_RULES_MODULE: Final = "ioa.validation.rules.adapter"
 
 SKIPPED_RULE: Final = "VAL-001"
@@ -74,6 +79,68 @@ def find_compiler() -> tuple[Compiler | None, ModuleLookup]:
     if not callable(compiler):
         return None, ModuleLookup(None, f"{COMPILER_MODULE} has no {COMPILER_FUNCTION}()")
     return compiler, lookup
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """The output of the compile step."""
+
+    flow: object
+    document: Mapping[str, Any] | None = None
+    """The normalised package the flow was compiled from, if the compiler handed it over."""
+    findings: tuple[tuple[str, Issue], ...] | None = None
+    """The compile findings (rule id, issue), if the compiler handed them over."""
+
+
+def validation_compiler(compiler: Compiler, lookup: ModuleLookup) -> Callable[..., object] | None:
+    """The compiler module's ``compile_for_validation``, if it has one that goes with
+    ``compiler`` (defined next to that very ``compile_package``: a replaced compile_package is
+    called as it is)."""
+    full: object = getattr(lookup.module, VALIDATION_COMPILER_FUNCTION, None)
+    if not callable(full):
+        return None
+    home = sys.modules.get(str(getattr(full, "__module__", "")))
+    if getattr(home, COMPILER_FUNCTION, None) is not compiler:
+        return None
+    return full
+
+
+def run_compiler(compiler: Compiler, lookup: ModuleLookup, package: AssessmentPackage) -> Compiled:
+    """Compile ``package`` once: with ``compile_for_validation`` (returning ``(flow, document,
+    findings)``) when the compiler module offers it, else with ``compiler``. Raises what the
+    compiler raises."""
+    full = validation_compiler(compiler, lookup)
+    if full is None:
+        return Compiled(compiler(package))
+    flow, document, findings = cast(tuple[object, object, object], full(package))
+    return Compiled(
+        flow,
+        document if isinstance(document, Mapping) else None,
+        compile_issues(findings),
+    )
+
+
+def compile_issues(findings: object) -> tuple[tuple[str, Issue], ...] | None:
+    """Compile findings (objects with ``rule_id``, ``path``, ``message``, ``node_id``) as
+    ``(rule id, Issue)`` pairs; None if any is not usable."""
+    if not isinstance(findings, Sequence):
+        return None
+    issues: list[tuple[str, Issue]] = []
+    for finding in findings:
+        rule_id = getattr(finding, "rule_id", None)
+        path = getattr(finding, "path", None)
+        message = getattr(finding, "message", None)
+        node_id = getattr(finding, "node_id", None)
+        if (
+            not isinstance(rule_id, str)
+            or not isinstance(path, tuple)
+            or not all(isinstance(segment, str | int) for segment in path)
+            or not isinstance(message, str)
+            or not (node_id is None or isinstance(node_id, str))
+        ):
+            return None
+        issues.append((rule_id, Issue(path, message, node_id)))
+    return tuple(issues)
 
 
 def adapter_rules_lookup() -> ModuleLookup:
@@ -152,7 +219,7 @@ def run_adapter_step(
             )
         return None
     try:
-        compiled = compiler(package)
+        result = run_compiler(compiler, lookup, package)
     except Exception as error:  # reported as findings or VAL-003, never propagated
         if not report_compile_findings(error, collector):
             collector.add_pipeline_finding(
@@ -174,5 +241,8 @@ def run_adapter_step(
             SKIPPED_RULE,
             f"the package compiled, but {ADAPTER_RULES_MODULE} registers no adapter-phase rule",
         )
-    run_phase(Phase.ADAPTER, Stage.PUBLISH, replace(inp, compiled=compiled), collector)
-    return compiled
+    adapter_input = replace(
+        inp, compiled=result.flow, compiled_from=result.document, compile_findings=result.findings
+    )
+    run_phase(Phase.ADAPTER, Stage.PUBLISH, adapter_input, collector)
+    return result.flow

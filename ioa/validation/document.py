@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Final
 
@@ -122,21 +122,19 @@ class TransitionView:
 
 @dataclass(frozen=True, slots=True)
 class TargetView:
-    """One entry of a node's ``evidenceTargets`` array."""
+    """One entry of a node's ``evidenceTargets`` array (fields read once, at construction)."""
 
     index: int
     raw: Mapping[str, object]
     is_object: bool
+    target_id: str | None = field(init=False)
+    """``id`` if it is a string."""
+    weight: float | None = field(init=False)
+    """``weight`` if it is a finite number."""
 
-    @property
-    def target_id(self) -> str | None:
-        """``id`` if it is a string."""
-        return as_str(self.raw.get("id"))
-
-    @property
-    def weight(self) -> float | None:
-        """``weight`` if it is a finite number."""
-        return as_number(self.raw.get("weight"))
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "target_id", as_str(self.raw.get("id")))
+        object.__setattr__(self, "weight", as_number(self.raw.get("weight")))
 
 
 class NodeView:

@@ -18,6 +18,8 @@ class ExamGraph:
 
     def __init__(self, doc: PackageDocument) -> None:
         self._doc = doc
+        self._targets: dict[str, tuple[int, ...]] = {}
+        """``targetNodeId`` -> the node indexes it leads to (many transitions share one)."""
         self.successors: list[tuple[int, ...]] = []
         for node in doc.nodes:
             self.successors.append(self._successors_of(node))
@@ -36,7 +38,11 @@ class ExamGraph:
         target = transition.target
         if target is None:
             return ()
-        return tuple(node.index for node in self._doc.resolve_target(target))
+        indexes = self._targets.get(target)
+        if indexes is None:
+            indexes = tuple(node.index for node in self._doc.resolve_target(target))
+            self._targets[target] = indexes
+        return indexes
 
     def forced_exit(self, node: NodeView) -> TransitionView | None:
         """The transition a forced exit takes: the ``always`` transition, else the first."""

@@ -22,9 +22,9 @@ every id of chapter 08. A later :func:`rule` registration replaces a declaration
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from typing import Final
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, cast
 
 from ioa.errors import RuleRegistryError
 from ioa.schema.loader import SchemaCheck
@@ -50,11 +50,35 @@ class RuleInput:
     compiled: object | None = None
     """The compiled flow (adapter output); only set for ADAPTER and COMPATIBILITY rules after a
     successful compilation."""
+    compiled_from: Mapping[str, Any] | None = None
+    """ADAPTER rules: the normalised package document ``compiled`` was compiled from, when the
+    compiler hands it over (``ioa.compiler.compile_for_validation``); None: the rules derive it
+    from :attr:`package` (``ioa.compiler.package_document``). Read-only."""
+    compile_findings: tuple[tuple[str, Issue], ...] | None = None
+    """ADAPTER rules: the findings of the compile that produced ``compiled`` (rule id, issue),
+    when the compiler reports them; None: unknown."""
+    _memo: dict[str, object] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
 
     @property
     def package(self) -> AssessmentPackage | None:
         """The loaded package if the document passed the schema, else None."""
         return self.schema.package
+
+    def memo[T](self, key: str, compute: Callable[[], T]) -> T:
+        """``compute()``, computed once per RuleInput and shared by the rules that ask for the
+        same ``key`` (e.g. a view of the compiled flow that several rules walk).
+
+        The value must depend only on this input's fields, which are never modified during
+        validation. Every RuleInput has its own memo (``dataclasses.replace`` starts an empty
+        one), and it holds its values only as long as the RuleInput lives. Thread-safe: two
+        threads asking at once may both compute, but both get the same stored value.
+        """
+        try:
+            return cast(T, self._memo[key])
+        except KeyError:
+            return cast(T, self._memo.setdefault(key, compute()))
 
 
 RuleCheck = Callable[[RuleInput], Iterable[Issue]]
@@ -86,6 +110,8 @@ class RuleRegistry:
 
     def __init__(self) -> None:
         self._rules: dict[str, RuleSpec] = {}
+        self._checks: dict[tuple[Phase, Stage], tuple[RuleSpec, ...]] = {}
+        """:meth:`checks` results, cleared by :meth:`add`."""
 
     def add(self, spec: RuleSpec) -> None:
         """Register ``spec``; a real rule may replace a declaration, nothing else may repeat."""
@@ -95,6 +121,7 @@ class RuleRegistry:
                 f"rule {spec.rule_id} is already registered by {existing.module}"
             )
         self._rules[spec.rule_id] = spec
+        self._checks = {}
 
     def get(self, rule_id: str) -> RuleSpec:
         """The rule with ``rule_id``; raises KeyError if unknown."""
@@ -111,11 +138,17 @@ class RuleRegistry:
 
     def checks(self, phase: Phase, stage: Stage) -> tuple[RuleSpec, ...]:
         """Rules of ``phase`` that this validator evaluates at ``stage``, in order."""
-        return tuple(
-            spec
-            for spec in self._rules.values()
-            if spec.phase is phase and spec.check is not None and stage in spec.stages
-        )
+        key = (phase, stage)
+        cache = self._checks  # add() replaces the cache: a result never outlives a change
+        found = cache.get(key)
+        if found is None:
+            found = tuple(
+                spec
+                for spec in self._rules.values()
+                if spec.phase is phase and spec.check is not None and stage in spec.stages
+            )
+            cache[key] = found
+        return found
 
 
 REGISTRY: Final = RuleRegistry()

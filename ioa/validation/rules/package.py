@@ -375,7 +375,8 @@ def _may_hold_references(doc: PackageDocument) -> bool:
     if metadata is not None:
         root["metadata"] = {k: v for k, v in metadata.items() if k != "externalDependencies"}
     try:
-        text = json.dumps(root, ensure_ascii=False)
+        # No cycle check (faster): a cycle raises RecursionError, and the walk handles it.
+        text = json.dumps(root, ensure_ascii=False, check_circular=False)
     except (TypeError, ValueError, RecursionError):
         return True  # not plain JSON: walk it
     if "/" in text or "\\\\" in text:  # JSON writes a backslash as two backslashes

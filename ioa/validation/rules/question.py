@@ -33,6 +33,9 @@ WEIGHT_SUM_TOLERANCE: Final = 0.05
 FOLLOW_UP_SOFT_LIMIT: Final = 10
 """NOD-Q008: more follow-ups than this is unusual."""
 
+_ALWAYS_ALLOWED_VALUES: Final = frozenset(command.value for command in ALWAYS_ALLOWED_COMMANDS)
+_MINIMUM_QUESTION_VALUES: Final = tuple(command.value for command in MINIMUM_QUESTION_COMMANDS)
+
 
 def follow_up_policy(node: NodeView) -> Mapping[str, object] | None:
     """The node's followUpPolicy object (None if absent or not an object, or an end node)."""
@@ -319,8 +322,8 @@ def question_minimum_commands(inp: RuleInput) -> Iterator[Issue]:
     for node in doc.question_nodes:
         policy = doc.command_policy(node)
         allowed = set(strings_in(policy.get("allowed"))) if policy is not None else set()
-        allowed |= {command.value for command in ALWAYS_ALLOWED_COMMANDS}
-        missing = [command.value for command in MINIMUM_QUESTION_COMMANDS if command not in allowed]
+        allowed |= _ALWAYS_ALLOWED_VALUES
+        missing = [command for command in _MINIMUM_QUESTION_VALUES if command not in allowed]
         if missing:
             yield node.issue(
                 f"question node {node.name} does not allow {', '.join(missing)}, which candidates "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from typing import Final
+from typing import Final, cast
 
 from ioa.schema.enums import (
     EVIDENCE_SUFFICIENT_ALIAS,
@@ -451,7 +451,8 @@ def condition_parameters_valid(inp: RuleInput) -> Iterator[Issue]:
         if written is None or written not in _VALID_TYPES:
             continue
         condition = transition.condition or {}
-        expected = CONDITION_PARAMETERS[ConditionType(written)]
+        # A StrEnum member hashes and compares as its value: no ConditionType(written) needed.
+        expected = CONDITION_PARAMETERS[cast(ConditionType, written)]
         for name in expected:
             if name == "targetIds":
                 continue  # TRN-004
