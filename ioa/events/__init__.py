@@ -17,8 +17,8 @@ Building events (the runtime controller, the bot)::
   ``schemaVersion`` "1"); :func:`new_event` (pure, caller gives time and id).
 * ``ioa.events.payloads`` — one strict model per type (17 chapter types + exam_state_changed,
   time_warning, system_error (:class:`~ioa.events.payloads.SystemErrorPayload`),
-  misconception_detected, proctor_instruction, heartbeat, usage_reported) and the 13 command
-  payloads.
+  misconception_detected, proctor_instruction, heartbeat, usage_reported, proctor_action
+  (:class:`~ioa.events.payloads.ProctorActionTaken`)) and the 13 command payloads.
 * :class:`EventType`, :class:`EventSource`, :class:`Audience`, :class:`ExamState`
   (+ ``EXAM_STATE_TRANSITIONS``), :class:`CommandType`, :class:`CommandSource`.
 * :data:`REGISTRY` / :func:`spec_for` — per type: payload model, audiences (candidate,
@@ -36,8 +36,9 @@ Commands:
 
 * :class:`CommandEnvelope`, :func:`validate_command`, :func:`canonical_command` (envelope type,
   LLM spelling or canonical name → ``CandidateCommandType``), ``CANONICAL_COMMANDS``,
-  ``LLM_COMMANDS``; :class:`CommandDecision` (what a decide-callback returns) and
-  :func:`acknowledgement_events` (candidate_command_received + guardrail_triggered on refusal).
+  ``LLM_COMMANDS``; :class:`CommandDecision` (what a decide-callback returns),
+  :func:`acknowledgement_events` (candidate_command_received + guardrail_triggered on refusal)
+  and :func:`command_details` (the acknowledgement's ``details``).
 
 Ids, hashing, projection, replay:
 
@@ -45,7 +46,9 @@ Ids, hashing, projection, replay:
   :func:`is_uuid7`.
 * :func:`body_digest`, :func:`link_hash`, :func:`event_hash`, :data:`GENESIS_HASH`,
   :func:`verify_chain` — the per-session hash chain.
-* :func:`project` — an event as an audience may see it (``None`` if not sent to it).
+* :func:`project` — an event as an audience may see it (``None`` if not sent to it; the
+  candidate's projection never carries intercepted texts, excerpts, rubric levels or a
+  proctor's reason).
 * :func:`fold` (generic replay over stored envelopes), :func:`replay_summary` /
   :class:`SessionSummary`.
 * ``python -m ioa.events.export`` writes ``docs/spec/events.schema.json``.
@@ -60,6 +63,7 @@ from ioa.events.commands import (
     CommandEnvelope,
     acknowledgement_events,
     canonical_command,
+    command_details,
     validate_command,
 )
 from ioa.events.envelope import (
@@ -159,6 +163,7 @@ __all__ = [
     "canonical_command",
     "check_causal_order",
     "check_event",
+    "command_details",
     "event_hash",
     "fold",
     "format_timestamp",

@@ -156,6 +156,14 @@ class CommandDecision:
             raise ValueError("a refused command needs a reason")
 
 
+def command_details(command: CommandEnvelope) -> dict[str, Any] | None:
+    """The ``details`` of a command's acknowledgement: its payload's fields without ``type``
+    (``None`` when there are none)."""
+    fields = command.payload.model_dump(mode="json", exclude_none=True)
+    fields.pop("type", None)
+    return fields or None
+
+
 def acknowledgement_events(
     command: CommandEnvelope,
     decision: CommandDecision,
@@ -184,6 +192,7 @@ def acknowledgement_events(
                     accepted=decision.accepted,
                     rejectionReason=None if decision.accepted else decision.reason,
                     origin=origin,
+                    details=command_details(command),
                 ),
                 correlation_id=command.commandId,
             )

@@ -5,7 +5,8 @@ the committed file differs from the models. A test does the same check.
 
 The document holds the event envelope (payload discriminated by ``type``), the command
 envelope, and ``x-event-types`` / ``x-aliases`` / ``x-canonical-commands``: the registry's
-audiences, candidate projections and alias tables, which JSON Schema itself cannot express.
+audiences, candidate projections (with ``candidateOnlyWhen`` where only some payloads reach the
+candidate) and alias tables, which JSON Schema itself cannot express.
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ def _event_types() -> dict[str, Any]:
             "candidateProjection": candidate,
             "payload": f"#/$defs/{spec.payload_model.__name__}",
         }
+        if spec.candidate_condition is not None:
+            key, values = spec.candidate_condition
+            table[event_type.value]["candidateOnlyWhen"] = {key: sorted(values)}
     return table
 
 

@@ -17,7 +17,13 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, model_validator
 
 from ioa.events.types import EXAM_STATE_TRANSITIONS, CommandType, ExamState
-from ioa.schema.enums import CandidateCommandType, EvidenceDimension, NodeKind, SignalKind
+from ioa.schema.enums import (
+    CandidateCommandType,
+    EvidenceDimension,
+    NodeKind,
+    RecoveryAction,
+    SignalKind,
+)
 
 Lax = Strict(False)
 """Marker for enum fields: accept the JSON spelling (a string) in Python mode too."""
@@ -72,6 +78,9 @@ Text = Annotated[str, Field(min_length=1, max_length=20_000), AfterValidator(_no
 AnyText = Annotated[str, Field(max_length=20_000), AfterValidator(_no_nul)]
 """Text that may be empty (a partial transcript, a silent utterance)."""
 
+Label = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_no_nul)]
+"""A short human-readable label (a rubric level name)."""
+
 Unit = (
     Annotated[int, Field(ge=0, le=1)]
     | Annotated[float, Field(ge=0.0, le=1.0), AfterValidator(_positive_zero)]
@@ -81,12 +90,18 @@ Unit = (
 Count = Annotated[int, Field(ge=0)]
 """A non-negative integer (counts, durations in ms)."""
 
+Ordinal = Annotated[int, Field(ge=1)]
+"""A positive integer (an attempt number, a maximum of attempts)."""
+
 NonNegative = (
     Annotated[int, Field(ge=0)]
     | Annotated[float, Field(ge=0.0, le=1e15), AfterValidator(_positive_zero)]
 )
 """A non-negative number (durations in seconds, averages); integers stay integers. Floats stay
 below 1e15 so they survive a round trip through Postgres ``jsonb`` digit for digit."""
+
+Positive = Annotated[int, Field(gt=0)] | Annotated[float, Field(gt=0.0, le=1e15)]
+"""A positive number (seconds added to a time budget); integers stay integers."""
 
 JsonObject = Annotated[dict[str, Any], AfterValidator(_clean_json)]
 """A free-form JSON object."""
@@ -230,6 +245,10 @@ class CandidateCommandReceived(Payload):
     rejectionReason: Text | None = None
     origin: Literal["envelope", "llm", "classifier"] | None = None
     """Where the command came from (spec-notes §3: buttons, the LLM, the safety-net classifier)."""
+    details: JsonObject | None = None
+    """What the command said beyond its type: the command payload's fields (the
+    ``signal_confidence`` level, the ``revise_earlier_answer`` target as resolved, the audio
+    issue...). Never sent to the candidate."""
 
     @model_validator(mode="after")
     def _reason_when_refused(self) -> Self:
@@ -262,6 +281,15 @@ class EvidenceSignal(Payload):
     confidence: Unit
     sttConfidenceSummary: SttConfidenceSummary
     llmProposal: bool
+    excerpt: Text | None = None
+    """The candidate's words the signal quotes (chapter 07 §3: at most 200 characters as the
+    runtime records it)."""
+    rubricLevel: Label | None = None
+    """The rubric level the LLM placed the answer at (``report_observation``)."""
+    scaffoldingIntensity: Annotated[int, Field(ge=0, le=3)] | None = None
+    """How much help preceded the evidence: 0 (none) to 3 (heavy)."""
+    scaffoldingEffective: bool | None = None
+    """Whether that help worked."""
 
 
 class FollowUpUsed(Payload):
@@ -334,6 +362,10 @@ class GuardrailTriggered(Payload):
         "output_replaced",
     ]
     contextNodeId: Id | None = None
+    originalText: AnyText | None = None
+    """The text that was intercepted (output filters, POL-008, refused completions)."""
+    replacementText: AnyText | None = None
+    """What was said instead (empty when nothing was)."""
 
 
 RecoveryType = Literal[
@@ -358,6 +390,12 @@ class RecoveryStarted(Payload):
     recoveryType: RecoveryType
     nodeId: Id
     triggerDescription: Text
+    attempt: Ordinal | None = None
+    """Which attempt of the episode this is (1 for the episode's first ``recovery_started``)."""
+    maxAttempts: Ordinal | None = None
+    """The handler's ``maxAttempts``: a trigger after that many attempts escalates."""
+    action: Annotated[RecoveryAction, Lax] | None = None
+    """The handler's action for this attempt (``gentle_reprompt``, ``calm_support``...)."""
 
 
 class RecoveryResolved(Payload):
@@ -522,6 +560,52 @@ class UsageReported(Payload):
     characters: Count | None = None
 
 
+ProctorActionName = Literal[
+    "pause", "resume", "extend_time", "terminate", "skip_node", "flag_irregularity"
+]
+
+
+class ProctorActionTaken(Payload):
+    """A proctor's control action, as carried out: pause, resume, extend time, terminate,
+    skip the current node, or flag an irregularity (nothing else changes).
+
+    ``extend_time`` has ``seconds`` (added) and ``scope``, and ``remainingSec`` /
+    ``remainingMs``, the time left in that scope after the extension (the controller re-anchors
+    its clock to it). The candidate sees a neutral projection (never ``actor`` or ``reason``)
+    and no ``flag_irregularity`` at all.
+    """
+
+    type: Literal["proctor_action"] = "proctor_action"
+    actor: Id
+    """Who acted: the proctor's id."""
+    action: ProctorActionName
+    reason: Text | None = None
+    """The proctor's words; proctor, store and marking only."""
+    seconds: Positive | None = None
+    scope: Literal["node", "exam"] | None = None
+    remainingSec: NonNegative | None = None
+    remainingMs: Count | None = None
+    nodeId: Id | None = None
+    """The node the session was in."""
+
+    @model_validator(mode="after")
+    def _extension_fields(self) -> Self:
+        extension = (self.seconds, self.scope, self.remainingSec, self.remainingMs)
+        if self.action == "extend_time":
+            if self.seconds is None or self.scope is None:
+                raise ValueError("extend_time needs seconds and scope")
+        elif any(value is not None for value in extension):
+            raise ValueError("seconds, scope and remaining time belong to extend_time only")
+        if (self.remainingSec is None) != (self.remainingMs is None):
+            raise ValueError("remainingSec and remainingMs go together")
+        if self.remainingSec is not None and round(self.remainingSec * 1000) != self.remainingMs:
+            raise ValueError(
+                f"remainingMs ({self.remainingMs}) must equal remainingSec * 1000 "
+                f"({self.remainingSec})"
+            )
+        return self
+
+
 EventPayload = Annotated[
     BotReady
     | NodeEntered
@@ -546,7 +630,8 @@ EventPayload = Annotated[
     | MisconceptionDetected
     | ProctorInstruction
     | Heartbeat
-    | UsageReported,
+    | UsageReported
+    | ProctorActionTaken,
     Field(discriminator="type"),
 ]
 """Any event payload, discriminated by ``type``."""

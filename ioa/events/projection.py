@@ -2,7 +2,8 @@
 
 The candidate's projection keeps only the payload keys the registry lists for the type
 (``candidate_fields``) and nothing at all for types not sent to the candidate (evidence,
-misconceptions, guardrails, transitions, follow-ups, proctor instructions...). Other
+misconceptions, guardrails, transitions, follow-ups, proctor instructions...) or for payloads
+the type's ``candidate_condition`` excludes (a proctor's ``flag_irregularity``). Other
 audiences get the event whole or not at all.
 """
 
@@ -24,6 +25,8 @@ def project(wire: Mapping[str, Any], audience: Audience | str) -> dict[str, Any]
     audience = Audience(audience)
     if audience not in spec.audiences:
         return None
+    if audience is Audience.CANDIDATE and not spec.sent_to_candidate(wire["payload"]):
+        return None
     projected = {key: value for key, value in wire.items() if key not in {"hash", "prevHash"}}
     if audience is Audience.CANDIDATE and spec.candidate_fields is not None:
         keep = spec.candidate_fields
@@ -34,5 +37,6 @@ def project(wire: Mapping[str, Any], audience: Audience | str) -> dict[str, Any]
 
 
 def visible_to(event_type: str, audience: Audience | str) -> bool:
-    """Whether events of ``event_type`` reach ``audience`` at all."""
+    """Whether events of ``event_type`` reach ``audience`` at all (some of them may still be
+    withheld from the candidate by the type's ``candidate_condition``: use :func:`project`)."""
     return Audience(audience) in spec_for(event_type).audiences

@@ -3,8 +3,9 @@ and the alias table of spec-notes §4.
 
 Audience flags follow the chapter's table (used by UI / persisted / used by marking), with the
 UI flag split into candidate and proctor. The candidate never receives evidence,
-misconceptions, rubric ids or guardrail internals: such types either are not sent to the
-candidate at all or are sent as a projection that keeps only ``candidate_fields``.
+misconceptions, rubric ids, guardrail internals or a proctor's words: such types either are not
+sent to the candidate at all or are sent as a projection that keeps only ``candidate_fields``
+(and, for ``proctor_action``, only for the actions in ``candidate_condition``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,18 @@ class EventTypeSpec:
     candidate_fields: frozenset[str] | None = None
     node_scoped: bool = False
     """EVT-003 applies: the payload's ``nodeId`` must have been entered earlier in the session."""
+    candidate_condition: tuple[str, frozenset[str]] | None = None
+    """``(payload key, values)``: the candidate receives an event of this type only when its
+    payload's key has one of the values (``proctor_action``: not ``flag_irregularity``)."""
+
+    def sent_to_candidate(self, payload: Mapping[str, object]) -> bool:
+        """Whether the candidate receives an event of this type with this payload."""
+        if Audience.CANDIDATE not in self.audiences:
+            return False
+        if self.candidate_condition is None:
+            return True
+        key, values = self.candidate_condition
+        return payload.get(key) in values
 
     @property
     def persisted(self) -> bool:
@@ -61,6 +74,7 @@ def _spec(
     candidate_fields: set[str] | None = None,
     *,
     node_scoped: bool = False,
+    candidate_condition: tuple[str, set[str]] | None = None,
 ) -> EventTypeSpec:
     return EventTypeSpec(
         event_type=type_,
@@ -69,6 +83,11 @@ def _spec(
         summary=summary,
         candidate_fields=None if candidate_fields is None else frozenset(candidate_fields),
         node_scoped=node_scoped,
+        candidate_condition=(
+            None
+            if candidate_condition is None
+            else (candidate_condition[0], frozenset(candidate_condition[1]))
+        ),
     )
 
 
@@ -170,7 +189,13 @@ REGISTRY: Final[Mapping[EventType, EventTypeSpec]] = {
             "candidate corrected a claim",
             node_scoped=True,
         ),
-        _spec(T.EXAM_STATE_CHANGED, p.ExamStateChanged, {C, P, S, M}, "exam state changed"),
+        _spec(
+            T.EXAM_STATE_CHANGED,
+            p.ExamStateChanged,
+            {C, P, S, M},
+            "exam state changed",
+            {"fromState", "toState"},
+        ),
         _spec(T.TIME_WARNING, p.TimeWarning, {C, P, S}, "pacing beat"),
         _spec(
             T.SYSTEM_ERROR,
@@ -194,6 +219,17 @@ REGISTRY: Final[Mapping[EventType, EventTypeSpec]] = {
         ),
         _spec(T.HEARTBEAT, p.Heartbeat, {C, P}, "keep-alive on a live connection"),
         _spec(T.USAGE_REPORTED, p.UsageReported, {S}, "provider usage for cost accounting"),
+        _spec(
+            T.PROCTOR_ACTION,
+            p.ProctorActionTaken,
+            {C, P, S, M},
+            "proctor control action",
+            {"action", "scope", "seconds", "remainingSec", "remainingMs", "nodeId"},
+            candidate_condition=(
+                "action",
+                {"pause", "resume", "extend_time", "terminate", "skip_node"},
+            ),
+        ),
     )
 }
 """Every event type, in :class:`EventType` order."""

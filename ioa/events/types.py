@@ -39,6 +39,7 @@ class EventType(StrEnum):
     # project extensions (docs/spec/event-protocol.md §5)
     HEARTBEAT = "heartbeat"
     USAGE_REPORTED = "usage_reported"
+    PROCTOR_ACTION = "proctor_action"
 
 
 CHAPTER_EVENT_TYPES: Final = tuple(EventType)[:17]

@@ -13,8 +13,10 @@ Checks, in order (the first failure rejects the signal):
    rejected and the runtime routes the node to its ``stt_low_confidence`` recovery.
 
 An accepted signal whose (node, target, kind) is already in the ledger is merged into that
-entry: the union of turns, the higher confidence, the STT summary recomputed over all turns. A
-merge that changes nothing is a duplicate and is not recorded again.
+entry: the union of turns, the higher confidence, the STT summary recomputed over all turns; the
+excerpt, rubric level and scaffolding report stay the entry's, each filled from the merged
+signal when the entry has none. A merge that changes nothing is a duplicate and is not recorded
+again.
 """
 
 from __future__ import annotations
@@ -125,25 +127,11 @@ def default_dimension(kind: SignalKind, declared: EvidenceDimension | None) -> E
 
 
 def describe(kind: SignalKind, target: TargetInfo, proposal: SignalProposal) -> str:
-    """The human-readable ``description`` of an evidence event: kind, target, the candidate's
-    words and the LLM's optional rubric level and scaffolding report (they have no field of
-    their own in the event, so the description keeps them for markers)."""
-    text = f"{_KIND_PHRASES[kind]} for '{target.label}'"
-    excerpt = proposal.excerpt_text
-    if excerpt:
-        text += f': "{excerpt}"'
-    notes: list[str] = []
-    if proposal.rubric_level_text:
-        notes.append(f"rubric level: {proposal.rubric_level_text}")
-    if proposal.scaffolding is not None:
-        note = f"scaffolding intensity: {proposal.scaffolding}"
-        helped = proposal.scaffolding_helped
-        if helped is not None:
-            note += ", effective" if helped else ", not effective"
-        notes.append(note)
-    if notes:
-        text += f" ({'; '.join(notes)})"
-    return text
+    """The human-readable ``description`` of an evidence event: the kind and the target's
+    label. The candidate's words, the rubric level and the scaffolding report have fields of
+    their own (``excerpt``, ``rubricLevel``, ``scaffoldingIntensity``,
+    ``scaffoldingEffective``)."""
+    return f"{_KIND_PHRASES[kind]} for '{target.label}'"
 
 
 def decide_signal(
@@ -217,6 +205,10 @@ def decide_signal(
             turn_ids=turn_ids,
             stt=SttSummary.of([turn.confidence for turn in linked]),
             llm_proposal=True,
+            excerpt=proposal.excerpt_text or None,
+            rubric_level=proposal.rubric_level_text,
+            scaffolding_intensity=proposal.scaffolding,
+            scaffolding_effective=proposal.scaffolding_helped,
         )
         return Recorded(proposal, entry, how)
     merged_ids = previous.turn_ids + tuple(t for t in turn_ids if t not in previous.turn_ids)
@@ -236,5 +228,14 @@ def decide_signal(
         stt=SttSummary.of(confidences) if confidences else previous.stt,
         llm_proposal=True,
         revision=previous.revision + 1,
+        excerpt=_first(previous.excerpt, proposal.excerpt_text or None),
+        rubric_level=_first(previous.rubric_level, proposal.rubric_level_text),
+        scaffolding_intensity=_first(previous.scaffolding_intensity, proposal.scaffolding),
+        scaffolding_effective=_first(previous.scaffolding_effective, proposal.scaffolding_helped),
     )
     return Recorded(proposal, entry, how)
+
+
+def _first[T](kept: T | None, fallback: T | None) -> T | None:
+    """The entry's own value, else the merged signal's."""
+    return kept if kept is not None else fallback

@@ -23,6 +23,16 @@ def _unit(value: Any, name: str) -> float:
     return float(value)
 
 
+def _optional[T](payload: Mapping[str, Any], key: str, kind: type[T]) -> T | None:
+    """An optional payload field (absent in logs written before it existed)."""
+    value = payload.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise LedgerError(f"evidence_signal payload: {key} must be a {kind.__name__}")
+    return value
+
+
 @dataclass
 class EvidenceLedger:
     """Accepted signals by id, with an index by (node, target, kind)."""
@@ -63,6 +73,10 @@ class EvidenceLedger:
                 ),
                 llm_proposal=bool(payload["llmProposal"]),
                 revision=1 if previous is None else previous.revision + 1,
+                excerpt=_optional(payload, "excerpt", str),
+                rubric_level=_optional(payload, "rubricLevel", str),
+                scaffolding_intensity=_optional(payload, "scaffoldingIntensity", int),
+                scaffolding_effective=_optional(payload, "scaffoldingEffective", bool),
             )
         except (KeyError, IndexError, TypeError, ValueError) as exc:
             raise LedgerError(f"cannot read evidence_signal payload: {exc}") from exc

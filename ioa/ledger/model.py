@@ -59,6 +59,14 @@ class LedgerEntry:
     llm_proposal: bool
     revision: int = 1
     """1 for the first ``evidence_signal`` of this ``signalId``, +1 for every merge."""
+    excerpt: str | None = None
+    """The candidate's words the LLM quoted (at most 200 characters)."""
+    rubric_level: str | None = None
+    """The rubric level the LLM reported, when it gave a usable one."""
+    scaffolding_intensity: int | None = None
+    """``scaffoldingIntensity`` (0-3), when the LLM gave a usable one."""
+    scaffolding_effective: bool | None = None
+    """``scaffoldingEffective``, when the LLM gave one."""
 
     @property
     def key(self) -> tuple[str, str, SignalKind]:

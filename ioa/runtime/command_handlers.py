@@ -8,6 +8,7 @@ with no event).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
@@ -27,6 +28,27 @@ Origin = Literal["envelope", "llm", "classifier"]
 LIVE_STATES: Final = frozenset({ExamState.IN_PROGRESS, ExamState.PAUSED})
 
 
+MAX_DETAIL_TEXT: Final = 2000
+
+
+def command_details(payload: Mapping[str, Any], **derived: object) -> dict[str, Any] | None:
+    """The acknowledgement's ``details``: the command payload's plain values (text, numbers,
+    booleans; not ``type``) plus what the runtime ``derived`` from them (the resolved
+    ``revise_earlier_answer`` target). ``None`` when there is nothing to say."""
+    details: dict[str, Any] = {}
+    for key, value in [*payload.items(), *derived.items()]:
+        if key == "type" or not isinstance(key, str) or not key or "\x00" in key:
+            continue
+        if isinstance(value, str):
+            if "\x00" not in value:
+                details[key] = value[:MAX_DETAIL_TEXT]
+        elif isinstance(value, bool | int) or (
+            isinstance(value, float) and math.isfinite(value) and abs(value) <= 1e15
+        ):
+            details[key] = value
+    return details or None
+
+
 def _acknowledge(
     step: Step,
     command_id: str,
@@ -37,6 +59,7 @@ def _acknowledge(
     accepted: bool,
     reason: str | None = None,
     correlation_id: str | None = None,
+    details: Mapping[str, Any] | None = None,
 ) -> None:
     step.emit(
         p.CandidateCommandReceived(
@@ -46,6 +69,7 @@ def _acknowledge(
             accepted=accepted,
             rejectionReason=None if accepted else (reason or "refused"),
             origin=origin,
+            details=dict(details) if details else None,
         ),
         correlation_id=(correlation_id or command_id)[:200],
     )
@@ -65,6 +89,7 @@ def refuse(
     *,
     speak: bool = True,
     correlation_id: str | None = None,
+    details: Mapping[str, Any] | None = None,
 ) -> None:
     """Refuse: the acknowledgement, the guardrail, the polite answer."""
     _acknowledge(
@@ -76,6 +101,7 @@ def refuse(
         accepted=False,
         reason=reason,
         correlation_id=correlation_id,
+        details=details,
     )
     node_id = step.state.current_node_id
     step.emit(
@@ -129,9 +155,23 @@ def resume(step: Step, reason: str) -> None:
     _repeat_question(step)
 
 
-def finish_now(step: Step, *, requested_by_proctor: bool) -> None:
-    """End the exam at the candidate's (normal end) or the proctor's (terminated) request."""
+def finish_now(
+    step: Step, *, requested_by_proctor: bool, reason: object = None, command_id: str | None = None
+) -> None:
+    """End the exam at the candidate's (normal end) or the proctor's (terminated) request; the
+    proctor's is also a ``proctor_action`` (``terminate``, with the request's reason)."""
     if requested_by_proctor:
+        text = reason.strip()[:20_000] if isinstance(reason, str) and "\x00" not in reason else ""
+        correlation = command_id or f"proctor-action-{step.state.events_applied + 1:04d}"
+        step.emit(
+            p.ProctorActionTaken(
+                actor="proctor",
+                action="terminate",
+                reason=text or None,
+                nodeId=step.state.current_node_id,
+            ),
+            correlation_id=correlation[:200],
+        )
         stop_exam(
             step,
             end_type=EndType.TERMINATED,
@@ -212,6 +252,7 @@ def dispatch(
     state = step.state
     payload = payload or {}
     corr = turn_id
+    details = command_details(payload)
     if command_id in state.commands_seen:
         step.result.update({"status": "duplicate", "commandId": command_id})
         return
@@ -219,15 +260,36 @@ def dispatch(
         step.result.update({"status": "ignored", "reason": "the exam is over"})
         return
     if command is C.EMERGENCY_STOP:
-        _acknowledge(step, command_id, command, spelled, origin, accepted=True, correlation_id=corr)
+        _acknowledge(
+            step,
+            command_id,
+            command,
+            spelled,
+            origin,
+            accepted=True,
+            correlation_id=corr,
+            details=details,
+        )
         emergency_stop(step, command_id)
         return
     if state.exam_state not in LIVE_STATES or state.node is None:
         if command is C.FINISH and payload.get("requestedBy") == "proctor":
             _acknowledge(
-                step, command_id, command, spelled, origin, accepted=True, correlation_id=corr
+                step,
+                command_id,
+                command,
+                spelled,
+                origin,
+                accepted=True,
+                correlation_id=corr,
+                details=details,
             )
-            finish_now(step, requested_by_proctor=True)
+            finish_now(
+                step,
+                requested_by_proctor=True,
+                reason=payload.get("reason"),
+                command_id=command_id,
+            )
             return
         refuse(
             step,
@@ -238,6 +300,7 @@ def dispatch(
             "the examination has not started",
             speak=False,
             correlation_id=corr,
+            details=details,
         )
         return
     if state.exam_state is ExamState.PAUSED and command not in PAUSED_COMMANDS:
@@ -250,6 +313,7 @@ def dispatch(
             "the examination is paused",
             speak=False,
             correlation_id=corr,
+            details=details,
         )
         return
     node = state.node
@@ -264,6 +328,7 @@ def dispatch(
             verdict.reason or "not allowed",
             verdict.on_violation,
             correlation_id=corr,
+            details=details,
         )
         return
     if command is C.RESUME and state.exam_state is not ExamState.PAUSED:
@@ -276,6 +341,7 @@ def dispatch(
             "the examination is not paused",
             speak=False,
             correlation_id=corr,
+            details=details,
         )
         return
     if command is C.PAUSE and state.exam_state is ExamState.PAUSED:
@@ -288,6 +354,7 @@ def dispatch(
             "the examination is already paused",
             speak=False,
             correlation_id=corr,
+            details=details,
         )
         return
     if command is C.REVISE_EARLIER_ANSWER:
@@ -295,6 +362,7 @@ def dispatch(
         visited = [n for n in state.nodes_visited if n != node.node_id]
         if target is None and visited:
             target = visited[-1]
+        details = command_details(payload, targetNodeId=target)
         if target != node.node_id and target not in visited:
             refuse(
                 step,
@@ -304,9 +372,19 @@ def dispatch(
                 origin,
                 "that part has not been visited yet",
                 correlation_id=corr,
+                details=details,
             )
             return
-        _acknowledge(step, command_id, command, spelled, origin, accepted=True, correlation_id=corr)
+        _acknowledge(
+            step,
+            command_id,
+            command,
+            spelled,
+            origin,
+            accepted=True,
+            correlation_id=corr,
+            details=details,
+        )
         step.say(texts.REVISE_NOW if target == node.node_id else texts.REVISE_LATER, "prompt")
         return
     if command is C.FINISH and origin != "envelope":
@@ -319,15 +397,32 @@ def dispatch(
                 origin,
                 accepted=True,
                 correlation_id=corr,
+                details=details,
             )
             finish_now(step, requested_by_proctor=False)
             return
         _acknowledge(
-            step, command_id, command, "finish", origin, accepted=True, correlation_id=corr
+            step,
+            command_id,
+            command,
+            "finish",
+            origin,
+            accepted=True,
+            correlation_id=corr,
+            details=details,
         )
         step.say(texts.FINISH_CONFIRM, "prompt")
         return
-    _acknowledge(step, command_id, command, spelled, origin, accepted=True, correlation_id=corr)
+    _acknowledge(
+        step,
+        command_id,
+        command,
+        spelled,
+        origin,
+        accepted=True,
+        correlation_id=corr,
+        details=details,
+    )
     _carry_out(step, command, payload, origin, command_id, spelled)
 
 
@@ -363,7 +458,12 @@ def _carry_out(
     elif command is C.SKIP:
         skip(step, command_id, spelled, origin)
     elif command is C.FINISH:
-        finish_now(step, requested_by_proctor=payload.get("requestedBy") == "proctor")
+        finish_now(
+            step,
+            requested_by_proctor=payload.get("requestedBy") == "proctor",
+            reason=payload.get("reason"),
+            command_id=command_id,
+        )
     elif command is C.RAISE_HAND:
         step.say(texts.HAND_RAISED, "prompt")
     elif command is C.CHALLENGE_PREMISE:

@@ -168,7 +168,15 @@ class RuntimeController:
         payload = dict(item.payload)
         if item.source == "proctor" and item.command_id not in step.state.commands_seen:
             if item.type in ("pause", "resume"):
-                proctor_action(step, i.ProctorAction("pause" if item.type == "pause" else "resume"))
+                reason = payload.get("reason")
+                proctor_action(
+                    step,
+                    i.ProctorAction(
+                        "pause" if item.type == "pause" else "resume",
+                        reason=reason if isinstance(reason, str) else None,
+                        command_id=item.command_id,
+                    ),
+                )
                 return
             if item.type == "end_exam_requested":
                 payload.setdefault("requestedBy", "proctor")

@@ -86,6 +86,10 @@ def record_evidence(
                     turnCount=entry.stt.turn_count,
                 ),
                 llmProposal=True,
+                excerpt=entry.excerpt,
+                rubricLevel=entry.rubric_level,
+                scaffoldingIntensity=entry.scaffolding_intensity,
+                scaffoldingEffective=entry.scaffolding_effective,
             )
         )
         if entry.signal_kind is SignalKind.MISCONCEPTION:

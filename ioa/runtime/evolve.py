@@ -162,28 +162,53 @@ def _recovery_resolved(state: RuntimeState, payload: p.RecoveryResolved, at: int
         state.node.clock.start(payload.recoveryId, at)
 
 
-def _time_warning(state: RuntimeState, payload: p.TimeWarning, at: int, plan: ExamPlan) -> None:
-    """Re-anchor the clock: after the warning, ``remainingMs`` is what is left (a proctor's
-    extension is a time warning with more time left than before)."""
-    if payload.scope == "exam":
+def _reanchor(
+    state: RuntimeState,
+    scope: str,
+    remaining_ms: int,
+    node_id: str | None,
+    at: int,
+    plan: ExamPlan,
+) -> int | None:
+    """Set the scope's clock extension so that exactly ``remaining_ms`` is left at ``at``;
+    returns the exam's total budget with the extension (``None`` for the node scope or when
+    the scope has no running budget)."""
+    if scope == "exam":
         clock = state.exam_clock
         budget = plan.total_budget_ms
         if clock is None or budget is None:
-            return
-        clock.extension_ms = payload.remainingMs - budget + clock.elapsed(at)
-        total = budget + clock.extension_ms
-        if payload.wrapUp:
-            state.wrap_up_warned = True
-        else:
-            state.halfway_warned = payload.remainingMs * 2 <= total
-        return
+            return None
+        clock.extension_ms = remaining_ms - budget + clock.elapsed(at)
+        return budget + clock.extension_ms
     node = state.node
-    if node is None or node.node_id != payload.nodeId:
-        return
+    if node is None or node.node_id != node_id:
+        return None
     node_budget = plan.nodes[node.node_id].budget_ms
-    if node_budget is None:
+    if node_budget is not None:
+        node.clock.extension_ms = remaining_ms - node_budget + node.clock.elapsed(at)
+    return None
+
+
+def _time_warning(state: RuntimeState, payload: p.TimeWarning, at: int, plan: ExamPlan) -> None:
+    """Re-anchor the clock: after the warning, ``remainingMs`` is what is left. (A proctor's
+    extension is a ``proctor_action`` followed by such a warning with more time left than
+    before; logs written before ``proctor_action`` existed have the warning only.)"""
+    total = _reanchor(state, payload.scope, payload.remainingMs, payload.nodeId, at, plan)
+    if payload.scope != "exam" or total is None:
         return
-    node.clock.extension_ms = payload.remainingMs - node_budget + node.clock.elapsed(at)
+    if payload.wrapUp:
+        state.wrap_up_warned = True
+    else:
+        state.halfway_warned = payload.remainingMs * 2 <= total
+
+
+def _proctor_action(
+    state: RuntimeState, payload: p.ProctorActionTaken, at: int, plan: ExamPlan
+) -> None:
+    """An extension re-anchors its scope's clock to the remaining time it records; every other
+    action changes the state through the events that follow it (pause, moves, the end)."""
+    if payload.action == "extend_time" and payload.scope and payload.remainingMs is not None:
+        _reanchor(state, payload.scope, payload.remainingMs, payload.nodeId, at, plan)
 
 
 def _instruction(state: RuntimeState, payload: p.ProctorInstruction, at: int) -> None:
@@ -251,6 +276,8 @@ def apply_event(state: RuntimeState, event: EventEnvelope, plan: ExamPlan) -> No
         _recovery_resolved(state, payload, at)
     elif isinstance(payload, p.TimeWarning):
         _time_warning(state, payload, at, plan)
+    elif isinstance(payload, p.ProctorActionTaken):
+        _proctor_action(state, payload, at, plan)
     elif isinstance(payload, p.ProctorInstruction):
         _instruction(state, payload, at)
     elif isinstance(payload, p.MisconceptionDetected):

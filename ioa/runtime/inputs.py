@@ -12,7 +12,9 @@ from typing import Any, Literal
 
 Speaker = Literal["candidate", "examiner"]
 InstructionMode = Literal["queued", "immediate"]
-ProctorActionName = Literal["pause", "resume", "extend_time", "terminate"]
+ProctorActionName = Literal[
+    "pause", "resume", "extend_time", "terminate", "skip_node", "flag_irregularity"
+]
 TimeScope = Literal["exam", "node"]
 FaultSeverity = Literal["transient", "fatal"]
 
@@ -80,7 +82,8 @@ class ProctorInstruction:
 
 @dataclass(frozen=True, slots=True)
 class ProctorAction:
-    """A proctor's control action: pause, resume, extend time, terminate."""
+    """A proctor's control action: pause, resume, extend time, terminate, skip the current
+    node, flag an irregularity. Each one carried out is a ``proctor_action`` event."""
 
     action: ProctorActionName
     proctor_id: str = "proctor"
@@ -89,6 +92,9 @@ class ProctorAction:
     scope: TimeScope = "exam"
     """``extend_time``: the whole exam (default) or the current node."""
     reason: str | None = None
+    """The proctor's words (never shown to the candidate)."""
+    command_id: str | None = None
+    """The command envelope the action came in (its id becomes the correlation id)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,12 @@
 """Session lifecycle inputs: the bot getting ready, the candidate getting ready, the bot's
-speech reports, proctor control actions and faults (our 03 chapter §2, §9).
+speech reports, proctor control actions (each recorded as ``proctor_action``) and faults (our 03
+chapter §2, §9).
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Final
 
 from ioa.errors import InvalidInputError
@@ -12,9 +15,16 @@ from ioa.events import payloads as p
 from ioa.runtime import recovery, texts
 from ioa.runtime.command_handlers import pause, resume
 from ioa.runtime.effects import EnterBootNode
-from ioa.runtime.inputs import Fault, FaultCleared, ProctorAction, UtteranceFinished
-from ioa.runtime.moves import enter_node, stop_exam
-from ioa.runtime.step import PendingUtterance, Step
+from ioa.runtime.inputs import (
+    Fault,
+    FaultCleared,
+    ProctorAction,
+    TimeScope,
+    UtteranceFinished,
+)
+from ioa.runtime.moves import enter_node, stop_exam, take_edge
+from ioa.runtime.step import MAX_TEXT, PendingUtterance, Step
+from ioa.runtime.transitions import forced_exit
 from ioa.schema import EndType, RecoveryScenario
 
 TECHNICAL_PAUSE_REASON: Final = "technical_fault"
@@ -118,40 +128,134 @@ def _may_report(step: Step, pending: PendingUtterance) -> bool:
 
 
 def proctor_action(step: Step, action: ProctorAction) -> None:
-    """Pause, resume, extend time, terminate."""
+    """Pause, resume, extend time, terminate, skip the node, flag an irregularity. Each action
+    carried out is recorded as ``proctor_action`` (before its consequences); one that does not
+    apply (a pause while paused...) is ignored and records nothing."""
     state = step.state
     if state.completed:
         step.result.update({"status": "ignored", "reason": "the exam is over"})
         return
+    reason = _reason(action)
     if action.action == "terminate":
+        _record(step, action, reason)
         stop_exam(
             step,
             end_type=EndType.TERMINATED,
             reason="proctor_ended",
             to_state=ExamState.ABORTED,
-            description=f"terminated by the proctor{f': {action.reason}' if action.reason else ''}",
+            description="terminated by the proctor",
         )
     elif action.action == "pause":
         if state.exam_state is ExamState.IN_PROGRESS:
+            _record(step, action, reason)
             pause(step, "proctor_pause", texts.PAUSED_BY_PROCTOR)
             step.result.update({"status": "paused"})
         else:
             step.result.update({"status": "ignored", "reason": f"the exam is {state.exam_state}"})
     elif action.action == "resume":
         if state.exam_state is ExamState.PAUSED:
+            _record(step, action, reason)
             resume(step, "proctor_resume")
             step.result.update({"status": "resumed"})
         else:
             step.result.update({"status": "ignored", "reason": f"the exam is {state.exam_state}"})
+    elif action.action == "skip_node":
+        _skip(step, action, reason)
+    elif action.action == "flag_irregularity":
+        _record(step, action, reason)
+        step.result.update({"status": "recorded"})
     else:
-        _extend(step, action)
+        _extend(step, action, reason)
 
 
-def _extend(step: Step, action: ProctorAction) -> None:
+def _reason(action: ProctorAction) -> str | None:
+    """The proctor's reason as the event carries it (``None`` when blank)."""
+    reason = action.reason
+    if reason is None:
+        return None
+    if not isinstance(reason, str) or "\x00" in reason:
+        raise InvalidInputError("a proctor's reason must be text without NUL characters")
+    return reason.strip()[:MAX_TEXT] or None
+
+
+@dataclass(frozen=True, slots=True)
+class _Extension:
+    """What an ``extend_time`` did: ms added, to which scope, ms left after it, the node."""
+
+    added_ms: int
+    scope: TimeScope
+    remaining_ms: int
+    node_id: str | None
+
+
+def _record(
+    step: Step, action: ProctorAction, reason: str | None, extension: _Extension | None = None
+) -> str:
+    """Emit ``proctor_action``; returns its correlation id (the command's id, else one made
+    from the event's number)."""
+    correlation = action.command_id or f"proctor-action-{step.state.events_applied + 1:04d}"
+    step.emit(
+        p.ProctorActionTaken(
+            actor=(action.proctor_id or "proctor")[:200],
+            action=action.action,
+            reason=reason,
+            seconds=_seconds(extension.added_ms) if extension else None,
+            scope=extension.scope if extension else None,
+            remainingSec=_seconds(extension.remaining_ms) if extension else None,
+            remainingMs=extension.remaining_ms if extension else None,
+            nodeId=extension.node_id if extension else step.state.current_node_id,
+        ),
+        correlation_id=correlation[:200],
+    )
+    return correlation[:200]
+
+
+def _seconds(ms: int) -> int | float:
+    """Milliseconds as seconds; whole seconds stay integers on the wire."""
+    return ms // 1000 if ms % 1000 == 0 else ms / 1000
+
+
+def _skip(step: Step, action: ProctorAction, reason: str | None) -> None:
+    """The proctor moves the session on: the node's forced exit (its ``always`` edge, else its
+    first edge)."""
+    state = step.state
+    node = state.node
+    if node is None or state.exam_state is not ExamState.IN_PROGRESS:
+        step.result.update({"status": "ignored", "reason": f"the exam is {state.exam_state}"})
+        return
+    plan_node = step.plan.node(node.node_id)
+    edge = forced_exit(plan_node)
+    if plan_node.is_end or edge is None:
+        step.result.update({"status": "ignored", "reason": "the node has no way out"})
+        return
+    _record(step, action, reason)
+    members = step.plan.pools.get(edge.targetNodeId)
+    target = members[0] if members else edge.targetNodeId
+    take_edge(
+        step,
+        edge,
+        decision="guardrail_override",
+        exit_reason="forced_transition",
+        bridge=None if step.plan.node(target).is_end else texts.BRIDGE,
+        condition="skipped by the proctor",
+    )
+
+
+def _extend(step: Step, action: ProctorAction, reason: str | None) -> None:
+    """Add time to the exam or the node: ``proctor_action`` with the new remaining time, then
+    the candidate-visible clock update (``time_warning``); both re-anchor the clock."""
     seconds = action.seconds
-    if seconds is None or seconds <= 0:
+    if (
+        seconds is None
+        or isinstance(seconds, bool)
+        or not isinstance(seconds, int | float)
+        or not math.isfinite(seconds)
+        or seconds <= 0
+    ):
         raise InvalidInputError("extend_time needs a positive number of seconds")
     extra = round(seconds * 1000)
+    if extra <= 0:
+        raise InvalidInputError("extend_time needs at least a millisecond")
     state = step.state
     if action.scope == "exam":
         clock, total = state.exam_clock, step.plan.total_budget_ms
@@ -159,14 +263,7 @@ def _extend(step: Step, action: ProctorAction) -> None:
             step.result.update({"status": "ignored", "reason": "no running exam time budget"})
             return
         remaining = max(0, total + clock.extension_ms - clock.elapsed(step.now)) + extra
-        step.emit(
-            p.TimeWarning(
-                scope="exam",
-                remainingSec=round(remaining / 1000, 3),
-                remainingMs=remaining,
-                nodeId=state.current_node_id,
-            )
-        )
+        node_id = state.current_node_id
     else:
         node = state.node
         budget = step.plan.node(node.node_id).budget_ms if node is not None else None
@@ -174,14 +271,17 @@ def _extend(step: Step, action: ProctorAction) -> None:
             step.result.update({"status": "ignored", "reason": "no node time budget"})
             return
         remaining = max(0, budget + node.clock.extension_ms - node.clock.elapsed(step.now)) + extra
-        step.emit(
-            p.TimeWarning(
-                scope="node",
-                remainingSec=round(remaining / 1000, 3),
-                remainingMs=remaining,
-                nodeId=node.node_id,
-            )
-        )
+        node_id = node.node_id
+    correlation = _record(step, action, reason, _Extension(extra, action.scope, remaining, node_id))
+    step.emit(
+        p.TimeWarning(
+            scope=action.scope,
+            remainingSec=round(remaining / 1000, 3),
+            remainingMs=remaining,
+            nodeId=node_id,
+        ),
+        correlation_id=correlation,
+    )
     step.result.update({"status": "extended", "remainingMs": remaining})
 
 

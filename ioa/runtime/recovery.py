@@ -127,9 +127,10 @@ def _start(
             recoveryId=recovery_id,
             recoveryType=scenario.value,
             nodeId=node_id,
-            triggerDescription=(
-                f"{trigger} (attempt {number} of {handler.maxAttempts}: {handler.action})"
-            ),
+            triggerDescription=trigger,
+            attempt=number,
+            maxAttempts=handler.maxAttempts,
+            action=handler.action,
         ),
         correlation_id=recovery_id,
     )

@@ -29,7 +29,8 @@ from ioa.runtime.ids import Rng, event_id
 from ioa.runtime.plan import ExamPlan
 from ioa.runtime.state import RuntimeState
 
-_GUARDRAIL_TEXT_FIELDS: Final = "originalText" in p.GuardrailTriggered.model_fields
+MAX_TEXT: Final = 20_000
+"""The longest text an event field holds."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,9 +67,9 @@ def guardrail_payload(
     original: str | None = None,
     replacement: str | None = None,
 ) -> p.GuardrailTriggered:
-    """A ``guardrail_triggered`` payload. Intercepted text goes into ``originalText`` /
-    ``replacementText`` when the protocol has those fields, else into the description (the
-    event is proctor/marking-only either way)."""
+    """A ``guardrail_triggered`` payload. An intercepted text goes into ``originalText`` and
+    what was said instead into ``replacementText`` (empty when nothing was), never into the
+    description; the event is proctor/marking-only."""
     fields: dict[str, Any] = {
         "guardrailId": guardrail_id[:200],
         "guardrailType": guardrail_type,
@@ -78,14 +79,8 @@ def guardrail_payload(
         "contextNodeId": node_id,
     }
     if original is not None:
-        if _GUARDRAIL_TEXT_FIELDS:
-            fields["originalText"] = original
-            fields["replacementText"] = replacement or ""
-        else:
-            fields["description"] = (
-                f'{description}. Original text: "{original}". '
-                f'Replacement text: "{replacement or ""}".'
-            )
+        fields["originalText"] = original[:MAX_TEXT]
+        fields["replacementText"] = (replacement or "")[:MAX_TEXT]
     return p.GuardrailTriggered(**fields)
 
 

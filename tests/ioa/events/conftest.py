@@ -172,6 +172,16 @@ VALID_PAYLOADS: dict[str, dict[str, Any]] = {
         "inputTokens": 1200,
         "outputTokens": 80,
     },
+    "proctor_action": {
+        "actor": "7",
+        "action": "extend_time",
+        "reason": "Fire alarm in the building.",
+        "seconds": 120,
+        "scope": "exam",
+        "remainingSec": 420,
+        "remainingMs": 420000,
+        "nodeId": "q1",
+    },
 }
 
 

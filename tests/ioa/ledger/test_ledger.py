@@ -168,7 +168,7 @@ def test_process_kinds_default_to_the_metacognitive_dimension() -> None:
     assert declared.entry.dimension is EvidenceDimension.APPLIED_PROBLEM_SOLVING
 
 
-def test_excerpt_is_cut_to_200_characters_and_described() -> None:
+def test_excerpt_is_cut_to_200_characters_and_kept_with_the_llm_report() -> None:
     long = proposal(
         excerpt="nearest " * 60,
         rubricLevel="analysis",
@@ -178,9 +178,11 @@ def test_excerpt_is_cut_to_200_characters_and_described() -> None:
     assert len(long.excerpt_text) <= 200
     decision = decide(long)
     assert isinstance(decision, Recorded)
-    assert "rubric level: analysis; scaffolding intensity: 3, not effective" in (
-        decision.entry.description
-    )
+    entry = decision.entry
+    assert entry.excerpt == long.excerpt_text
+    assert (entry.rubric_level, entry.scaffolding_intensity) == ("analysis", 3)
+    assert entry.scaffolding_effective is False
+    assert "nearest" not in entry.description and "scaffolding" not in entry.description
 
 
 def test_payload_round_trip_rebuilds_the_same_entry() -> None:
@@ -199,9 +201,12 @@ def test_payload_round_trip_rebuilds_the_same_entry() -> None:
         "confidence": entry.confidence,
         "sttConfidenceSummary": entry.stt.to_payload(),
         "llmProposal": True,
+        "excerpt": entry.excerpt,
     }
     rebuilt = EvidenceLedger()
     assert rebuilt.apply_payload(payload) == entry
+    old_log = {k: v for k, v in payload.items() if k != "excerpt"}  # written before the field
+    assert EvidenceLedger().apply_payload(old_log).excerpt is None
     assert rebuilt.apply_payload(payload).revision == 2
     with pytest.raises(LedgerError):
         rebuilt.apply_payload({"signalId": "x"})

@@ -22,7 +22,12 @@ def test_accepted_signal_carries_turns_and_stt_summary(h: Harness) -> None:
     assert item.evidenceDimension == "knowledge_understanding"
     summary = item.sttConfidenceSummary
     assert (summary.min, summary.max, summary.mean, summary.turnCount) == (0.92, 0.92, 0.92, 1)
-    assert "settles the nearest unvisited vertex" in item.description
+    assert item.excerpt == "settles the nearest unvisited vertex"
+    assert (
+        item.description
+        == "Positive evidence for 'Greedy selection of the closest unsettled vertex'"
+    )
+    assert item.rubricLevel is None and item.scaffoldingIntensity is None
     assert h.replayed_equal()
 
 
@@ -157,9 +162,12 @@ def test_scaffolding_and_rubric_level_are_kept_on_the_evidence(h: Harness) -> No
             )
         ],
     )
-    description = h.of("evidence_signal")[0].description
-    assert "rubric level: analysis" in description
-    assert "scaffolding intensity: 2, effective" in description
+    evidence = h.of("evidence_signal")[0]
+    assert evidence.rubricLevel == "analysis"
+    assert evidence.scaffoldingIntensity == 2 and evidence.scaffoldingEffective is True
+    assert evidence.excerpt == "settles the nearest"
+    assert "analysis" not in evidence.description and "scaffolding" not in evidence.description
+    assert h.replayed_equal()
 
 
 def test_hesitation_is_detected_from_timing(h: Harness) -> None:

@@ -23,8 +23,12 @@ def test_persona_break_is_intercepted_with_original_and_replacement(h: Harness) 
     assert h.texts()[-1] == "What is the running time?"
     guard = _guards(h, "persona_break")[0]
     assert guard.actionTaken == "output_replaced" and guard.severity == "block"
-    assert "As an AI language model" in guard.description
-    assert "What is the running time?" in guard.description
+    assert guard.originalText == (
+        "As an AI language model I cannot grade this. What is the running time?"
+    )
+    assert guard.replacementText == "What is the running time?"
+    assert "OUT-001" in guard.description
+    assert "Original text" not in guard.description and "running time" not in guard.description
     assert guard.contextNodeId == "q-dijkstra"
 
 
@@ -79,9 +83,13 @@ def test_reassurance_under_anxiety_is_replaced_by_neutral_support(h: Harness) ->
     h.observe(at=21, anxious=True, spoken="You're doing great, that's correct! Keep going.")
     assert h.texts()[-1] == NEUTRAL_SUPPORT
     guard = _guards(h, "anxiety_policy")[0]
-    assert "POL-008" in guard.description and "You're doing great" in guard.description
+    assert "POL-008" in guard.description
+    assert guard.originalText == "You're doing great, that's correct! Keep going."
+    assert guard.replacementText == NEUTRAL_SUPPORT
     recovery = h.of("recovery_started")[0]
-    assert recovery.recoveryType == "anxiety" and "calm_support" in recovery.triggerDescription
+    assert recovery.recoveryType == "anxiety" and recovery.action == "calm_support"
+    assert (recovery.attempt, recovery.maxAttempts) == (1, 3)
+    assert "calm_support" not in recovery.triggerDescription
     assert h.spoken[-1].purpose == "recovery"
 
 
