@@ -71,6 +71,12 @@ CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 expect.set_options(timeout=10_000)
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing() -> None:
+    """Overrides the suite-wide fast hasher: the server process checks passwords with the real
+    hashers, so users made here must have hashes it understands."""
+
+
 @pytest.fixture(scope="package")
 def live_asgi_server(django_db_setup: None) -> Iterator[str]:
     """A daphne server on the test database, for the whole browser test package."""
