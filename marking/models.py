@@ -1,20 +1,100 @@
-"""Marking: requests for marking, enqueued when a session completes.
+"""Marking: the compiled marking scheme, marks, the decision history, moderation and appeals.
 
-Issue 10 adds the marker itself; for now a :class:`MarkingRequest` records that a completed
-session awaits marking (one row per session, written idempotently by ``marking.tasks``).
+* :class:`MarkingScheme` — the IR's third compilation target (``ioa.marking.compile_marking``)
+  stored with the published version it was compiled from (one per version and compiler
+  version; immutable). Stored rather than recomputed so marks keep pointing at the exact scheme
+  they used, even after the rules' defaults change (``docs/marking.md``).
+* :class:`MarkingRequest` — a completed session awaiting marking; counts task deliveries.
+* :class:`SessionMark` — one session's marks: the deterministic result (JSON, checksummed),
+  the current (moderated) score and the moderation state. Mutable only through
+  ``marking.services``.
+* :class:`TargetDecision` — append-only history of levels per target: the marker's decision
+  (number 1) and every override after it. Never updated or deleted: the current level is the
+  latest decision, and every earlier one stays visible.
+* :class:`SecondMark`, :class:`PanelRun`, :class:`Appeal`, :class:`MarkingAuditEntry` — the
+  second marker's independent levels, the LLM panel's run, appeals, and the audit trail.
+
+Visibility: :meth:`SessionMarkQuerySet.visible_to` (authors: sessions of versions of drafts
+they own or collaborate on; admins: all; everyone else: none).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+LEVEL_CHOICES = [
+    ("excellent", "Excellent"),
+    ("satisfactory", "Satisfactory"),
+    ("partial", "Partial"),
+    ("absent", "Absent"),
+]
+
+
+class ImmutableMarkingRecord(Exception):
+    """Raised on an attempt to change or delete an append-only marking record."""
+
+
+class AppendOnlyQuerySet(models.QuerySet):
+    def update(self, **kwargs: Any) -> int:
+        raise ImmutableMarkingRecord(f"{self.model.__name__} rows are append-only")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise ImmutableMarkingRecord(f"{self.model.__name__} rows are append-only")
+
+
+class AppendOnly(models.Model):
+    """Rows are inserted once and never changed."""
+
+    objects = AppendOnlyQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise ImmutableMarkingRecord(f"{type(self).__name__} {self.pk} is append-only")
+        kwargs["force_insert"] = True
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise ImmutableMarkingRecord(f"{type(self).__name__} rows are append-only")
+
+
+class MarkingScheme(AppendOnly):
+    """The marking configuration compiled from a published version."""
+
+    id = models.BigAutoField(primary_key=True)
+    version = models.ForeignKey(
+        "publishing.PublishedVersion", on_delete=models.PROTECT, related_name="marking_schemes"
+    )
+    compiler_version = models.CharField(max_length=40)
+    config_json = models.TextField()
+    """Canonical JSON of ``MarkingConfig.to_dict()``."""
+    checksum = models.CharField(max_length=80)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["version", "compiler_version"], name="marking_scheme_unique_version"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"Marking scheme of {self.version_id} ({self.compiler_version})"
+
 
 class MarkingRequest(models.Model):
-    """A completed session waiting to be marked."""
+    """A completed session waiting to be (or having been) marked."""
 
     class Status(models.TextChoices):
         REQUESTED = "requested"
+        MARKED = "marked"
+        FAILED = "failed"
 
     id = models.BigAutoField(primary_key=True)
     session = models.OneToOneField(
@@ -26,9 +106,216 @@ class MarkingRequest(models.Model):
     """The seq of the session's ``exam_completed`` event."""
     deliveries = models.PositiveIntegerField(default=1)
     """How many times the task ran for this session (re-deliveries are no-ops otherwise)."""
+    error = models.TextField(blank=True)
+    marked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-requested_at"]
 
     def __str__(self) -> str:
         return f"Marking request for {self.session_id} ({self.status})"
+
+
+class SessionMarkQuerySet(models.QuerySet["SessionMark"]):
+    def visible_to(self, user: object) -> SessionMarkQuerySet:
+        """Marks a user may see: an author those of sessions of versions of drafts they own or
+        collaborate on; an admin all; everyone else none (their requests answer 404)."""
+        if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
+            return self.none()
+        role = getattr(user, "role", None)
+        if role == "admin":
+            return self.all()
+        if role == "author":
+            from publishing.models import PublishedVersion
+
+            versions = PublishedVersion.objects.filter(
+                models.Q(draft__owner=user) | models.Q(draft__collaborators=user)
+            ).values("pk")
+            return self.filter(session__sitting__version__in=versions)
+        return self.none()
+
+
+class SessionMark(models.Model):
+    """One session's marks and their moderation state."""
+
+    class State(models.TextChoices):
+        PROPOSED = "proposed", "Proposed"
+        NEEDS_REVIEW = "needs_review", "Needs review"
+        LOCKED = "locked", "Locked"
+        APPEALED = "appealed", "Reopened on appeal"
+
+    id = models.BigAutoField(primary_key=True)
+    session = models.OneToOneField(
+        "exam_sessions.ExamSession", on_delete=models.PROTECT, related_name="mark"
+    )
+    scheme = models.ForeignKey(MarkingScheme, on_delete=models.PROTECT, related_name="marks")
+    result_json = models.JSONField()
+    """The deterministic marker's ``MarkingResult.to_dict()``."""
+    result_checksum = models.CharField(max_length=80)
+    marked_seq = models.PositiveBigIntegerField()
+    """The last seq of the log the marks were computed from."""
+    proposed_score = models.FloatField()
+    """The deterministic exam score in [0, 1]."""
+    final_score = models.FloatField()
+    """The exam score with the current (moderated) levels, in [0, 1]."""
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PROPOSED)
+    review_flags = models.PositiveIntegerField(default=0)
+    second_marking_required = models.BooleanField(default=False)
+    cycle = models.PositiveIntegerField(default=1)
+    """1, then +1 for every appeal that reopens the lock (second marks belong to a cycle)."""
+    locked_at = models.DateTimeField(null=True, blank=True)
+    locked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    objects = SessionMarkQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"Marks of {self.session_id} ({self.state})"
+
+    @property
+    def locked(self) -> bool:
+        return self.state == self.State.LOCKED
+
+
+class TargetDecision(AppendOnly):
+    """A level for one target: the marker's (number 1) or a moderator's override."""
+
+    class Source(models.TextChoices):
+        MARKER = "marker", "Deterministic marker"
+        OVERRIDE = "override", "Moderator override"
+
+    id = models.BigAutoField(primary_key=True)
+    mark = models.ForeignKey(SessionMark, on_delete=models.PROTECT, related_name="decisions")
+    target_key = models.CharField(max_length=200)
+    number = models.PositiveIntegerField()
+    level = models.CharField(max_length=16, choices=LEVEL_CHOICES)
+    source = models.CharField(max_length=16, choices=Source.choices)
+    rationale = models.TextField()
+    evidence = models.JSONField(default=dict)
+    """The marker's decision (rules, signals, turns) or, for an override, what it replaced."""
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    supersedes = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["mark", "target_key", "number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["mark", "target_key", "number"], name="target_decision_unique_number"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.target_key} #{self.number}: {self.level} ({self.source})"
+
+
+class SecondMark(AppendOnly):
+    """A second marker's independent level for one target in one moderation cycle."""
+
+    id = models.BigAutoField(primary_key=True)
+    mark = models.ForeignKey(SessionMark, on_delete=models.PROTECT, related_name="second_marks")
+    cycle = models.PositiveIntegerField()
+    target_key = models.CharField(max_length=200)
+    level = models.CharField(max_length=16, choices=LEVEL_CHOICES)
+    rationale = models.TextField(blank=True)
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["mark", "cycle", "target_key", "created_at"]
+
+    def __str__(self) -> str:
+        return f"Second mark {self.target_key}: {self.level}"
+
+
+class PanelRun(models.Model):
+    """The LLM marking panel's run for one session (or why it did not run)."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        COMPLETED = "completed"
+        SKIPPED = "skipped"
+        FAILED = "failed"
+
+    id = models.BigAutoField(primary_key=True)
+    mark = models.OneToOneField(SessionMark, on_delete=models.PROTECT, related_name="panel")
+    status = models.CharField(max_length=16, choices=Status.choices)
+    notice = models.TextField(blank=True)
+    result_json = models.JSONField(null=True, blank=True)
+    alpha_round1 = models.FloatField(null=True, blank=True)
+    alpha_round2 = models.FloatField(null=True, blank=True)
+    routed = models.JSONField(default=list)
+    """Target keys routed to human moderation."""
+    created_at = models.DateTimeField(default=timezone.now)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"Panel for {self.mark_id}: {self.status}"
+
+
+class Appeal(models.Model):
+    """An appeal that reopened a locked mark."""
+
+    id = models.BigAutoField(primary_key=True)
+    mark = models.ForeignKey(SessionMark, on_delete=models.PROTECT, related_name="appeals")
+    reason = models.TextField()
+    opened_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    opened_at = models.DateTimeField(default=timezone.now)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    closed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    outcome = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["mark", "opened_at"]
+
+    def __str__(self) -> str:
+        return f"Appeal on {self.mark_id} ({'open' if self.closed_at is None else 'closed'})"
+
+    @property
+    def open(self) -> bool:
+        return self.closed_at is None
+
+
+class MarkingAuditEntry(AppendOnly):
+    """Who did what to a session's marks, when and why."""
+
+    class Action(models.TextChoices):
+        MARKED = "marked"
+        PANEL_COMPLETED = "panel_completed"
+        PANEL_SKIPPED = "panel_skipped"
+        PANEL_FAILED = "panel_failed"
+        OVERRIDE = "override"
+        SECOND_MARKING = "second_marking"
+        SECOND_MARK = "second_mark"
+        LOCKED = "locked"
+        APPEAL_OPENED = "appeal_opened"
+
+    id = models.BigAutoField(primary_key=True)
+    mark = models.ForeignKey(SessionMark, on_delete=models.PROTECT, related_name="audit")
+    action = models.CharField(max_length=24, choices=Action.choices)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    reason = models.TextField(blank=True)
+    details = models.JSONField(default=dict)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["mark", "created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.action} on {self.mark_id}"

@@ -3,32 +3,26 @@
 from __future__ import annotations
 
 from celery import shared_task
-from django.db import transaction
-from django.db.models import F
-
-from marking.models import MarkingRequest
 
 
 @shared_task(name="marking.tasks.mark_session", acks_late=True)
-def mark_session(session_id: str) -> int:
-    """Record that ``session_id`` completed and awaits marking; returns the request's id.
+def mark_session(session_id: str) -> int | None:
+    """Mark a completed session with the deterministic marker; returns the mark's id (None when
+    the version cannot be compiled for marking; the request records why).
 
-    Idempotent: a re-delivered task finds the existing request and only counts the delivery.
     Enqueued by ``sessions.event_store`` with ``delay_on_commit`` when ``exam_completed`` is
-    stored. Issue 10 replaces the body with the marker (replaying the marking events).
+    stored; runs inline in the embedded default (eager Celery). Idempotent: a re-delivered task
+    finds the existing marks, counts the delivery and changes nothing.
     """
-    from sessions.models import SessionEvent
+    from marking.services import mark_session as mark
 
-    completed = (
-        SessionEvent.objects.filter(session_id=session_id, type="exam_completed")
-        .order_by("seq")
-        .values_list("seq", flat=True)
-        .first()
-    )
-    with transaction.atomic():
-        request, created = MarkingRequest.objects.get_or_create(
-            session_id=session_id, defaults={"completed_seq": completed}
-        )
-        if not created:
-            MarkingRequest.objects.filter(pk=request.pk).update(deliveries=F("deliveries") + 1)
-    return request.pk
+    outcome = mark(session_id=session_id)
+    return outcome.mark.pk if outcome.mark is not None else None
+
+
+@shared_task(name="marking.tasks.run_marking_panel", acks_late=True)
+def run_marking_panel(mark_id: int) -> str:
+    """Run the configured LLM marking panel for one session's marks (idempotent)."""
+    from marking.services import run_panel_for
+
+    return str(run_panel_for(mark_id=mark_id).status)

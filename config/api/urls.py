@@ -6,4 +6,5 @@ urlpatterns = [
     path("", include("accounts.api.urls")),
     path("", include("authoring.api.urls")),
     path("", include("publishing.api.urls")),
+    path("", include("marking.api.urls")),
 ]

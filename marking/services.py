@@ -1,0 +1,550 @@
+"""Writes of the marking app: marking a session, the panel, overrides, second marking, locks and
+appeals. Keyword-only, each in one transaction, the session's mark row locked
+(``select_for_update``) before it changes; every change leaves an audit entry.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from ioa.canonical import canonical_json, checksum
+from ioa.errors import IoaError
+from ioa.marking import (
+    COMPILER_VERSION,
+    READ_TYPES,
+    Level,
+    MarkingConfig,
+    compile_marking,
+    compute_scores,
+    mark_log,
+    read_log,
+    run_panel,
+)
+from ioa.schema import load_package
+from marking import conf
+from marking.models import (
+    Appeal,
+    MarkingAuditEntry,
+    MarkingRequest,
+    MarkingScheme,
+    PanelRun,
+    SecondMark,
+    SessionMark,
+    TargetDecision,
+)
+
+logger = logging.getLogger(__name__)
+
+Action = MarkingAuditEntry.Action
+PANEL_STALE_AFTER = timedelta(minutes=15)
+"""A pending panel run older than this (its worker died) may be run again."""
+MIN_RATIONALE_CHARS = 5
+LEVEL_NAMES = [
+    (level.label, level.title)
+    for level in (Level.EXCELLENT, Level.SATISFACTORY, Level.PARTIAL, Level.ABSENT)
+]
+
+OFFLINE_NOTICE = (
+    "The LLM marking panel was skipped: no panel models are configured (offline). The "
+    "deterministic marks stand; set VIVA_MARKING_PANEL_MODELS to add a panel."
+)
+
+
+class MarkingRefused(Exception):
+    """A moderation action is not allowed now; ``code`` names why."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+# --- the scheme ---------------------------------------------------------------------------------
+
+_CONFIG_CACHE: dict[tuple[int, str], MarkingConfig] = {}
+
+
+def scheme_for_version(version: Any) -> MarkingScheme:
+    """The version's marking scheme, compiled and stored on first use (immutable after)."""
+    found = MarkingScheme.objects.filter(version=version, compiler_version=COMPILER_VERSION).first()
+    if found is not None:
+        return found
+    config = compile_marking(load_package(json.loads(version.canonical_json)))
+    document = config.to_dict()
+    try:
+        with transaction.atomic():
+            return MarkingScheme.objects.create(
+                version=version,
+                compiler_version=config.compiler_version,
+                config_json=canonical_json(document),
+                checksum=checksum(document),
+            )
+    except IntegrityError:  # compiled concurrently: the stored one is identical
+        return MarkingScheme.objects.get(version=version, compiler_version=COMPILER_VERSION)
+
+
+def scheme_config(scheme: MarkingScheme) -> MarkingConfig:
+    key = (scheme.pk, scheme.checksum)
+    config = _CONFIG_CACHE.get(key)
+    if config is None:
+        config = MarkingConfig.from_dict(json.loads(scheme.config_json))
+        if len(_CONFIG_CACHE) > 256:
+            _CONFIG_CACHE.clear()
+        _CONFIG_CACHE[key] = config
+    return config
+
+
+# --- marking ------------------------------------------------------------------------------------
+
+
+def marking_events(session_id: Any) -> list[dict[str, Any]]:
+    """The stored envelopes marking reads (chapter 05 §6.3 plus flag-only types), seq order."""
+    from sessions.selectors import iter_rows, wire_from_row
+
+    return [wire_from_row(r) for r in iter_rows(session_id=session_id, types=sorted(READ_TYPES))]
+
+
+def _result_digest(result: Mapping[str, Any]) -> str:
+    return checksum(dict(result))
+
+
+@dataclass(frozen=True)
+class MarkOutcome:
+    mark: SessionMark | None
+    created: bool
+    error: str = ""
+
+
+def mark_session(*, session_id: Any) -> MarkOutcome:
+    """Mark a completed session once. Idempotent: a re-delivery counts the delivery and returns
+    the existing marks; the panel is enqueued (or skipped with a notice) after commit."""
+    from sessions.models import ExamSession, SessionEvent
+
+    with transaction.atomic():
+        session = (
+            ExamSession.objects.select_for_update()
+            .select_related("sitting__version")
+            .get(pk=session_id)
+        )
+        completed = (
+            SessionEvent.objects.filter(session_id=session.pk, type="exam_completed")
+            .order_by("seq")
+            .values_list("seq", flat=True)
+            .first()
+        )
+        request, created = MarkingRequest.objects.get_or_create(
+            session=session, defaults={"completed_seq": completed}
+        )
+        if not created:
+            MarkingRequest.objects.filter(pk=request.pk).update(deliveries=F("deliveries") + 1)
+        existing = SessionMark.objects.filter(session=session).first()
+        if existing is not None:
+            return MarkOutcome(existing, created=False)
+        try:
+            scheme = scheme_for_version(session.sitting.version)
+        except (IoaError, ValueError) as exc:
+            message = f"the published version cannot be compiled for marking: {exc}"[:2000]
+            MarkingRequest.objects.filter(pk=request.pk).update(status="failed", error=message)
+            logger.warning("marking %s failed: %s", session.pk, message)
+            return MarkOutcome(None, created=False, error=message)
+        config = scheme_config(scheme)
+        result = mark_log(config, read_log(marking_events(session.pk)))
+        document = result.to_dict()
+        now = timezone.now()
+        mark = SessionMark.objects.create(
+            session=session,
+            scheme=scheme,
+            result_json=document,
+            result_checksum=_result_digest(document),
+            marked_seq=result.last_seq,
+            proposed_score=result.scores.exam,
+            final_score=result.scores.exam,
+            review_flags=sum(1 for f in result.flags if f.severity == "review"),
+            state=(
+                SessionMark.State.NEEDS_REVIEW
+                if result.needs_review
+                else SessionMark.State.PROPOSED
+            ),
+            created_at=now,
+            updated_at=now,
+        )
+        for item in document["targets"]:
+            TargetDecision.objects.create(
+                mark=mark,
+                target_key=item["key"],
+                number=1,
+                level=item["level"],
+                source=TargetDecision.Source.MARKER,
+                rationale=item["rationale"],
+                evidence={k: item[k] for k in ("rules", "signals", "turnIds", "review")},
+                created_at=now,
+            )
+        MarkingAuditEntry.objects.create(
+            mark=mark,
+            action=Action.MARKED,
+            details={
+                "resultChecksum": mark.result_checksum,
+                "schemeChecksum": scheme.checksum,
+                "lastSeq": result.last_seq,
+                "examScore": result.scores.exam,
+            },
+            created_at=now,
+        )
+        MarkingRequest.objects.filter(pk=request.pk).update(
+            status="marked", marked_at=now, error="", completed_seq=completed
+        )
+        if not conf.panel_members():
+            _record_panel_skipped(mark)
+        else:
+            from marking.tasks import run_marking_panel
+
+            run_marking_panel.delay_on_commit(mark.pk)
+    return MarkOutcome(mark, created=True)
+
+
+def recompute(mark: SessionMark) -> dict[str, Any]:
+    """Mark the session again from its stored log (nothing stored): the same dict as stored
+    when the marker is deterministic (what ``verify_marks`` compares)."""
+    config = scheme_config(mark.scheme)
+    return mark_log(config, read_log(marking_events(mark.session_id))).to_dict()
+
+
+def verify_marks(mark: SessionMark) -> bool:
+    """Whether re-marking the stored log reproduces the stored result exactly."""
+    return _result_digest(recompute(mark)) == mark.result_checksum
+
+
+# --- current state ------------------------------------------------------------------------------
+
+
+def current_decisions(mark: SessionMark) -> dict[str, TargetDecision]:
+    """The latest decision per target key."""
+    latest: dict[str, TargetDecision] = {}
+    for decision in TargetDecision.objects.filter(mark=mark).order_by("target_key", "number"):
+        latest[decision.target_key] = decision
+    return latest
+
+
+def current_levels(mark: SessionMark) -> dict[str, Level]:
+    return {k: Level.parse(d.level) for k, d in current_decisions(mark).items()}
+
+
+def final_scores(mark: SessionMark) -> dict[str, Any]:
+    """Scores with the current levels (see ``ioa.marking.compute_scores``)."""
+    config = scheme_config(mark.scheme)
+    scores = compute_scores(config, current_levels(mark), mark.result_json["visitedNodes"])
+    return scores.to_dict()
+
+
+def second_mark_status(mark: SessionMark) -> dict[str, Any]:
+    """The current cycle's second marks: by target, and the targets still missing or disagreeing
+    with the current level."""
+    marks = {
+        s.target_key: s
+        for s in SecondMark.objects.filter(mark=mark, cycle=mark.cycle).order_by("created_at")
+    }
+    levels = current_levels(mark)
+    missing = [k for k in levels if k not in marks]
+    disagreeing = [k for k, s in marks.items() if k in levels and Level.parse(s.level) != levels[k]]
+    return {"marks": marks, "missing": missing, "disagreeing": disagreeing}
+
+
+def _state(mark: SessionMark) -> str:
+    if mark.locked_at is not None:
+        return SessionMark.State.LOCKED
+    if Appeal.objects.filter(mark=mark, closed_at__isnull=True).exists():
+        return SessionMark.State.APPEALED
+    panel = PanelRun.objects.filter(mark=mark).first()
+    routed = bool(panel and panel.routed)
+    if mark.review_flags or routed:
+        return SessionMark.State.NEEDS_REVIEW
+    if (
+        mark.second_marking_required
+        and (status := second_mark_status(mark))
+        and (status["missing"] or status["disagreeing"])
+    ):
+        return SessionMark.State.NEEDS_REVIEW
+    return SessionMark.State.PROPOSED
+
+
+def _refresh(mark: SessionMark) -> None:
+    mark.final_score = final_scores(mark)["exam"]
+    mark.state = _state(mark)
+    mark.updated_at = timezone.now()
+    mark.save(update_fields=["final_score", "state", "updated_at"])
+
+
+def _locked_row(mark: SessionMark) -> SessionMark:
+    return SessionMark.objects.select_for_update().select_related("scheme").get(pk=mark.pk)
+
+
+def _refuse_if_locked(mark: SessionMark) -> None:
+    if mark.locked_at is not None:
+        raise MarkingRefused(
+            "locked", "These marks are locked. Open an appeal to reopen them first."
+        )
+
+
+# --- moderation ---------------------------------------------------------------------------------
+
+
+def _rationale(text: str, what: str = "rationale") -> str:
+    cleaned = (text or "").strip()
+    if len(cleaned) < MIN_RATIONALE_CHARS:
+        raise MarkingRefused(
+            "rationale_required",
+            f"A {what} of at least {MIN_RATIONALE_CHARS} characters is required.",
+        )
+    return cleaned
+
+
+def override_decision(
+    *, mark: SessionMark, target_key: str, level: str, rationale: str, user: Any
+) -> TargetDecision:
+    """Record a moderator's level for one target as a new decision (history is kept)."""
+    reason = _rationale(rationale)
+    try:
+        new_level = Level.parse(level)
+    except ValueError:
+        raise MarkingRefused("invalid_level", f"Unknown level {level!r}.") from None
+    with transaction.atomic():
+        row = _locked_row(mark)
+        _refuse_if_locked(row)
+        latest = current_decisions(row)
+        previous = latest.get(target_key)
+        if previous is None:
+            raise MarkingRefused("unknown_target", f"No target {target_key!r} in these marks.")
+        decision = TargetDecision.objects.create(
+            mark=row,
+            target_key=target_key,
+            number=previous.number + 1,
+            level=new_level.label,
+            source=TargetDecision.Source.OVERRIDE,
+            rationale=reason,
+            evidence={"previousLevel": previous.level, "previousDecision": previous.pk},
+            author=user,
+            supersedes=previous,
+        )
+        MarkingAuditEntry.objects.create(
+            mark=row,
+            action=Action.OVERRIDE,
+            actor=user,
+            reason=reason,
+            details={"targetKey": target_key, "from": previous.level, "to": new_level.label},
+        )
+        _refresh(row)
+    mark.refresh_from_db()
+    return decision
+
+
+def set_second_marking(*, mark: SessionMark, required: bool, user: Any) -> SessionMark:
+    """Turn second-marker mode on or off for the session (not while locked)."""
+    with transaction.atomic():
+        row = _locked_row(mark)
+        _refuse_if_locked(row)
+        row.second_marking_required = required
+        row.save(update_fields=["second_marking_required"])
+        MarkingAuditEntry.objects.create(
+            mark=row, action=Action.SECOND_MARKING, actor=user, details={"required": required}
+        )
+        _refresh(row)
+    mark.refresh_from_db()
+    return mark
+
+
+def record_second_marks(
+    *, mark: SessionMark, user: Any, marks: Sequence[Mapping[str, str]]
+) -> list[SecondMark]:
+    """The second marker's independent levels (``targetKey``, ``level``, ``rationale``). The
+    second marker must be someone who has not overridden these marks in this cycle."""
+    with transaction.atomic():
+        row = _locked_row(mark)
+        _refuse_if_locked(row)
+        if not row.second_marking_required:
+            raise MarkingRefused("not_second_marking", "Second marking is not turned on.")
+        since = _cycle_start(row)
+        overrode = TargetDecision.objects.filter(
+            mark=row, source=TargetDecision.Source.OVERRIDE, author=user, created_at__gte=since
+        ).exists()
+        if overrode:
+            raise MarkingRefused(
+                "not_independent",
+                "You overrode these marks in this round; a second marker must be someone else.",
+            )
+        keys = set(current_decisions(row))
+        stored: list[SecondMark] = []
+        for item in marks:
+            key = str(item.get("targetKey", ""))
+            if key not in keys:
+                raise MarkingRefused("unknown_target", f"No target {key!r} in these marks.")
+            try:
+                level = Level.parse(item.get("level"))
+            except ValueError:
+                raise MarkingRefused(
+                    "invalid_level", f"Unknown level {item.get('level')!r}."
+                ) from None
+            stored.append(
+                SecondMark.objects.create(
+                    mark=row,
+                    cycle=row.cycle,
+                    target_key=key,
+                    level=level.label,
+                    rationale=str(item.get("rationale") or "").strip(),
+                    author=user,
+                )
+            )
+        MarkingAuditEntry.objects.create(
+            mark=row,
+            action=Action.SECOND_MARK,
+            actor=user,
+            details={"levels": {s.target_key: s.level for s in stored}, "cycle": row.cycle},
+        )
+        _refresh(row)
+    mark.refresh_from_db()
+    return stored
+
+
+def _cycle_start(mark: SessionMark) -> Any:
+    appeal = Appeal.objects.filter(mark=mark).order_by("-opened_at").first()
+    return appeal.opened_at if appeal is not None and mark.cycle > 1 else mark.created_at
+
+
+def lock_marks(*, mark: SessionMark, user: Any, note: str = "") -> SessionMark:
+    """Sign the marks off. Refused while second marking is incomplete or disagrees with the
+    current levels; closes an open appeal with ``note`` as its outcome."""
+    with transaction.atomic():
+        row = _locked_row(mark)
+        _refuse_if_locked(row)
+        if row.second_marking_required:
+            status = second_mark_status(row)
+            if status["missing"]:
+                raise MarkingRefused(
+                    "second_marking_incomplete",
+                    "Second marking is on: the second marker has not marked "
+                    + ", ".join(status["missing"]),
+                )
+            if status["disagreeing"]:
+                raise MarkingRefused(
+                    "second_marking_disagrees",
+                    "The second marker disagrees on "
+                    + ", ".join(status["disagreeing"])
+                    + ": override to the agreed level (with a rationale) before locking.",
+                )
+        now = timezone.now()
+        text = (note or "").strip()
+        open_appeal = Appeal.objects.filter(mark=row, closed_at__isnull=True).first()
+        if open_appeal is not None:
+            outcome = _rationale(text, "note on the appeal's outcome")
+            open_appeal.closed_at = now
+            open_appeal.closed_by = user
+            open_appeal.outcome = outcome
+            open_appeal.save(update_fields=["closed_at", "closed_by", "outcome"])
+        row.locked_at = now
+        row.locked_by = user
+        row.save(update_fields=["locked_at", "locked_by"])
+        MarkingAuditEntry.objects.create(
+            mark=row,
+            action=Action.LOCKED,
+            actor=user,
+            reason=text,
+            details={"finalScore": final_scores(row)["exam"], "cycle": row.cycle},
+        )
+        _refresh(row)
+    mark.refresh_from_db()
+    return mark
+
+
+def open_appeal(*, mark: SessionMark, user: Any, reason: str) -> Appeal:
+    """Reopen locked marks for an appeal (a reason is required); a new moderation cycle."""
+    text = _rationale(reason, "reason for the appeal")
+    with transaction.atomic():
+        row = _locked_row(mark)
+        if row.locked_at is None:
+            raise MarkingRefused("not_locked", "Only locked marks can be appealed.")
+        appeal = Appeal.objects.create(mark=row, reason=text, opened_by=user)
+        row.locked_at = None
+        row.locked_by = None
+        row.cycle += 1
+        row.save(update_fields=["locked_at", "locked_by", "cycle"])
+        MarkingAuditEntry.objects.create(
+            mark=row,
+            action=Action.APPEAL_OPENED,
+            actor=user,
+            reason=text,
+            details={"cycle": row.cycle},
+        )
+        _refresh(row)
+    mark.refresh_from_db()
+    return appeal
+
+
+# --- the panel ----------------------------------------------------------------------------------
+
+
+def _record_panel_skipped(mark: SessionMark) -> None:
+    PanelRun.objects.create(mark=mark, status=PanelRun.Status.SKIPPED, notice=OFFLINE_NOTICE)
+    MarkingAuditEntry.objects.create(mark=mark, action=Action.PANEL_SKIPPED, reason=OFFLINE_NOTICE)
+
+
+def run_panel_for(*, mark_id: int, client: Any = None) -> PanelRun:
+    """Run the configured panel for a session once (idempotent; a stale pending run is retried).
+    Offline (no members) the run is recorded as skipped with a notice."""
+    from marking.panel_client import OpenAICompatibleClient
+
+    members = conf.panel_members()
+    with transaction.atomic():
+        mark = SessionMark.objects.select_for_update().select_related("scheme").get(pk=mark_id)
+        run = PanelRun.objects.filter(mark=mark).first()
+        if run is not None and not (
+            run.status == PanelRun.Status.PENDING
+            and run.created_at < timezone.now() - PANEL_STALE_AFTER
+        ):
+            return run
+        if not members:
+            if run is None:
+                _record_panel_skipped(mark)
+            return PanelRun.objects.get(mark=mark)
+        if run is None:
+            run = PanelRun.objects.create(mark=mark, status=PanelRun.Status.PENDING)
+        else:
+            run.created_at = timezone.now()
+            run.save(update_fields=["created_at"])
+    config = scheme_config(mark.scheme)
+    log = read_log(marking_events(mark.session_id))
+    result = mark_log(config, log, with_transcript=False)
+    client = client or OpenAICompatibleClient(
+        base_url=conf.panel_base_url(), api_key=conf.panel_api_key(), timeout=conf.panel_timeout()
+    )
+    panel = run_panel(config, log, result, members, client)
+    answered = any(r.error is None for r in panel.rounds)
+    with transaction.atomic():
+        row = _locked_row(mark)
+        run = PanelRun.objects.select_for_update().get(mark=row)
+        run.status = PanelRun.Status.COMPLETED if answered else PanelRun.Status.FAILED
+        run.notice = (
+            ""
+            if answered
+            else "No panel model answered; the deterministic marks stand. See the errors below."
+        )
+        run.result_json = panel.to_dict()
+        run.alpha_round1 = panel.alpha_round1
+        run.alpha_round2 = panel.alpha_round2
+        run.routed = panel.routed
+        run.completed_at = timezone.now()
+        run.save()
+        MarkingAuditEntry.objects.create(
+            mark=row,
+            action=Action.PANEL_COMPLETED if answered else Action.PANEL_FAILED,
+            details={"routed": panel.routed, "alphaRound2": panel.alpha_round2},
+        )
+        _refresh(row)
+    return run

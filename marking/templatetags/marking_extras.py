@@ -1,0 +1,34 @@
+"""Template filters of the marking pages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+from django.utils.text import slugify
+
+register = template.Library()
+
+
+@register.filter
+def percent(value: Any) -> str:
+    """0.8333 → ``83.3`` (a score in [0, 1] as a percentage with one decimal); ``-`` for none."""
+    if value is None or value == "":
+        return "-"
+    return f"{float(value) * 100:.1f}"
+
+
+@register.filter
+def slug(value: Any) -> str:
+    return slugify(str(value))
+
+
+@register.filter
+def joinkeys(items: Any) -> str:
+    """Space-separated ``key`` values of a list of dicts (data attributes)."""
+    return " ".join(str(item["key"]) for item in items or [])
+
+
+@register.filter
+def get(mapping: Any, key: Any) -> Any:
+    return mapping.get(key) if hasattr(mapping, "get") else None
