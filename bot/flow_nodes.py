@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
@@ -38,6 +38,7 @@ from pipecat.flows import (
 )
 
 from ioa.compiler import ADAPTER_VERSION, REPORT_OBSERVATION, CompiledFlow, CompiledNode
+from ioa.compiler.compiler import SUMMARY_PROMPT
 from ioa.compiler.types import ContextStrategySpec
 
 logger = logging.getLogger(__name__)
@@ -50,6 +51,19 @@ CONTEXT_STRATEGIES: Final[dict[str, ContextStrategy]] = {
     "append": ContextStrategy.APPEND,
     "reset_with_summary": ContextStrategy.RESET_WITH_SUMMARY,
 }
+
+BOOT_NODE: Final = "boot"
+ADMIN_NODE: Final = "admin"
+BOOT_TASK: Final = (
+    "The examination has not started yet: the candidate is completing consent, briefing and the "
+    "audio check. Do not say anything."
+)
+RETURN_TASK: Final = (
+    "The proctor's instruction has been delivered. Continue with the current part of the "
+    "examination; after the candidate's next response, call report_observation as before."
+)
+DEFAULT_SUMMARY_PROMPT: Final = SUMMARY_PROMPT
+"""Summary prompt when the controller asks for RESET_WITH_SUMMARY on a node compiled without one."""
 
 FALLBACK_RESULT: Final[Mapping[str, Any]] = {
     "status": "continue",
@@ -81,6 +95,8 @@ class ObservationDecision:
     """The node to move to, or ``None`` to stay on the current node."""
     respond: bool = True
     """When staying: whether the LLM speaks again right away (``False`` = ``NO_RESPONSE``)."""
+    node_config: NodeConfig | None = None
+    """When moving: a prepared config to move to (else ``FlowHydrator.node(next_node_id)``)."""
 
     @classmethod
     def stay(cls, result: Mapping[str, Any], *, respond: bool = True) -> ObservationDecision:
@@ -88,9 +104,16 @@ class ObservationDecision:
         return cls(result=result, respond=respond)
 
     @classmethod
-    def move(cls, result: Mapping[str, Any], next_node_id: str) -> ObservationDecision:
-        """Move to ``next_node_id`` (a compiled node's ``name``)."""
-        return cls(result=result, next_node_id=next_node_id)
+    def move(
+        cls,
+        result: Mapping[str, Any],
+        next_node_id: str,
+        *,
+        node_config: NodeConfig | None = None,
+    ) -> ObservationDecision:
+        """Move to ``next_node_id`` (a compiled node's ``name``), or to the prepared
+        ``node_config`` (the runtime's own nodes, or a compiled node adjusted by the bot)."""
+        return cls(result=result, next_node_id=next_node_id, node_config=node_config)
 
 
 class ObservationSink(Protocol):
@@ -127,6 +150,9 @@ class FlowHydrator:
     flow: CompiledFlow
     sink: ObservationSink
     on_error: ErrorHook | None = None
+    retry_after_error: Callable[[], bool] | None = None
+    """Asked after a failure: ``True`` lets the LLM run again with the fallback result (the
+    default without it); ``False`` returns the fallback with ``NO_RESPONSE`` (no retry loop)."""
     _nodes: dict[str, CompiledNode] = field(init=False, repr=False)
     _report_observation: FlowsFunctionSchema = field(init=False, repr=False)
 
@@ -185,6 +211,83 @@ class FlowHydrator:
         }
         return config
 
+    @property
+    def role_message(self) -> str:
+        """The persona (every compiled node carries the same role message)."""
+        return self.flow["nodes"][0]["role_message"] if self.flow["nodes"] else ""
+
+    def driven_node(
+        self,
+        node_id: str,
+        *,
+        context_strategy: str | None = None,
+        summary_prompt: str | None = None,
+        extra_messages: Sequence[Mapping[str, str]] = (),
+        respond_immediately: bool = False,
+    ) -> NodeConfig:
+        """Compiled node ``node_id`` as the bot enters it when the runtime controller drives.
+
+        The controller speaks the node's opening (or an end node's closing) verbatim itself, so
+        the LLM does not run on entry unless asked (``respond_immediately``) and an end node's
+        ``end_conversation`` pre-action is dropped (the bot ends the pipeline after the closing
+        is spoken). ``context_strategy`` (``reset``/``append``/``reset_with_summary``) is the
+        controller's choice for this entry; ``extra_messages`` are appended to the task
+        messages (pending proctor instructions, what the controller says on entry), verbatim.
+        """
+        config = self.node(node_id)
+        compiled = self._nodes[node_id]
+        if context_strategy is not None:
+            spec: dict[str, Any] = {"strategy": context_strategy}
+            if context_strategy == "reset_with_summary":
+                spec["summaryPrompt"] = (
+                    summary_prompt
+                    or compiled["context_strategy"].get("summaryPrompt")
+                    or DEFAULT_SUMMARY_PROMPT
+                )
+            config["context_strategy"] = context_strategy_config(spec)  # type: ignore[arg-type]
+        config["task_messages"] = [
+            *config["task_messages"],
+            *(
+                {"role": m["role"], "content": escape_placeholders(m["content"])}
+                for m in extra_messages
+            ),
+        ]
+        config["pre_actions"] = [
+            a for a in config.get("pre_actions", []) if a.get("type") != "end_conversation"
+        ]
+        config["post_actions"] = []
+        config["respond_immediately"] = respond_immediately
+        return config
+
+    def boot_node(self) -> NodeConfig:
+        """The silent boot node (beats chapter): context RESET, no tools, never speaks."""
+        return {
+            "name": BOOT_NODE,
+            "role_message": escape_placeholders(self.role_message),
+            "task_messages": [{"role": "developer", "content": BOOT_TASK}],
+            "functions": [],
+            "context_strategy": ContextStrategyConfig(strategy=ContextStrategy.RESET),
+            "respond_immediately": False,
+        }
+
+    def admin_node(self, instruction_id: str, instruction: str) -> NodeConfig:
+        """The admin node for one immediate proctor instruction (context APPEND): the LLM
+        delivers ``instruction`` through ``report_observation`` right away."""
+        return {
+            "name": f"{ADMIN_NODE}:{instruction_id}",
+            "role_message": escape_placeholders(self.role_message),
+            "task_messages": [{"role": "developer", "content": escape_placeholders(instruction)}],
+            "functions": [self._report_observation],
+            "context_strategy": ContextStrategyConfig(strategy=ContextStrategy.APPEND),
+            "respond_immediately": True,
+        }
+
+    def return_node(self, node_id: str) -> NodeConfig:
+        """Back from the admin node to ``node_id`` (context APPEND, the LLM waits)."""
+        config = self.driven_node(node_id, context_strategy="append")
+        config["task_messages"] = [{"role": "developer", "content": RETURN_TASK}]
+        return config
+
     def _function(self, name: str) -> FlowsFunctionSchema:
         if name != REPORT_OBSERVATION:
             raise ValueError(f"the compiled flow offers an unknown function {name!r}")
@@ -205,11 +308,13 @@ class FlowHydrator:
             decision = await self.sink.on_observation(args, node_id=node_id)
             result = dict(decision.result)
             if decision.next_node_id is not None:
-                return result, self.node(decision.next_node_id)
+                return result, decision.node_config or self.node(decision.next_node_id)
         except Exception as error:  # the conversation goes on with a canned fallback (§11)
             logger.exception("report_observation handler failed at node %s", node_id)
             if self.on_error is not None:
                 await self.on_error(error, node_id)
+            if self.retry_after_error is not None and not self.retry_after_error():
+                return dict(FALLBACK_RESULT), NO_RESPONSE
             return dict(FALLBACK_RESULT)
         if not decision.respond:
             return result, NO_RESPONSE

@@ -20,6 +20,7 @@ urlpatterns = [
     path("studio/", include("authoring.urls")),
     path("", include("sessions.urls")),
     path("marking/", include("marking.urls")),
+    path("voice/", include("bot.urls")),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("api/v1/", include("config.api.urls")),

@@ -1,0 +1,484 @@
+#!/usr/bin/env python
+"""Examiner bot benchmark: start-up time, memory per bot, and text-mode concurrency.
+
+Prints:
+
+1. time from ``bot_start`` (the service the exam room calls) to ``bot_ready`` stored, for the
+   inline runner (an asyncio task in this process) and, with ``REDIS_URL`` and
+   ``DATABASE_URL``, for the Celery runner (a real worker on the ``bots`` queue, solo pool:
+   the first start is cold, the next ones warm);
+2. memory: RSS of a Celery bot process before and while it runs a bot, and the RSS growth of
+   this process per concurrent inline bot;
+3. how many concurrent text-mode sessions this machine sustains with the offline examiner while
+   every candidate turn is answered within ``--turn-limit`` (1 s): the load ramps up (1, 2, 4,
+   8... sessions, each a whole exam of typed answers through the real pipeline, channel layer
+   and event store) until a turn takes longer or ``--budget`` seconds are spent. The answer
+   time is from the typed answer being sent to the examiner's next utterance being stored.
+   Candidates answer back to back (the worst case) unless ``--think`` gives them time.
+
+Everything is local: the offline examiner on 127.0.0.1, the in-memory channel layer (or Redis
+on ``REDIS_URL``), a throw-away database (SQLite file, or ``test_<name>_botbench`` on Postgres).
+
+Usage: ``python bench/bot.py [--max-sessions 64] [--budget 120]``
+(``DATABASE_URL=postgres://... REDIS_URL=redis://...`` for the Celery figures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+ANSWERS: dict[str, list[str]] = {
+    "warmup": ["I enjoyed graph algorithms most, especially shortest paths."],
+    "q-dijkstra": [
+        "Dijkstra repeatedly settles the unvisited vertex with the smallest tentative distance "
+        "and relaxes its outgoing edges.",
+        "With a binary heap priority queue the running time is O((V+E) log V).",
+        "A negative edge can invalidate an already settled distance, so Bellman-Ford is the "
+        "alternative.",
+        "That is everything I can say about it.",
+    ],
+    "scn-delivery-routes": [
+        "I would model the shops and the depot as vertices and the roads as weighted edges.",
+        "I would pick Dijkstra, a single-source shortest-path algorithm, because the travel "
+        "times are non-negative.",
+        "With negative costs I would need Bellman-Ford instead.",
+    ],
+    "scn-network-latency": [
+        "I would model the offices as vertices and the links as weighted edges.",
+        "I would pick Dijkstra, a single-source shortest-path algorithm, because the latencies "
+        "are non-negative.",
+        "With negative costs I would need Bellman-Ford instead.",
+    ],
+    "wrapup": ["No, I have nothing to add. Thank you."],
+}
+
+
+def rss_kib(pid: int | None = None) -> int:
+    """Resident set size of a process (this one by default), in KiB."""
+    with open(f"/proc/{pid or 'self'}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def fmt_ms(values: Sequence[float]) -> str:
+    if not values:
+        return "-"
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+    return (
+        f"median {statistics.median(ordered) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms, "
+        f"max {ordered[-1] * 1000:.0f} ms (n={len(ordered)})"
+    )
+
+
+# --- setup ---------------------------------------------------------------------------------------
+
+
+def setup_django(tmp: Path) -> str:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("VIVA_LLM_PROVIDER", "offline")
+    os.environ.setdefault("VIVA_OFFLINE_EXAMINER_ALLOWED", "true")
+    os.environ.setdefault("VIVA_PIPECAT_LOG_LEVEL", "ERROR")
+    os.environ.setdefault("VIVA_LOG_LEVEL", "WARNING")
+    if not os.environ.get("DATABASE_URL"):
+        os.environ["VIVA_SQLITE_PATH"] = str(tmp / "botbench.sqlite3")
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.db import connection
+
+    if connection.vendor == "sqlite":
+        from django.core.management import call_command
+
+        call_command("migrate", verbosity=0)
+        return str(settings.DATABASES["default"]["NAME"])
+    db = settings.DATABASES["default"]
+    db.setdefault("TEST", {})["NAME"] = f"test_{db['NAME']}_botbench"
+    return str(connection.creation.create_test_db(verbosity=0, autoclobber=True))
+
+
+def publish() -> Any:
+    import json
+
+    from accounts.models import User
+    from authoring.models import DraftPackage
+    from publishing.services import version_publish
+
+    author = User.objects.create(username=f"bench-{uuid.uuid4().hex[:8]}", role="author")
+    document = json.loads((ROOT / "examples" / "cs201-graph-algorithms.json").read_text())
+    draft = DraftPackage.objects.create(owner=author, title="bench", document=document)
+    return version_publish(draft=draft, user=author).version
+
+
+def new_sessions(version: Any, count: int) -> list[uuid.UUID]:
+    from accounts.models import User
+    from sessions.models import ExamSession, Sitting
+
+    sitting = Sitting.objects.create(
+        version=version, title="bench", created_by=version.published_by
+    )
+    out = []
+    for _ in range(count):
+        candidate = User.objects.create(username=f"cand-{uuid.uuid4().hex[:10]}", role="candidate")
+        out.append(ExamSession.objects.create(sitting=sitting, candidate=candidate).pk)
+    return out
+
+
+# --- 1. start-up ---------------------------------------------------------------------------------
+
+
+async def wait_ready(session_id: uuid.UUID, timeout: float = 120) -> float:
+    from asgiref.sync import sync_to_async
+
+    from sessions.models import SessionEvent
+
+    exists = sync_to_async(
+        lambda: SessionEvent.objects.filter(session_id=session_id, type="bot_ready").exists()
+    )
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        if await exists():
+            return time.perf_counter()
+        await asyncio.sleep(0.005)
+    raise TimeoutError(f"no bot_ready for {session_id}")
+
+
+async def stop_bot(session_id: uuid.UUID) -> None:
+    from asgiref.sync import sync_to_async
+
+    from bot.channels import send_to_bot
+    from bot.models import BotLease
+
+    await send_to_bot(session_id, "stop")
+    state = sync_to_async(
+        lambda: BotLease.objects.filter(pk=session_id).values_list("state", flat=True).first()
+    )
+    for _ in range(2000):
+        if await state() not in ("running", "starting"):
+            return
+        await asyncio.sleep(0.01)
+
+
+async def startup_inline(version: Any, samples: int) -> list[float]:
+    from asgiref.sync import sync_to_async
+
+    from bot.runners import inline_task
+    from bot.services import bot_start
+
+    times = []
+    for session_id in await sync_to_async(new_sessions)(version, samples):
+        started = time.perf_counter()
+        await sync_to_async(lambda s=session_id: bot_start(session=s))()
+        times.append(await wait_ready(session_id) - started)
+        await stop_bot(session_id)
+        task = inline_task(session_id)
+        if task is not None:
+            await asyncio.wait_for(task, 30)
+    return times
+
+
+def startup_celery(version: Any, samples: int) -> tuple[list[float], int, int]:
+    """Start-up times through a real Celery worker, and its RSS idle / running a bot (KiB)."""
+    from asgiref.sync import async_to_sync
+    from django.conf import settings
+
+    from bot.services import bot_start
+    from config.celery import app
+
+    db = settings.DATABASES["default"]
+    env = dict(os.environ)
+    env["DATABASE_URL"] = (
+        f"postgres://{db.get('USER') or 'postgres'}"
+        f"{':' + db['PASSWORD'] if db.get('PASSWORD') else ''}@"
+        f"{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+    )
+    env["VIVA_BOT_SUPERVISOR_SECONDS"] = "0"
+    name = f"botbench-{os.getpid()}@localhost"
+    worker = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "celery"),
+            "-A",
+            "config",
+            "worker",
+            "--pool=solo",
+            "-Q",
+            "bots,default,marking",
+            "-n",
+            name,
+            "--without-gossip",
+            "--without-mingle",
+            "--loglevel=ERROR",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not app.control.inspect(destination=[name], timeout=0.5).ping():
+            if time.monotonic() > deadline or worker.poll() is not None:
+                raise RuntimeError("the Celery worker did not start")
+        idle = rss_kib(worker.pid)
+        times: list[float] = []
+        running = 0
+        for session_id in new_sessions(version, samples):
+            started = time.perf_counter()
+            bot_start(session=session_id)
+            times.append(async_to_sync(wait_ready)(session_id) - started)
+            time.sleep(0.5)
+            running = max(running, rss_kib(worker.pid))
+            async_to_sync(stop_bot)(session_id)
+        return times, idle, running
+    finally:
+        from django.db import connections
+
+        connections.close_all()  # this thread's (a sync_to_async worker thread)
+        worker.terminate()
+        try:
+            worker.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+
+
+# --- 3. concurrency ------------------------------------------------------------------------------
+
+
+class Exams:
+    """The stored events of many sessions, routed by session (``BotOptions.on_stored``)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.events: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+        self.changed: dict[str, asyncio.Event] = defaultdict(asyncio.Event)
+
+    def __call__(self, batch: Sequence[Mapping[str, Any]]) -> None:
+        self.loop.call_soon_threadsafe(self._add, list(batch))
+
+    def _add(self, batch: list[Mapping[str, Any]]) -> None:
+        for event in batch:
+            key = str(event["sessionId"])
+            self.events[key].append(event)
+            self.changed[key].set()
+
+    async def until(self, key: str, predicate: Any, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while not predicate(self.events[key]):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"session {key}: {[e['type'] for e in self.events[key]][-8:]}")
+            self.changed[key].clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.changed[key].wait(), remaining)
+
+
+def examiner_turns(events: Sequence[Mapping[str, Any]]) -> int:
+    return sum(
+        1
+        for e in events
+        if e["type"] == "examiner_utterance_final" and e["payload"]["purpose"] != "bridge"
+    )
+
+
+def node_of(events: Sequence[Mapping[str, Any]]) -> str:
+    return [e["payload"]["nodeId"] for e in events if e["type"] == "node_entered"][-1]
+
+
+async def candidate(
+    session_id: uuid.UUID, exams: Exams, latencies: list[float], think: float = 0.0
+) -> None:
+    from bot.channels import send_to_bot
+
+    key = str(session_id)
+    await exams.until(key, lambda ev: any(e["type"] == "bot_ready" for e in ev))
+    await send_to_bot(session_id, "candidate_ready")
+    await exams.until(key, lambda ev: examiner_turns(ev) >= 1)
+    used: dict[str, int] = {}
+    for _ in range(30):
+        events = exams.events[key]
+        if any(e["type"] == "exam_completed" for e in events):
+            return
+        node = node_of(events)
+        options = ANSWERS[node]
+        text = options[min(used.get(node, 0), len(options) - 1)]
+        used[node] = used.get(node, 0) + 1
+        before = examiner_turns(events)
+        if think:
+            await asyncio.sleep(think)
+        sent = time.perf_counter()
+        await send_to_bot(session_id, "candidate_text", text=text)
+        await exams.until(
+            key,
+            lambda ev, b=before: (
+                examiner_turns(ev) > b or any(e["type"] == "exam_completed" for e in ev)
+            ),
+        )
+        latencies.append(time.perf_counter() - sent)
+
+
+async def level(version: Any, count: int, think: float = 0.0) -> tuple[list[float], float, int]:
+    """Run ``count`` concurrent whole exams; returns the turn latencies, the wall time, and
+    this process's RSS growth (KiB)."""
+    from asgiref.sync import sync_to_async
+
+    from bot.runners import run_bot
+    from bot.session_runner import BotOptions
+
+    sessions = await sync_to_async(new_sessions)(version, count)
+    exams = Exams(asyncio.get_running_loop())
+    latencies: list[float] = []
+    before = rss_kib()
+    started = time.perf_counter()
+    bots = [
+        asyncio.create_task(run_bot(s, runner="inline", options=BotOptions(on_stored=exams)))
+        for s in sessions
+    ]
+    peak = before
+    drivers = asyncio.gather(*(candidate(s, exams, latencies, think) for s in sessions))
+    while not drivers.done():
+        peak = max(peak, rss_kib())
+        await asyncio.wait({drivers}, timeout=0.25)
+    drivers.result()
+    await asyncio.wait_for(asyncio.gather(*bots), 120)
+    return latencies, time.perf_counter() - started, peak - before
+
+
+async def ramp(
+    version: Any, limit: float, max_sessions: int, budget: float, think: float = 0.0
+) -> None:
+    deadline = time.monotonic() + budget
+    sustained = 0
+    count = 1
+    while count <= max_sessions and time.monotonic() < deadline:
+        try:
+            latencies, wall, grown = await asyncio.wait_for(
+                level(version, count, think), max(10.0, deadline - time.monotonic() + 60)
+            )
+        except (TimeoutError, Exception) as exc:
+            print(f"  {count:>4} sessions: failed ({type(exc).__name__}: {exc})")
+            break
+        worst = max(latencies)
+        ok = worst <= limit
+        print(
+            f"  {count:>4} sessions: {len(latencies)} turns in {wall:.1f} s; answer time "
+            f"{fmt_ms(latencies)}; +{grown / 1024:.0f} MiB RSS ({grown / 1024 / count:.1f} MiB "
+            f"per bot) {'ok' if ok else 'TOO SLOW'}"
+        )
+        if not ok:
+            break
+        sustained = count
+        count *= 2
+    print(
+        f"sustained: {sustained} concurrent text-mode sessions with every turn answered within "
+        f"{limit:.1f} s, {think:g} s thinking before each answer (offline examiner, this "
+        f"machine, {os.cpu_count()} CPUs)"
+    )
+
+
+async def close_connections() -> None:
+    """Close the connections of the bots' database threads and of ``sync_to_async``'s."""
+    from asgiref.sync import sync_to_async
+    from django.db import connections
+
+    from bot.journal import db_threads
+
+    await db_threads().close_all()
+    await sync_to_async(lambda: connections.close_all())()
+
+
+async def run_all(args: argparse.Namespace, database: str) -> None:
+    """Every part in one event loop, as in a server process (one channel layer, one loop)."""
+    from asgiref.sync import sync_to_async
+    from django.conf import settings
+    from django.db import connection
+
+    try:
+        version = await sync_to_async(publish)()
+        layer = "redis" if settings.REDIS_URL else "in-memory"
+        print(f"bot benchmark on {database} ({connection.vendor}, {layer} channel layer)")
+
+        settings.VIVA_BOT_RUNNER = "inline"
+        print("1. bot_start -> bot_ready, inline runner:")
+        times = await startup_inline(version, args.samples)
+        print(f"   first {times[0] * 1000:.0f} ms; {fmt_ms(times[1:] or times)}")
+
+        if settings.REDIS_URL and connection.vendor == "postgresql":
+            settings.VIVA_BOT_RUNNER = "celery"
+            celery_times, idle, running = await sync_to_async(
+                startup_celery, thread_sensitive=False
+            )(version, args.samples)
+            print("   Celery runner (solo worker, bots queue):")
+            print(
+                f"   first (cold worker) {celery_times[0] * 1000:.0f} ms; warm "
+                f"{fmt_ms(celery_times[1:] or celery_times)}"
+            )
+            print(
+                "2. memory: Celery worker process idle "
+                f"{idle / 1024:.0f} MiB, running a bot {running / 1024:.0f} MiB"
+            )
+            settings.VIVA_BOT_RUNNER = "inline"
+        else:
+            print("   Celery runner: skipped (needs DATABASE_URL=postgres://... and REDIS_URL)")
+            print("2. memory (this process):")
+        print(f"   this process after the start-up runs: {rss_kib() / 1024:.0f} MiB RSS")
+
+        print(
+            f"3. concurrent text-mode sessions (offline examiner, turns <= "
+            f"{args.turn_limit:.1f} s):"
+        )
+        await ramp(version, args.turn_limit, args.max_sessions, args.budget, args.think)
+    finally:
+        await close_connections()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--samples", type=int, default=5, help="start-up samples per runner")
+    parser.add_argument("--max-sessions", type=int, default=64)
+    parser.add_argument("--budget", type=float, default=120.0, help="seconds for the ramp")
+    parser.add_argument("--turn-limit", type=float, default=1.0)
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="seconds each candidate waits before answering (0: back to back, the worst case)",
+    )
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        database = setup_django(Path(tmp))
+        from django.db import connection
+
+        try:
+            asyncio.run(run_all(args, database))
+        finally:
+            if connection.vendor == "postgresql":
+                from django.db import connections
+
+                connections.close_all()
+                connection.creation.destroy_test_db(database, verbosity=0)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

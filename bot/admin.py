@@ -1,0 +1,72 @@
+"""Admin: who runs each session's bot, and what each exam cost (read-only)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib import admin
+from django.utils.html import format_html
+
+from bot.models import BotLease, BotUsage
+
+
+class _ReadOnly(admin.ModelAdmin):
+    def get_readonly_fields(self, request: Any, obj: Any = None) -> list[str]:
+        return [f.name for f in self.model._meta.fields] + list(self.readonly_extra)
+
+    readonly_extra: tuple[str, ...] = ()
+
+    def has_add_permission(self, request: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: Any, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(BotLease)
+class BotLeaseAdmin(_ReadOnly):
+    list_display = (
+        "session",
+        "state",
+        "runner",
+        "provider",
+        "generation",
+        "restarts",
+        "heartbeat_at",
+        "expires_at",
+        "bot_ready_ms",
+    )
+    list_filter = ("state", "runner", "provider")
+    search_fields = ("session__id", "holder")
+    ordering = ("-requested_at",)
+
+
+@admin.register(BotUsage)
+class BotUsageAdmin(_ReadOnly):
+    """What each exam cost: provider usage priced with ``VIVA_PRICING``."""
+
+    list_display = (
+        "session",
+        "exam_cost",
+        "llm_input_tokens",
+        "llm_output_tokens",
+        "stt_seconds",
+        "tts_characters",
+        "updated_at",
+    )
+    search_fields = ("session__id",)
+    ordering = ("-updated_at",)
+    readonly_extra = ("cost_breakdown",)
+
+    @admin.display(description="cost", ordering="cost")
+    def exam_cost(self, obj: BotUsage) -> str:
+        flag = " (incomplete: unpriced usage)" if obj.unpriced else ""
+        return f"{obj.cost} {obj.currency}{flag}"
+
+    @admin.display(description="breakdown")
+    def cost_breakdown(self, obj: BotUsage) -> str:
+        return format_html("<pre>{}</pre>", json.dumps(obj.breakdown, indent=2, sort_keys=True))

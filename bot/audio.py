@@ -1,0 +1,222 @@
+"""Voice plumbing shared by the bot's transports and services (docs/voice.md).
+
+* the pipeline's sample rates (16 kHz in: Silero VAD and the PocketSphinx model both want it;
+  24 kHz out) and the transport parameters every voice transport uses;
+* Silero VAD (shipped inside Pipecat, runs on onnxruntime: no download);
+* the offline STT/TTS services built from the voice settings;
+* PCM/WAV helpers.
+
+Voice settings are read from Django settings when configured, else from the environment, so
+the bot runs the same inline, in a Celery worker or in a test: see :func:`voice_setting`.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import wave
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Final
+
+from pipecat.audio.vad.silero import SileroVADAnalyzer
+from pipecat.audio.vad.vad_analyzer import VADParams
+from pipecat.frames.frames import InputAudioRawFrame
+from pipecat.pipeline.worker import PipelineParams
+from pipecat.processors.audio.vad_processor import VADProcessor
+
+VOICE_IN_SAMPLE_RATE: Final = 16000
+"""Candidate audio: what Silero VAD and the en-US PocketSphinx model take."""
+VOICE_OUT_SAMPLE_RATE: Final = 24000
+"""Examiner audio produced by TTS; transports resample for the wire."""
+VAD_STOP_SECS: Final = 0.6
+"""Silence that ends a VAD segment. Longer than Pipecat's 0.2 s so a short pause inside an
+answer does not split it into many segments (each decoded and scored on its own)."""
+TURN_TIMEOUT_SECS: Final = 1.2
+"""Silence after the last segment before the candidate's turn is over and the LLM runs
+(``VIVA_VOICE_TURN_TIMEOUT_SECS``). Candidates pause to think; a long pause ends the turn."""
+
+
+def voice_setting(name: str, default: str) -> str:
+    """A voice setting: ``settings.<name>`` when Django is configured and has it, else the
+    environment variable ``<name>``, else ``default``."""
+    try:
+        from django.conf import settings
+
+        if settings.configured and hasattr(settings, name):
+            value = getattr(settings, name)
+            if value is not None and str(value) != "":
+                return str(value)
+    except ImportError:  # pragma: no cover - Django is always installed with the bot
+        pass
+    value = os.environ.get(name, "").strip()
+    return value or default
+
+
+def pipeline_params(**overrides: Any) -> PipelineParams:
+    """``PipelineParams`` for a voice pipeline (16 kHz in, 24 kHz out)."""
+    values: dict[str, Any] = {
+        "audio_in_sample_rate": VOICE_IN_SAMPLE_RATE,
+        "audio_out_sample_rate": VOICE_OUT_SAMPLE_RATE,
+    }
+    values.update(overrides)
+    return PipelineParams(**values)
+
+
+def transport_audio_params() -> dict[str, Any]:
+    """The audio fields of ``TransportParams``/``LiveKitParams`` every voice transport uses."""
+    return {
+        "audio_in_enabled": True,
+        "audio_in_sample_rate": VOICE_IN_SAMPLE_RATE,
+        "audio_out_enabled": True,
+        "audio_out_sample_rate": VOICE_OUT_SAMPLE_RATE,
+        "audio_out_10ms_chunks": 2,
+    }
+
+
+def build_vad_analyzer(*, stop_secs: float = VAD_STOP_SECS) -> SileroVADAnalyzer:
+    """Silero VAD (the model ships inside Pipecat); it runs at the pipeline's input rate, which
+    must be 16 kHz (the default here) or 8 kHz."""
+    return SileroVADAnalyzer(params=VADParams(stop_secs=stop_secs))
+
+
+def build_vad_processor(*, stop_secs: float = VAD_STOP_SECS) -> VADProcessor:
+    """A ``VADProcessor`` to put between the input transport and the STT service, so a
+    segmented STT sees ``VADUserStarted/StoppedSpeakingFrame`` (the alternative is a
+    ``vad_analyzer`` on the user aggregator, which broadcasts them upstream)."""
+    return VADProcessor(vad_analyzer=build_vad_analyzer(stop_secs=stop_secs))
+
+
+def build_offline_stt(**kwargs: Any) -> Any:
+    """PocketSphinx STT (``VIVA_STT_DECODERS``: size of the process-wide decoder pool)."""
+    from bot.voice.offline_stt import DEFAULT_MAX_DECODERS, PocketsphinxSTTService
+
+    decoders = int(voice_setting("VIVA_STT_DECODERS", str(DEFAULT_MAX_DECODERS)))
+    kwargs.setdefault("max_decoders", decoders)
+    return PocketsphinxSTTService(**kwargs)
+
+
+def build_offline_tts(*, slower: bool = False, **kwargs: Any) -> Any:
+    """eSpeak NG TTS from ``VIVA_TTS_VOICE`` and ``VIVA_TTS_RATE_WPM``; ``slower`` starts at the
+    "slower speech" rate (a candidate's accommodation)."""
+    from bot.voice.offline_tts import (
+        DEFAULT_VOICE,
+        NORMAL_RATE_WPM,
+        SLOWER_RATE_WPM,
+        EspeakTTSService,
+    )
+
+    kwargs.setdefault("voice", voice_setting("VIVA_TTS_VOICE", DEFAULT_VOICE))
+    normal = int(voice_setting("VIVA_TTS_RATE_WPM", str(NORMAL_RATE_WPM)))
+    kwargs.setdefault("rate_wpm", min(normal, SLOWER_RATE_WPM) if slower else normal)
+    return EspeakTTSService(**kwargs)
+
+
+def voice_user_params(*, turn_timeout_secs: float | None = None) -> Any:
+    """``LLMUserAggregatorParams`` for voice: the candidate's turn ends after a pause of
+    ``VIVA_VOICE_TURN_TIMEOUT_SECS`` (speech-timeout strategy, cheap and predictable). VAD
+    frames come from the ``VADProcessor`` at the input (:func:`voice_io`)."""
+    from pipecat.processors.aggregators.llm_response_universal import LLMUserAggregatorParams
+    from pipecat.turns.user_stop.speech_timeout_user_turn_stop_strategy import (
+        SpeechTimeoutUserTurnStopStrategy,
+    )
+    from pipecat.turns.user_turn_strategies import UserTurnStrategies
+
+    timeout = turn_timeout_secs
+    if timeout is None:
+        timeout = float(voice_setting("VIVA_VOICE_TURN_TIMEOUT_SECS", str(TURN_TIMEOUT_SECS)))
+    return LLMUserAggregatorParams(
+        user_turn_strategies=UserTurnStrategies(
+            stop=[SpeechTimeoutUserTurnStopStrategy(user_speech_timeout=timeout)]
+        ),
+    )
+
+
+def voice_io(
+    transport: Any = None,
+    *,
+    input: Any = None,
+    output: Any = None,
+    slower: bool = False,
+    stt: Any = None,
+    tts: Any = None,
+) -> Any:
+    """The bot core's ``BotIO`` for voice (``bot.pipeline``).
+
+    * input: the transport's input (or ``input``) followed by Silero VAD
+      (:func:`build_vad_processor`), so the segmented STT sees the VAD frames before the audio
+      leaves it, at any pace; the user aggregator's turn strategies see them too;
+    * offline STT and TTS unless given (``slower``: start at the slower speech rate);
+    * speech controls for the controller's ``AdjustSpeech`` effects, and the provider names for
+      usage records.
+    """
+    from pipecat.pipeline.pipeline import Pipeline
+
+    from bot.pipeline import BotIO
+    from bot.voice.offline_stt import PocketsphinxSTTService
+    from bot.voice.offline_tts import EspeakTTSService
+
+    stt = stt if stt is not None else build_offline_stt()
+    tts = tts if tts is not None else build_offline_tts(slower=slower)
+    source = input if input is not None else (transport.input() if transport else None)
+    vad = build_vad_processor()
+    providers: dict[str, tuple[str, str]] = {}
+    if isinstance(stt, PocketsphinxSTTService):
+        providers["stt"] = ("pocketsphinx", "en-us")
+    if isinstance(tts, EspeakTTSService):
+        providers["tts"] = ("espeak-ng", tts.voice.name)
+
+    def adjust_speech(setting: str, value: str) -> list[Any]:
+        if not isinstance(tts, EspeakTTSService):
+            return []
+        try:
+            return [tts.delivery_update(setting, value)]
+        except ValueError:
+            return []
+
+    return BotIO(
+        transport=transport,
+        input=Pipeline([source, vad]) if source is not None else vad,
+        output=output,
+        stt=stt,
+        tts=tts,
+        text_turns=False,
+        user_params=voice_user_params(),
+        providers=providers,
+        adjust_speech=adjust_speech,
+    )
+
+
+def pcm_duration_secs(pcm: bytes, sample_rate: int, channels: int = 1) -> float:
+    """Length of 16-bit PCM in seconds."""
+    return len(pcm) / (2 * channels * sample_rate)
+
+
+def wav_bytes(pcm: bytes, sample_rate: int, channels: int = 1) -> bytes:
+    """16-bit PCM wrapped in a WAV container."""
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(channels)
+        out.setsampwidth(2)
+        out.setframerate(sample_rate)
+        out.writeframes(pcm)
+    return buffer.getvalue()
+
+
+def read_wav(path: str | Path) -> tuple[bytes, int]:
+    """``(pcm, sample_rate)`` of a 16-bit mono WAV file."""
+    with wave.open(str(path), "rb") as source:
+        if source.getsampwidth() != 2 or source.getnchannels() != 1:
+            raise ValueError(f"{path}: expected 16-bit mono PCM")
+        return source.readframes(source.getnframes()), source.getframerate()
+
+
+def input_audio_frames(
+    pcm: bytes, sample_rate: int, *, chunk_ms: int = 20
+) -> Iterator[InputAudioRawFrame]:
+    """``pcm`` cut into ``InputAudioRawFrame`` chunks, as an input transport delivers them."""
+    size = max(2, sample_rate * chunk_ms // 1000 * 2)
+    for start in range(0, len(pcm), size):
+        yield InputAudioRawFrame(
+            audio=pcm[start : start + size], sample_rate=sample_rate, num_channels=1
+        )

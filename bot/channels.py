@@ -1,0 +1,85 @@
+"""How the rest of the site talks to a session's bot: one Channels group per session.
+
+No Pipecat here, so the WebSocket consumers and views can import it. A running bot joins the
+group :func:`bot_group` of its session and reads messages of type ``bot.input``::
+
+    {"type": "bot.input", "kind": <kind>, ...fields}
+
+========================  =====================================================================
+``candidate_ready``       consent, briefing and audio check are done: the exam starts
+``candidate_text``        ``text`` (and optional ``confidence``, default 1.0): a typed answer, a
+                          final transcript of the candidate (text mode)
+``command``               ``command``: a chapter 05 command envelope (``commandId``, ``type``,
+                          ``source``, ``payload``) from an exam-room button or the proctor
+``proctor_instruction``   ``mode`` (``queued``/``immediate``), ``text``, optional ``proctorId``,
+                          ``instructionId``
+``proctor_action``        ``action`` (``pause``/``resume``/``extend_time``/``terminate``),
+                          optional ``seconds``, ``scope``, ``reason``, ``proctorId``
+``stop``                  stop the bot without ending the exam (it can be started again)
+========================  =====================================================================
+
+Delivery is best effort (a group with no bot drops the message); the bot acknowledges what it
+acted on with stored events (``transcript_final``, ``candidate_command_received``...), which
+the exam room sees on its event socket.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any, Final
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+
+MESSAGE_TYPE: Final = "bot.input"
+KINDS: Final = frozenset(
+    {
+        "candidate_ready",
+        "candidate_text",
+        "command",
+        "proctor_instruction",
+        "proctor_action",
+        "stop",
+    }
+)
+MAX_TEXT: Final = 4000
+"""Longest typed answer forwarded (characters); longer text is cut."""
+
+
+def bot_group(session_id: uuid.UUID | str) -> str:
+    """The Channels group the bot of ``session_id`` listens on."""
+    return f"exam-bot.{uuid.UUID(str(session_id)).hex}"
+
+
+def bot_message(kind: str, **fields: Any) -> dict[str, Any]:
+    """A ``bot.input`` message (``ValueError`` for an unknown kind)."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown bot input kind {kind!r}")
+    if kind == "candidate_text":
+        text = str(fields.get("text", "")).strip()
+        if not text:
+            raise ValueError("candidate_text needs a non-empty text")
+        fields["text"] = text[:MAX_TEXT]
+    return {"type": MESSAGE_TYPE, "kind": kind, **fields}
+
+
+async def send_to_bot(session_id: uuid.UUID | str, kind: str, **fields: Any) -> None:
+    """Send one input to the session's bot (best effort)."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    await layer.group_send(bot_group(session_id), bot_message(kind, **fields))
+
+
+def send_to_bot_sync(session_id: uuid.UUID | str, kind: str, **fields: Any) -> None:
+    """:func:`send_to_bot` for synchronous code (views, services, tests)."""
+    async_to_sync(send_to_bot)(session_id, kind, **fields)
+
+
+def parse(message: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """``(kind, fields)`` of a received group message, or ``None`` if it is not bot input."""
+    if message.get("type") != MESSAGE_TYPE or message.get("kind") not in KINDS:
+        return None
+    fields = {k: v for k, v in message.items() if k not in ("type", "kind")}
+    return str(message["kind"]), fields

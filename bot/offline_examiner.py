@@ -1,0 +1,699 @@
+"""The offline examiner: a deterministic, local stand-in for the LLM. REHEARSAL ONLY.
+
+.. warning::
+   This is a rehearsal examiner for demos, development, tests and load benchmarks. It matches
+   words, it does not understand answers: **never use it for real grading**. Sessions it runs
+   are marked: the lease's ``provider`` and every ``usage_reported`` event say
+   ``offline`` / :data:`MODEL`, and ``bot_start`` refuses it unless
+   ``VIVA_OFFLINE_EXAMINER_ALLOWED`` is on (the default only with ``DEBUG``).
+
+It goes through exactly the same path as a real model: it is served as an OpenAI-compatible
+Chat Completions endpoint (``POST /v1/chat/completions``, streaming Server-Sent Events with tool
+calls, or one JSON object) on ``127.0.0.1`` in the bot's process (:class:`OfflineExaminerServer`),
+and the bot's ordinary ``OpenAILLMService`` talks to it over HTTP. Its only tool use is
+``report_observation``, whose handler is the runtime controller, as with any model.
+
+What it does, from the request alone (no state between requests):
+
+* reads its node's task message (``OPENING QUESTION``, ``BRIEF``, ``EVIDENCE TO LISTEN FOR``,
+  the follow-up budget) and the conversation since it;
+* after a candidate answer, calls ``report_observation``: each evidence target whose
+  description shares enough content words with the answer (token overlap) becomes a
+  ``positive`` signal; while targets remain uncovered and follow-ups remain, it asks a
+  follow-up drawn from the prompt seed (the ``BRIEF``), otherwise it says the evidence is
+  sufficient; short answers that are commands (repeat, rephrase, pause, skip, finish...) are
+  reported as ``commandDetected``;
+* after a runtime instruction (rephrase, clarify, open this part, continue, a proctor
+  instruction), calls ``report_observation`` with what it will say;
+* without tools (summaries), answers with a short extractive summary.
+
+Openings are never improvised: the runtime speaks them verbatim.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import re
+import threading
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+MODEL: Final = "viva-offline-rehearsal-examiner"
+PROVIDER: Final = "offline"
+LABEL: Final = "REHEARSAL EXAMINER - NOT FOR GRADING"
+
+
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"\S+", text))
+
+
+STOPWORDS: Final = _word_set(
+    """a an and are as at be been but by can could do does for from had has have how i if in
+    into is it its it's me my no not of on or our so such than that the their them then there
+    these they this to too up us was we were what when where which while who why will with
+    would you your yes also just very really about some any each more most other"""
+)
+GENERIC: Final = _word_set(
+    """candidate says say explains explain states state identifies identify names name picks
+    pick describes describe mentions mention justifies justify uses use using gives give shows
+    show either such already"""
+)
+IRREGULAR: Final = {"vertices": "vertex", "indices": "index", "matrices": "matrix"}
+
+COMMAND_PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
+    ("request_rephrase", re.compile(r"\b(rephrase|another way|other words|reword)\b")),
+    ("repeat", re.compile(r"\b(repeat|say (that|it) again|once more|pardon)\b")),
+    (
+        "clarification",
+        re.compile(r"\b(clarify|what do you mean|don'?t understand the question|meaning of)\b"),
+    ),
+    ("slow_down", re.compile(r"\b(slow down|slower|too fast)\b")),
+    ("pause", re.compile(r"\b(pause|(take|need) a break)\b")),
+    ("skip", re.compile(r"\b(skip|next question|pass on this)\b")),
+    ("finish", re.compile(r"\b(finish|end the (exam|examination)|stop the (exam|examination))\b")),
+    ("thinking_aloud", re.compile(r"\b(let me think|thinking time|need a moment)\b")),
+    ("help", re.compile(r"^\W*help\W*$|\bhow does this work\b")),
+)
+MAX_COMMAND_WORDS: Final = 12
+FOLLOW_UP_LEAD: Final = "Could you say a little more about {topic}?"
+GENERIC_FOLLOW_UP: Final = "Could you say a little more about how you would approach this?"
+THANKS: Final = "Thank you."
+
+
+def words(text: str) -> list[str]:
+    """Lower-case word tokens."""
+    return re.findall(r"[a-z0-9][a-z0-9'+^()/-]*", text.lower())
+
+
+def stem(word: str) -> str:
+    """A tiny, deterministic stemmer (plurals, possessives)."""
+    word = word.strip("'()/-").removesuffix("'s")
+    if word in IRREGULAR:
+        return IRREGULAR[word]
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes", "zes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def content_words(text: str) -> set[str]:
+    """The stemmed content words of ``text`` (stop words and generic rubric verbs removed)."""
+    out = set()
+    for token in words(text):
+        stemmed = stem(token)
+        if len(stemmed) < 2 or stemmed in STOPWORDS or stemmed in GENERIC:
+            continue
+        out.add(stemmed)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One evidence target as the task message lists it."""
+
+    id: str
+    label: str
+    description: str
+
+    @property
+    def vocabulary(self) -> set[str]:
+        return content_words(f"{self.label} {self.description}")
+
+
+@dataclass(frozen=True, slots=True)
+class Brief:
+    """What the offline examiner reads in its node's task message."""
+
+    opening: str = ""
+    seed: str = ""
+    targets: tuple[Target, ...] = ()
+    max_follow_ups: int = 0
+
+
+_TARGET_LINE: Final = re.compile(r"^- (\S+) \((.+)\): (.+)$")
+_BLOCK_HEADERS: Final = (
+    "PART:",
+    "SCENARIO:",
+    "BRIEF:",
+    "OPENING QUESTION:",
+    "EVIDENCE TO LISTEN FOR",
+    "CONSTRAINTS:",
+    "Do NOT:",
+    "You may:",
+    "REPORTING:",
+    "CONSISTENCY:",
+    "ANXIETY AND DISTRESS:",
+    "CLOSING:",
+)
+
+
+def parse_brief(task: str) -> Brief:
+    """Read the blocks of a compiled task message (``ioa/compiler/task_message.py``)."""
+    blocks: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in task.splitlines():
+        header = next((h for h in _BLOCK_HEADERS if line.startswith(h)), None)
+        if header is not None:
+            current = header
+            rest = line[len(header) :].strip()
+            blocks[current] = [rest] if rest and not rest.startswith("(") else []
+        elif current is not None:
+            blocks[current].append(line)
+    opening_lines = [
+        line
+        for line in blocks.get("OPENING QUESTION:", [])
+        if line.strip() and not line.startswith("Start this part")
+    ]
+    targets = []
+    for line in blocks.get("EVIDENCE TO LISTEN FOR", []):
+        match = _TARGET_LINE.match(line.strip())
+        if match:
+            targets.append(Target(match.group(1), match.group(2), match.group(3)))
+    budget = 0
+    constraints = " ".join(blocks.get("CONSTRAINTS:", []))
+    found = re.search(r"at most (\d+) follow-up", constraints)
+    if found:
+        budget = int(found.group(1))
+    return Brief(
+        opening=" ".join(line.strip() for line in opening_lines).strip(),
+        seed=" ".join(line.strip() for line in blocks.get("BRIEF:", []) if line.strip()),
+        targets=tuple(targets),
+        max_follow_ups=budget,
+    )
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if s.strip()]
+
+
+_LEAD: Final = re.compile(
+    r"^(?:then\s+)?(?:probe|check|explore|ask)(?:\s+the candidate)?"
+    r"(?:\s+(?:for|about|on))?\s+",
+    re.IGNORECASE,
+)
+_ASK_CLAUSE: Final = re.compile(r"\bask\s+(what|whether|how|why|which|if)\b\s+(.+)", re.IGNORECASE)
+
+
+def seed_questions(seed: str) -> list[str]:
+    """Candidate follow-up questions drawn from the prompt seed, in seed order."""
+    questions: list[str] = []
+    for sentence in sentences(seed):
+        lowered = sentence.lower()
+        if lowered.startswith(("do not", "don't", "never", "avoid")):
+            continue
+        clause = _ASK_CLAUSE.search(sentence)
+        if clause:
+            word, rest = clause.group(1).lower(), clause.group(2).rstrip(" .!?")
+            if word in ("whether", "if"):
+                questions.append(f"Could you tell me whether {rest}?")
+            else:
+                questions.append(f"{word.capitalize()} {rest}?")
+            continue
+        lead = _LEAD.match(sentence)
+        if not lead:
+            continue
+        body = sentence[lead.end() :].rstrip(" .!?")
+        for fragment in re.split(r",\s*(?:and\s+)?|\s+and\s+", body):
+            fragment = fragment.strip()
+            if len(content_words(fragment)) >= 1 and not fragment.lower().startswith("to "):
+                questions.append(FOLLOW_UP_LEAD.format(topic=fragment))
+    return questions
+
+
+@dataclass
+class Conversation:
+    """The part of a request the examiner reasons about."""
+
+    brief: Brief
+    answer: str
+    """The candidate's latest turn(s) since the examiner last acted."""
+    covered: set[str] = field(default_factory=set)
+    follow_ups_used: int = 0
+    asked: list[str] = field(default_factory=list)
+    """What the examiner said at this node (assistant texts and earlier spokenText)."""
+    instruction: str | None = None
+    last_examiner: str = ""
+    last_answer: str = ""
+    """The candidate's latest turn(s), even if an observation about them was already made."""
+    last_call_signals: set[str] = field(default_factory=set)
+    """Targets signalled by the examiner's latest report."""
+
+
+def _text(message: Mapping[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
+    return ""
+
+
+def read_conversation(messages: Sequence[Mapping[str, Any]]) -> Conversation:
+    """Find the node's task message and read what happened since."""
+    start = 0
+    task = ""
+    for index, message in enumerate(messages):
+        text = _text(message)
+        if message.get("role") in ("developer", "system") and "OPENING QUESTION" in text:
+            start, task = index, text
+    conversation = Conversation(brief=parse_brief(task), answer="")
+    pending: list[str] = []
+    for message in messages[start + 1 :]:
+        role = message.get("role")
+        text = _text(message)
+        if role == "user":
+            if not pending:
+                conversation.last_answer = ""
+            pending.append(text)
+            conversation.last_answer = " ".join(t.strip() for t in pending if t.strip())
+            conversation.instruction = None
+        elif role == "assistant":
+            for call in message.get("tool_calls") or []:
+                function = call.get("function") or {}
+                if function.get("name") != "report_observation":
+                    continue
+                try:
+                    args = json.loads(function.get("arguments") or "{}")
+                except ValueError:
+                    continue
+                conversation.last_call_signals = {
+                    str(s.get("signalType"))
+                    for s in args.get("signals") or []
+                    if isinstance(s, Mapping)
+                }
+                conversation.covered |= conversation.last_call_signals
+                if args.get("spokenText"):
+                    conversation.asked.append(str(args["spokenText"]))
+                pending = []
+            if text:
+                conversation.asked.append(text)
+                conversation.last_examiner = text
+            conversation.instruction = None
+        elif role == "tool":
+            try:
+                result = json.loads(text or "{}")
+            except ValueError:
+                result = {}
+            if isinstance(result, Mapping):
+                if result.get("status") == "followup_approved":
+                    conversation.follow_ups_used = max(
+                        conversation.follow_ups_used, int(result.get("followUpIndex") or 0)
+                    )
+                if result.get("instruction"):
+                    conversation.instruction = str(result["instruction"])
+        elif role in ("developer", "system") and text:
+            conversation.instruction = text
+    conversation.answer = " ".join(t.strip() for t in pending if t.strip())
+    return conversation
+
+
+def detect_command(answer: str, last_examiner: str) -> str | None:
+    """A command in a short candidate turn (``None`` for an answer)."""
+    tokens = words(answer)
+    if not tokens or len(tokens) > MAX_COMMAND_WORDS:
+        return None
+    lowered = " ".join(tokens)
+    if "end the examination now" in last_examiner.lower() and tokens[0] in ("yes", "yeah"):
+        return "finish"
+    for command, pattern in COMMAND_PATTERNS:
+        if pattern.search(lowered):
+            return command
+    return None
+
+
+def match_targets(answer: str, targets: Sequence[Target]) -> list[tuple[Target, float]]:
+    """Targets the answer covers, with a confidence from the overlap of content words."""
+    said = content_words(answer)
+    matched = []
+    for target in targets:
+        vocabulary = target.vocabulary
+        if not vocabulary:
+            continue
+        hits = len(vocabulary & said)
+        overlap = hits / len(vocabulary)
+        if hits >= 3 or (hits >= 2 and overlap >= 0.3):
+            matched.append((target, round(min(0.95, 0.55 + overlap), 2)))
+    return matched
+
+
+def excerpt(answer: str, target: Target) -> str:
+    """The answer's sentence that shares most words with the target (at most 200 chars)."""
+    vocabulary = target.vocabulary
+    best = max(sentences(answer) or [answer], key=lambda s: len(content_words(s) & vocabulary))
+    return best[:200]
+
+
+def choose_follow_up(conversation: Conversation, uncovered: Sequence[Target]) -> str | None:
+    """A follow-up from the prompt seed aimed at an uncovered target (never one already
+    asked), else a neutral generic one once; ``None`` when there is nothing left to ask."""
+    asked = {a.strip().lower() for a in conversation.asked}
+    options = [q for q in seed_questions(conversation.brief.seed) if q.strip().lower() not in asked]
+    best: tuple[int, str] | None = None
+    for target in uncovered:
+        vocabulary = target.vocabulary
+        for question in options:
+            score = len(content_words(question) & vocabulary)
+            if score and (best is None or score > best[0]):
+                best = (score, question)
+    if best is not None:
+        return best[1]
+    if GENERIC_FOLLOW_UP.lower() not in asked:
+        return GENERIC_FOLLOW_UP
+    return None
+
+
+def observation(conversation: Conversation) -> dict[str, Any]:
+    """The ``report_observation`` arguments for a candidate answer."""
+    brief, answer = conversation.brief, conversation.answer
+    base: dict[str, Any] = {
+        "signals": [],
+        "answerQuality": "substantive",
+        "needsFollowUp": False,
+        "evidenceSufficient": False,
+        "anxietyDetected": False,
+        "distressDetected": False,
+        "spokenText": THANKS,
+    }
+    if not answer.strip():
+        return {**base, "answerQuality": "silence", "spokenText": "Take your time."}
+    command = detect_command(answer, conversation.last_examiner)
+    if command is not None:
+        return {**base, "commandDetected": command, "spokenText": "Of course."}
+    matched = match_targets(answer, brief.targets)
+    signals = [
+        {
+            "signalType": target.id,
+            "signalKind": "positive",
+            "excerpt": excerpt(answer, target),
+            "confidence": confidence,
+        }
+        for target, confidence in matched
+        if target.id not in conversation.covered
+    ]
+    covered = conversation.covered | {target.id for target, _ in matched}
+    uncovered = [t for t in brief.targets if t.id not in covered]
+    said = content_words(answer)
+    if not brief.targets or matched:
+        quality = "substantive"
+    elif any(t.vocabulary & said for t in brief.targets):
+        quality = "partial"
+    else:
+        quality = "off_topic" if len(said) >= 3 else "unclear"
+    follow_ups_left = brief.max_follow_ups - conversation.follow_ups_used
+    follow_up = (
+        choose_follow_up(conversation, uncovered)
+        if uncovered and follow_ups_left > 0 and quality in ("substantive", "partial")
+        else None
+    )
+    if follow_up is not None:
+        return {
+            **base,
+            "signals": signals,
+            "answerQuality": quality,
+            "needsFollowUp": True,
+            "followUpType": "probe",
+            "spokenText": follow_up,
+        }
+    if quality in ("off_topic", "unclear") and brief.opening:
+        return {
+            **base,
+            "answerQuality": quality,
+            "spokenText": f"Let's stay with the question. {brief.opening}",
+        }
+    return {**base, "signals": signals, "answerQuality": quality, "evidenceSufficient": True}
+
+
+def instructed(conversation: Conversation, instruction: str) -> dict[str, Any]:
+    """The ``report_observation`` arguments after a runtime instruction."""
+    lowered = instruction.lower()
+    question = conversation.last_examiner or conversation.brief.opening or "the question"
+    base: dict[str, Any] = {
+        "signals": [],
+        "answerQuality": "substantive",
+        "needsFollowUp": False,
+        "evidenceSufficient": False,
+        "anxietyDetected": False,
+        "spokenText": "Please go on.",
+    }
+    if lowered.startswith("proctor instruction"):
+        text = instruction.split(":", 1)[1].strip() if ":" in instruction else instruction
+        return {**base, "spokenText": text or "Please go on."}
+    if "rephrase" in lowered:
+        return {**base, "spokenText": f"Let me put it another way. {question}"}
+    if "clarification" in lowered or "clarify" in lowered:
+        return {**base, "spokenText": f"To clarify, the question is: {question}"}
+    if "premise" in lowered:
+        return {**base, "spokenText": "Could you explain the reasoning behind your view?"}
+    if "open this part" in lowered:
+        return {**base, "spokenText": conversation.brief.opening or "Please go ahead."}
+    if "went wrong" in lowered and conversation.last_answer:
+        # The previous report was lost: report the same answer again.
+        retry = Conversation(
+            brief=conversation.brief,
+            answer=conversation.last_answer,
+            covered=conversation.covered - conversation.last_call_signals,
+            follow_ups_used=conversation.follow_ups_used,
+            asked=conversation.asked,
+            last_examiner=conversation.last_examiner,
+        )
+        return observation(retry)
+    if "not approved moving on" in lowered:
+        budget = conversation.brief.max_follow_ups - conversation.follow_ups_used
+        uncovered = [t for t in conversation.brief.targets if t.id not in conversation.covered]
+        follow_up = choose_follow_up(conversation, uncovered) if budget > 0 and uncovered else None
+        if follow_up is not None:
+            return {
+                **base,
+                "needsFollowUp": True,
+                "followUpType": "probe",
+                "spokenText": follow_up,
+            }
+        asked = {a.strip().lower() for a in conversation.asked}
+        text = GENERIC_FOLLOW_UP if GENERIC_FOLLOW_UP.lower() not in asked else "Please go on."
+        return {**base, "spokenText": text}
+    return base
+
+
+RECOGNISED: Final = (
+    "proctor instruction",
+    "rephrase",
+    "clarif",
+    "premise",
+    "open this part",
+    "not approved moving on",
+    "went wrong",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What the offline examiner answers: text, or one tool call."""
+
+    content: str = ""
+    tool_arguments: Mapping[str, Any] | None = None
+
+
+def respond(body: Mapping[str, Any]) -> Reply:
+    """The examiner's answer to one Chat Completions request body (pure, deterministic)."""
+    messages = [m for m in body.get("messages") or [] if isinstance(m, Mapping)]
+    tools = [
+        t.get("function", {}).get("name") for t in body.get("tools") or [] if isinstance(t, Mapping)
+    ]
+    if "report_observation" not in tools:
+        return Reply(content=summary(messages))
+    conversation = read_conversation(messages)
+    instruction = conversation.instruction
+    if instruction is not None and any(key in instruction.lower() for key in RECOGNISED):
+        return Reply(tool_arguments=instructed(conversation, instruction))
+    return Reply(tool_arguments=observation(conversation))
+
+
+def summary(messages: Sequence[Mapping[str, Any]]) -> str:
+    """A short extractive summary of the candidate's turns (used for context summaries)."""
+    said = [_text(m) for m in messages if m.get("role") == "user" and _text(m).strip()]
+    if not said:
+        return "No candidate answers so far."
+    parts = [" ".join(text.split()[:25]) for text in said[-6:]]
+    return "The candidate said: " + " / ".join(parts)
+
+
+def approximate_tokens(text: str) -> int:
+    """A rough token count (4 characters a token) for usage reports."""
+    return max(1, len(text) // 4)
+
+
+# --- the OpenAI-compatible server -----------------------------------------------------------------
+
+
+class OfflineExaminerServer:
+    """Serves :func:`respond` as ``/v1/chat/completions`` on ``127.0.0.1`` from a daemon thread
+    with its own event loop (so it outlives any one bot's loop). Use :func:`shared_server`."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.host = host
+        self._port = port
+        self._ids = itertools.count(1)
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self.requests = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self._port}/v1"
+
+    def start(self) -> OfflineExaminerServer:
+        if self._thread is not None:
+            return self
+        self._thread = threading.Thread(target=self._run, name="offline-examiner", daemon=True)
+        self._thread.start()
+        self._ready.wait(timeout=30)
+        if self._error is not None:
+            raise RuntimeError("the offline examiner could not start") from self._error
+        return self
+
+    def _run(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self._loop)
+        try:
+            self._loop.run_until_complete(self._serve())
+        except BaseException as exc:  # reported to start()
+            self._error = exc
+            self._ready.set()
+
+    async def _serve(self) -> None:
+        from aiohttp import web
+
+        app = web.Application(client_max_size=32 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self._completions)
+        app.router.add_get("/v1/models", self._models)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, self.host, self._port)
+        await site.start()
+        for address in runner.addresses:
+            if isinstance(address, tuple) and len(address) >= 2:
+                self._port = int(address[1])
+                break
+        self._ready.set()
+        await asyncio.Event().wait()
+
+    async def _models(self, request: Any) -> Any:
+        from aiohttp import web
+
+        return web.json_response({"object": "list", "data": [{"id": MODEL, "object": "model"}]})
+
+    async def _completions(self, request: Any) -> Any:
+        from aiohttp import web
+
+        self.requests += 1
+        try:
+            body = await request.json()
+        except ValueError:
+            return web.json_response({"error": {"message": "body is not JSON"}}, status=400)
+        reply = respond(body)
+        prompt = sum(approximate_tokens(_text(m)) for m in body.get("messages") or [])
+        output = approximate_tokens(reply.content or json.dumps(dict(reply.tool_arguments or {})))
+        usage = {
+            "prompt_tokens": prompt,
+            "completion_tokens": output,
+            "total_tokens": prompt + output,
+        }
+        completion_id = f"chatcmpl-offline-{next(self._ids)}"
+        if not body.get("stream"):
+            return web.json_response(self._completion(completion_id, reply, usage))
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
+        await response.prepare(request)
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        async for chunk in self._chunks(completion_id, reply, usage if include_usage else None):
+            await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        await response.write(b"data: [DONE]\n\n")
+        await response.write_eof()
+        return response
+
+    def _completion(
+        self, completion_id: str, reply: Reply, usage: Mapping[str, int]
+    ) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
+        if reply.tool_arguments is not None:
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{completion_id}",
+                    "type": "function",
+                    "function": {
+                        "name": "report_observation",
+                        "arguments": json.dumps(dict(reply.tool_arguments)),
+                    },
+                }
+            ]
+        finish = "tool_calls" if reply.tool_arguments is not None else "stop"
+        return {
+            "id": completion_id,
+            "object": "chat.completion",
+            "created": 0,
+            "model": MODEL,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": dict(usage),
+        }
+
+    async def _chunks(
+        self, completion_id: str, reply: Reply, usage: Mapping[str, int] | None
+    ) -> AsyncIterator[dict[str, Any]]:
+        for chunk in _stream_chunks(completion_id, reply, usage):
+            yield chunk
+
+
+def _stream_chunks(
+    completion_id: str, reply: Reply, usage: Mapping[str, int] | None
+) -> Iterator[dict[str, Any]]:
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {
+            "id": completion_id,
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": MODEL,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+
+    yield chunk({"role": "assistant", "content": ""})
+    if reply.content:
+        yield chunk({"content": reply.content})
+    if reply.tool_arguments is not None:
+        head = {"index": 0, "id": f"call_{completion_id}", "type": "function"}
+        arguments = json.dumps(dict(reply.tool_arguments))
+        yield chunk(
+            {"tool_calls": [{**head, "function": {"name": "report_observation", "arguments": ""}}]}
+        )
+        yield chunk({"tool_calls": [{"index": 0, "function": {"arguments": arguments}}]})
+    yield chunk({}, "tool_calls" if reply.tool_arguments is not None else "stop")
+    if usage is not None:
+        yield {
+            "id": completion_id,
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": MODEL,
+            "choices": [],
+            "usage": dict(usage),
+        }
+
+
+_server: OfflineExaminerServer | None = None
+_server_lock = threading.Lock()
+
+
+def shared_server() -> OfflineExaminerServer:
+    """The process's offline examiner server (started on first use)."""
+    global _server
+    with _server_lock:
+        if _server is None:
+            _server = OfflineExaminerServer().start()
+        return _server

@@ -1,0 +1,427 @@
+"""The examiner's Pipecat pipeline and ``FlowManager`` (the builder, and the processors that
+connect Pipecat to the runtime controller).
+
+::
+
+    [transport.input()] → [STT] → TranscriptHook → user aggregator → LLMRunGate → LLM
+        → LLMSpeechFilter → TTS (or TextSpeech) → [transport.output()] → SpeechReporter
+        → UsageMeter → assistant aggregator
+
+* :class:`TranscriptHook` (ADP-013): every final transcript goes to the controller with its STT
+  confidence. In text mode each typed answer is a whole turn: the hook hands it to the core,
+  which records it and then appends it to the LLM context and runs the LLM (when the exam is in
+  progress). In voice mode the user aggregator's turn strategies decide when the LLM runs.
+* :class:`LLMRunGate`: the LLM only runs while the exam is in progress (never in the silent
+  boot node, while paused, or after the end).
+* :class:`LLMSpeechFilter`: nothing the LLM writes as free text is ever spoken. The examiner
+  speaks only the controller's ``Speak`` effects (validated text), queued as
+  :class:`ExaminerSpeakFrame`. A response with text but no ``report_observation`` call is handed
+  to the core, which submits it to the controller as an observation (so it is validated first).
+* :class:`SpeechReporter`: reports each examiner utterance's start and end (the TTS context's
+  ``TTSStartedFrame`` / ``TTSStoppedFrame`` after the output) as ``UtteranceStarted`` /
+  ``UtteranceFinished``, so the controller records ``examiner_utterance_started`` / ``_final``.
+* :class:`UsageMeter`: Pipecat's usage metrics (LLM tokens, STT seconds, TTS characters).
+
+The seam for voice (:class:`BotIO`): a transport (or an input/output processor pair) and
+optional STT and TTS services. Text mode is ``BotIO`` with :class:`~bot.text_transport.TextSpeech`
+as the TTS and no transport (``bot.text_transport``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pipecat.flows import FlowManager
+from pipecat.frames.frames import (
+    ErrorFrame,
+    Frame,
+    FunctionCallInProgressFrame,
+    FunctionCallsStartedFrame,
+    InterruptionFrame,
+    LLMContextFrame,
+    LLMFullResponseEndFrame,
+    LLMFullResponseStartFrame,
+    LLMTextFrame,
+    MetricsFrame,
+    TranscriptionFrame,
+    TTSSpeakFrame,
+    TTSStartedFrame,
+    TTSStoppedFrame,
+)
+from pipecat.metrics.metrics import (
+    LLMUsageMetricsData,
+    STTUsageMetricsData,
+    TTSUsageMetricsData,
+)
+from pipecat.pipeline.pipeline import Pipeline
+from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+from pipecat.processors.aggregators.llm_context import LLMContext
+from pipecat.processors.aggregators.llm_response_universal import (
+    LLMAssistantAggregatorParams,
+    LLMContextAggregatorPair,
+    LLMUserAggregatorParams,
+)
+from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
+from pipecat.services.llm_service import LLMService
+from pipecat.transports.base_transport import BaseTransport
+from pipecat.turns.user_turn_strategies import ExternalUserTurnStrategies
+from pipecat.utils.context.llm_context_summarization import (
+    LLMAutoContextSummarizationConfig,
+    LLMContextSummaryConfig,
+)
+
+from bot.text_transport import TextSpeech
+from bot.usage import Component, Counter
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_STT_CONFIDENCE = 1.0
+"""Confidence of a transcript whose STT service reports none (text, or a service without it)."""
+
+
+@dataclass
+class ExaminerSpeakFrame(TTSSpeakFrame):
+    """A controller ``Speak`` effect on its way to TTS (the only text ever spoken)."""
+
+    utterance_id: str = ""
+
+
+class PipelineCore(Protocol):
+    """What the processors need from the examiner core (``bot.examiner.ExaminerCore``)."""
+
+    def llm_allowed(self) -> bool: ...
+
+    def llm_started(self) -> None: ...
+
+    async def candidate_turn(self, text: str, confidence: float) -> None: ...
+
+    def candidate_transcript(self, text: str, confidence: float) -> None: ...
+
+    def utterance_started(self, utterance_id: str) -> None: ...
+
+    def utterance_finished(self, utterance_id: str, duration_ms: int) -> None: ...
+
+    def text_without_tool(self, text: str) -> None: ...
+
+    def usage(self, component: Component, counter: Counter, model: str | None) -> None: ...
+
+
+def transcript_confidence(frame: TranscriptionFrame) -> float:
+    """The STT confidence of a final transcript: the frame's ``confidence`` if it has one,
+    else a ``confidence`` in the STT service's raw ``result`` (a mapping, an object, or the
+    first alternative of a Deepgram-style result), else :data:`DEFAULT_STT_CONFIDENCE`."""
+    candidates: list[Any] = [getattr(frame, "confidence", None)]
+    result = frame.result
+    if isinstance(result, Mapping):
+        candidates.append(result.get("confidence"))
+    elif result is not None:
+        candidates.append(getattr(result, "confidence", None))
+        channel = getattr(result, "channel", None)
+        alternatives = getattr(channel, "alternatives", None)
+        if alternatives:
+            candidates.append(getattr(alternatives[0], "confidence", None))
+    for value in candidates:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return min(1.0, max(0.0, float(value)))
+    return DEFAULT_STT_CONFIDENCE
+
+
+class TranscriptHook(FrameProcessor):
+    """Feeds final candidate transcripts to the controller (module docstring)."""
+
+    def __init__(self, core: PipelineCore, *, text_turns: bool) -> None:
+        super().__init__()
+        self._core = core
+        self._text_turns = text_turns
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        await super().process_frame(frame, direction)
+        if direction is FrameDirection.DOWNSTREAM and isinstance(frame, TranscriptionFrame):
+            confidence = transcript_confidence(frame)
+            if self._text_turns:
+                await self._core.candidate_turn(frame.text, confidence)
+                return
+            self._core.candidate_transcript(frame.text, confidence)
+        await self.push_frame(frame, direction)
+
+
+class LLMRunGate(FrameProcessor):
+    """Lets an inference request through only while the exam is in progress."""
+
+    def __init__(self, core: PipelineCore) -> None:
+        super().__init__()
+        self._core = core
+        self.dropped = 0
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        await super().process_frame(frame, direction)
+        if direction is FrameDirection.DOWNSTREAM and isinstance(frame, LLMContextFrame):
+            if not self._core.llm_allowed():
+                self.dropped += 1
+                return
+            self._core.llm_started()
+        await self.push_frame(frame, direction)
+
+
+class LLMSpeechFilter(FrameProcessor):
+    """Drops the LLM's free text (never spoken); reports text-only responses to the core."""
+
+    def __init__(self, core: PipelineCore) -> None:
+        super().__init__()
+        self._core = core
+        self._text: list[str] = []
+        self._called = False
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        await super().process_frame(frame, direction)
+        if direction is FrameDirection.DOWNSTREAM:
+            if isinstance(frame, LLMFullResponseStartFrame):
+                self._text, self._called = [], False
+            elif isinstance(frame, FunctionCallsStartedFrame | FunctionCallInProgressFrame):
+                self._called = True
+            elif isinstance(frame, LLMTextFrame):
+                self._text.append(frame.text)
+                return
+            elif isinstance(frame, LLMFullResponseEndFrame):
+                text = "".join(self._text).strip()
+                if text and not self._called:
+                    self._core.text_without_tool(text)
+                self._text, self._called = [], False
+        await self.push_frame(frame, direction)
+
+
+class SpeechReporter(FrameProcessor):
+    """Turns the TTS contexts of examiner utterances into speech reports, in order."""
+
+    def __init__(self, core: PipelineCore) -> None:
+        super().__init__()
+        self._core = core
+        self._pending: deque[tuple[str, bool]] = deque()
+        self._current: tuple[str, float] | None = None
+
+    def expect(self, utterance_id: str, *, interruptible: bool = True) -> None:
+        """An :class:`ExaminerSpeakFrame` with this id was queued."""
+        self._pending.append((utterance_id, interruptible))
+
+    @property
+    def idle(self) -> bool:
+        """Nothing queued or being spoken."""
+        return not self._pending and self._current is None
+
+    def _finish(self) -> None:
+        if self._current is None:
+            return
+        utterance_id, started = self._current
+        self._current = None
+        self._core.utterance_finished(utterance_id, int((time.monotonic() - started) * 1000))
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        await super().process_frame(frame, direction)
+        if isinstance(frame, TTSStartedFrame) and direction is FrameDirection.DOWNSTREAM:
+            self._finish()
+            if self._pending:
+                utterance_id, _ = self._pending.popleft()
+                self._current = (utterance_id, time.monotonic())
+                self._core.utterance_started(utterance_id)
+        elif isinstance(frame, TTSStoppedFrame) and direction is FrameDirection.DOWNSTREAM:
+            self._finish()
+        elif isinstance(frame, InterruptionFrame):
+            # The candidate barged in: what was being said ends now; queued utterances are
+            # dropped by the interruption and never reported (never recorded as spoken).
+            self._finish()
+            self._pending = deque(item for item in self._pending if not item[1])
+        await self.push_frame(frame, direction)
+
+
+class UsageMeter(FrameProcessor):
+    """Counts Pipecat's usage metrics for cost accounting."""
+
+    def __init__(self, core: PipelineCore) -> None:
+        super().__init__()
+        self._core = core
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        await super().process_frame(frame, direction)
+        if isinstance(frame, MetricsFrame):
+            for data in frame.data:
+                if isinstance(data, LLMUsageMetricsData):
+                    usage = data.value
+                    self._core.usage(
+                        "llm",
+                        Counter(
+                            input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens
+                        ),
+                        data.model,
+                    )
+                elif isinstance(data, STTUsageMetricsData):
+                    audio_ms = round(data.value.audio_seconds * 1000)
+                    self._core.usage("stt", Counter(audio_ms=audio_ms), data.model)
+                elif isinstance(data, TTSUsageMetricsData):
+                    self._core.usage("tts", Counter(characters=int(data.value)), data.model)
+        await self.push_frame(frame, direction)
+
+
+@dataclass
+class BotIO:
+    """How the bot meets the candidate: the seam for voice transports.
+
+    Give a ``transport`` (its ``input()``/``output()`` are used) or an ``input``/``output``
+    processor pair, and optional ``stt`` and ``tts`` services. Without ``tts`` the bot runs in
+    text mode (:class:`~bot.text_transport.TextSpeech`). ``text_turns``: every final transcript
+    is a complete candidate turn (text mode); otherwise ``user_params`` (turn strategies, VAD)
+    decide. ``providers`` names the STT/TTS services for usage records
+    (``{"stt": ("deepgram", "nova-3")}``).
+    """
+
+    transport: BaseTransport | None = None
+    input: FrameProcessor | None = None
+    output: FrameProcessor | None = None
+    stt: FrameProcessor | None = None
+    tts: FrameProcessor | None = None
+    text_turns: bool = True
+    user_params: LLMUserAggregatorParams | None = None
+    enable_rtvi: bool = False
+    providers: dict[str, tuple[str, str]] = field(default_factory=dict)
+    adjust_speech: Callable[[str, str], Sequence[Frame]] | None = None
+    """Frames that change TTS delivery (``rate``: ``slower``; ``volume``: ``up``/``down``)."""
+
+
+def text_io() -> BotIO:
+    """Text mode: no audio, typed answers, examiner text out as events. Turns are whole typed
+    answers, so the user aggregator needs no turn detection (no VAD, no turn model)."""
+    return BotIO(
+        tts=TextSpeech(),
+        text_turns=True,
+        user_params=LLMUserAggregatorParams(user_turn_strategies=ExternalUserTurnStrategies()),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Summarisation:
+    """Auto context summarisation within a node (chapter 07 §6)."""
+
+    max_context_tokens: int = 4000
+    max_unsummarized_messages: int = 10
+    target_context_tokens: int = 2000
+    min_messages_after_summary: int = 2
+
+
+@dataclass
+class ExaminerPipeline:
+    """A built pipeline: the worker, the flow manager and the processors the core talks to."""
+
+    worker: PipelineWorker
+    flow_manager: FlowManager
+    aggregators: LLMContextAggregatorPair
+    llm: LLMService
+    reporter: SpeechReporter
+    gate: LLMRunGate
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+    finished: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+def build_pipeline(
+    *,
+    core: PipelineCore,
+    llm: LLMService,
+    io: BotIO,
+    summarisation: Summarisation | None = None,
+) -> ExaminerPipeline:
+    """Build the examiner pipeline (module docstring) and its ``FlowManager``.
+
+    The flow is not initialised here: the core puts it in the silent boot node (or the node a
+    resumed session is at) once the pipeline has started.
+    """
+    summary = summarisation or Summarisation()
+    aggregators = LLMContextAggregatorPair(
+        LLMContext(),
+        user_params=io.user_params or LLMUserAggregatorParams(),
+        assistant_params=LLMAssistantAggregatorParams(
+            enable_auto_context_summarization=True,
+            auto_context_summarization_config=LLMAutoContextSummarizationConfig(
+                max_context_tokens=summary.max_context_tokens,
+                max_unsummarized_messages=summary.max_unsummarized_messages,
+                summary_config=LLMContextSummaryConfig(
+                    target_context_tokens=summary.target_context_tokens,
+                    min_messages_after_summary=summary.min_messages_after_summary,
+                ),
+            ),
+        ),
+    )
+    source = io.input or (io.transport.input() if io.transport is not None else None)
+    sink = io.output or (io.transport.output() if io.transport is not None else None)
+    gate = LLMRunGate(core)
+    reporter = SpeechReporter(core)
+    processors: list[FrameProcessor] = []
+    if source is not None:
+        processors.append(source)
+    if io.stt is not None:
+        processors.append(io.stt)
+    processors += [
+        TranscriptHook(core, text_turns=io.text_turns),
+        aggregators.user(),
+        gate,
+        llm,
+        LLMSpeechFilter(core),
+        io.tts or TextSpeech(),
+    ]
+    if sink is not None:
+        processors.append(sink)
+    processors += [reporter, UsageMeter(core), aggregators.assistant()]
+    worker = PipelineWorker(
+        Pipeline(processors),
+        params=PipelineParams(enable_metrics=True, enable_usage_metrics=True),
+        idle_timeout_secs=None,
+        enable_rtvi=io.enable_rtvi,
+        check_dangling_tasks=False,
+    )
+    flow_manager = FlowManager(
+        worker=worker, llm=llm, context_aggregator=aggregators, transport=io.transport
+    )
+    built = ExaminerPipeline(worker, flow_manager, aggregators, llm, reporter, gate)
+
+    @worker.event_handler("on_pipeline_started")
+    async def _started(worker: PipelineWorker, frame: Frame) -> None:
+        built.started.set()
+
+    @worker.event_handler("on_pipeline_finished")
+    async def _finished(worker: PipelineWorker, frame: Frame) -> None:
+        built.finished.set()
+
+    return built
+
+
+def error_component(frame: ErrorFrame, pipeline: ExaminerPipeline, io: BotIO) -> str | None:
+    """Which provider an error frame came from (``llm``/``stt``/``tts``), if any."""
+    processor = frame.processor
+    if processor is None:
+        return None
+    if processor is pipeline.llm:
+        return "llm"
+    if io.stt is not None and processor is io.stt:
+        return "stt"
+    if io.tts is not None and processor is io.tts and not isinstance(io.tts, TextSpeech):
+        return "tts"
+    return None
+
+
+_logging_configured = False
+
+
+def configure_pipecat_logging(level: str) -> None:
+    """Pipecat logs through loguru at DEBUG by default; keep it at ``level`` (once)."""
+    global _logging_configured
+    if _logging_configured:
+        return
+    from loguru import logger as loguru_logger
+
+    loguru_logger.remove()
+    loguru_logger.add(sys.stderr, level=level)
+    _logging_configured = True

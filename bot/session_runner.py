@@ -1,0 +1,266 @@
+"""One bot for one session: load, restore, run, persist, stop.
+
+:func:`run_session` is one run of a session's bot (the caller holds the lease, see
+``bot.runners``):
+
+1. load the session, its published version and compiled flow; runtime validation
+   (``ioa.validation.validate_for_session``) — a package that fails it is never run;
+2. restore the runtime controller from the stored events (a new session has none);
+3. build the pipeline (``bot.pipeline``) with the configured LLM (``bot.providers``) and the
+   session's I/O (text mode by default, ``bot.text_transport``), start it, and bring the flow to
+   the session's place (the boot node, or the node a resumed session is at);
+4. listen on the session's bot group (``bot.channels``): candidate ready, typed answers,
+   commands, proctor instructions and actions;
+5. heartbeat: renew the lease and store the usage so far; a lost lease stops the bot at once;
+6. end when the pipeline ends (the closing was spoken), a stop is asked, or the lease is lost;
+   remaining usage is stored as ``usage_reported`` events.
+
+Every decision's events are stored through the event store as they happen (``bot.examiner``),
+so a run can end at any moment without losing anything: the next run resumes from the log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import logging
+import threading
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from channels.layers import get_channel_layer
+from pipecat.services.llm_service import LLMService
+from pipecat.workers.runner import WorkerRunner
+
+from bot import channels
+from bot.conf import BotSettings, bot_settings
+from bot.examiner import ExaminerCore, LeaseLost
+from bot.journal import Journal, db_threads, load_session
+from bot.lease import Lease, record_ready, renew
+from bot.pipeline import (
+    BotIO,
+    Summarisation,
+    build_pipeline,
+    configure_pipecat_logging,
+    text_io,
+)
+from bot.providers import LlmChoice, build_llm, resolve
+from bot.usage import UsageLedger, flush_usage
+
+logger = logging.getLogger(__name__)
+
+START_TIMEOUT_SECONDS = 30.0
+SHUTDOWN = threading.Event()
+"""Set when the hosting process shuts down (a Celery worker's warm shutdown): bots stop
+gracefully and leave their session to be restarted elsewhere."""
+
+
+class Outcome(enum.StrEnum):
+    """How a bot run ended."""
+
+    FINISHED = "finished"
+    """The exam is over."""
+    STOPPED = "stopped"
+    """Asked to stop (or the process shuts down); the session can be resumed."""
+    LEASE_LOST = "lease_lost"
+    """Another bot took over."""
+    REFUSED = "refused"
+    """Another bot holds the session, or it needs none."""
+    FAILED = "failed"
+    """The session cannot be run (validation, configuration) or kept failing."""
+
+
+@dataclass
+class BotOptions:
+    """How to run a session's bot (everything has a default from the settings)."""
+
+    config: BotSettings | None = None
+    io_factory: Callable[[], BotIO] = text_io
+    llm_factory: Callable[[BotSettings, LlmChoice], LLMService[Any]] = build_llm
+    on_stored: Callable[[Sequence[Mapping[str, Any]]], None] | None = None
+    """Called (in a database thread) with the wire form of every batch of stored events."""
+    on_core: Callable[[ExaminerCore], None] | None = None
+    """Called with the core once the pipeline runs (tests and benchmarks look inside)."""
+    stop: asyncio.Event | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+async def run_session(
+    session_id: uuid.UUID, *, lease: Lease | None, options: BotOptions | None = None
+) -> Outcome:
+    """One run of the session's bot (module docstring). Raises on a crash (the caller resumes)."""
+    options = options or BotOptions()
+    config = options.config or bot_settings()
+    configure_pipecat_logging(config.pipecat_log_level)
+    db = db_threads(config.db_threads)
+    key = session_id
+    try:
+        loaded = await db.run(key, load_session, session_id)
+        if loaded.finished:
+            return Outcome.FINISHED
+        choice = resolve(config)
+        io = options.io_factory()
+        journal = Journal(loaded, on_stored=options.on_stored)
+        ledger = UsageLedger(providers={"llm": (choice.provider, choice.model), **io.providers})
+        core = ExaminerCore(journal=journal, db=db, config=config, usage=ledger, lease=lease)
+        pipeline = build_pipeline(
+            core=core,
+            llm=options.llm_factory(config, choice),
+            io=io,
+            summarisation=Summarisation(
+                max_context_tokens=config.context_max_tokens,
+                max_unsummarized_messages=config.context_max_messages,
+                target_context_tokens=config.context_target_tokens,
+                min_messages_after_summary=config.context_keep_messages,
+            ),
+        )
+        core.attach(pipeline, io)
+        return await _run(session_id, core, pipeline, lease, options, config)
+    finally:
+        await db.close(key)
+
+
+async def _run(
+    session_id: uuid.UUID,
+    core: ExaminerCore,
+    pipeline: Any,
+    lease: Lease | None,
+    options: BotOptions,
+    config: BotSettings,
+) -> Outcome:
+    db = core.db
+    runner = WorkerRunner(handle_sigint=False)
+    await runner.add_workers(pipeline.worker)
+    run_task = asyncio.create_task(runner.run(), name=f"bot-pipeline-{session_id}")
+    stop = options.stop or asyncio.Event()
+    lost = asyncio.Event()
+    helpers: list[asyncio.Task[Any]] = []
+    try:
+        started = asyncio.create_task(pipeline.started.wait())
+        await asyncio.wait(
+            {started, run_task}, timeout=START_TIMEOUT_SECONDS, return_when=asyncio.FIRST_COMPLETED
+        )
+        if not pipeline.started.is_set():
+            started.cancel()
+            raise RuntimeError("the pipeline did not start")
+        core.start()
+        if options.on_core is not None:
+            options.on_core(core)
+        subscribed = asyncio.Event()
+        helpers.append(asyncio.create_task(_listen(session_id, core, stop, subscribed)))
+        if lease is not None:
+            helpers.append(asyncio.create_task(_heartbeat(core, lease, config, lost)))
+        helpers.append(asyncio.create_task(_watch_shutdown(stop)))
+        # Listen before announcing readiness: inputs sent once bot_ready is seen are not lost.
+        await asyncio.wait_for(subscribed.wait(), timeout=START_TIMEOUT_SECONDS)
+        await core.open()
+        if lease is not None:
+            await db.run(session_id, record_ready, lease)
+        waiters = {
+            asyncio.create_task(pipeline.finished.wait()): "finished",
+            asyncio.create_task(stop.wait()): "stop",
+            asyncio.create_task(lost.wait()): "lost",
+            asyncio.create_task(core.failed.wait()): "failed",
+        }
+        done, pending = await asyncio.wait(
+            {*waiters, run_task}, return_when=asyncio.FIRST_COMPLETED
+        )
+        for task in pending:
+            if task is not run_task:
+                task.cancel()
+        reasons = {waiters[t] for t in done if t in waiters}
+        if "failed" in reasons and core.failure is not None:
+            raise core.failure
+        if "lost" in reasons:
+            raise LeaseLost(f"session {session_id}: the lease was lost")
+        if core.controller.completed:
+            return Outcome.FINISHED
+        ended = "finished" in reasons or run_task in done
+        if ended and not (stop.is_set() or SHUTDOWN.is_set()):
+            raise RuntimeError("the pipeline ended before the exam did")
+        return Outcome.STOPPED
+    finally:
+        for task in helpers:
+            task.cancel()
+        for task in helpers:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        await core.close()
+        if not run_task.done():
+            await runner.cancel("bot stopping")
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await asyncio.wait_for(run_task, timeout=10)
+        await _flush_usage(core, config)
+
+
+async def _listen(
+    session_id: uuid.UUID, core: ExaminerCore, stop: asyncio.Event, subscribed: asyncio.Event
+) -> None:
+    """Read the session's bot group and hand each input to the core."""
+    layer = get_channel_layer()
+    if layer is None:
+        subscribed.set()
+        return
+    # The default prefix: channels_redis receives every process-local channel through one
+    # shared Redis list, so a custom prefix would starve behind the consumers' receives.
+    name = await layer.new_channel()
+    group = channels.bot_group(session_id)
+    await layer.group_add(group, name)
+    subscribed.set()
+    try:
+        while True:
+            message = await layer.receive(name)
+            parsed = channels.parse(message)
+            if parsed is None:
+                continue
+            kind, fields = parsed
+            if kind == "stop":
+                stop.set()
+                continue
+            try:
+                await core.on_channel_input(kind, fields)
+            except Exception:
+                logger.exception("bot %s: bad channel input %s", session_id, kind)
+    finally:
+        with contextlib.suppress(Exception):
+            await layer.group_discard(group, name)
+
+
+async def _heartbeat(
+    core: ExaminerCore, lease: Lease, config: BotSettings, lost: asyncio.Event
+) -> None:
+    """Renew the lease and store usage every ``VIVA_BOT_HEARTBEAT_SECONDS``."""
+    while True:
+        await asyncio.sleep(config.heartbeat_seconds)
+        try:
+            held = await core.db.run(
+                core.session_id, renew, lease, ttl_seconds=config.lease_seconds
+            )
+        except Exception:
+            logger.exception("bot %s: heartbeat failed", core.session_id)
+            continue
+        if not held:
+            logger.error("bot %s: lease lost; stopping", core.session_id)
+            lost.set()
+            return
+        await _flush_usage(core, config)
+
+
+async def _flush_usage(core: ExaminerCore, config: BotSettings) -> None:
+    unflushed = core.usage_ledger.take_unflushed()
+    if not unflushed:
+        return
+    try:
+        await core.db.run(core.session_id, flush_usage, core.session_id, unflushed, config.pricing)
+    except Exception:
+        logger.exception("bot %s: usage could not be stored", core.session_id)
+        core.usage_ledger.give_back(unflushed)
+
+
+async def _watch_shutdown(stop: asyncio.Event) -> None:
+    while not SHUTDOWN.is_set():
+        await asyncio.sleep(0.5)
+    stop.set()

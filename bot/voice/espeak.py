@@ -1,0 +1,180 @@
+"""eSpeak NG through ``ctypes``: text in, 16-bit mono PCM out, no subprocess, no apt.
+
+The library and its voice data come from the ``espeakng-loader`` wheel (``libespeak-ng.so`` plus
+``espeak-ng-data``, no other dependency). A system ``libespeak-ng`` (Debian ``espeak-ng``) is used
+only if that wheel is missing.
+
+eSpeak NG keeps process-global state (one voice, one set of parameters, one synthesis callback),
+so every synthesis runs under one lock and sets voice and parameters itself. Synthesis is
+synchronous (``AUDIO_OUTPUT_SYNCHRONOUS``): the callback runs in the calling thread before
+``espeak_Synth`` returns. It is fast (a sentence takes a few milliseconds on one core), so callers
+run :meth:`EspeakEngine.synthesize` in a worker thread and stream the result.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import logging
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+logger = logging.getLogger(__name__)
+
+# espeak_AUDIO_OUTPUT, espeak_PARAMETER, espeak_POSITION_TYPE and flags (speak_lib.h).
+_AUDIO_OUTPUT_SYNCHRONOUS: Final = 2
+_INITIALIZE_DONT_EXIT: Final = 0x8000
+_PARAM_RATE: Final = 1
+_PARAM_VOLUME: Final = 2
+_PARAM_PITCH: Final = 3
+_POS_CHARACTER: Final = 1
+_CHARS_UTF8: Final = 1
+_EE_OK: Final = 0
+_RANDOM_SEED: Final = 1
+
+MIN_RATE_WPM: Final = 80
+"""eSpeak's slowest speaking rate (words per minute)."""
+MAX_RATE_WPM: Final = 450
+"""eSpeak's fastest speaking rate."""
+MAX_VOLUME: Final = 200
+"""eSpeak's amplitude range is 0..200; 100 is its default."""
+
+_SynthCallback = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p
+)
+
+
+class EspeakUnavailableError(RuntimeError):
+    """Neither the ``espeakng-loader`` wheel nor a system ``libespeak-ng`` could be loaded."""
+
+
+@dataclass(frozen=True, slots=True)
+class Voice:
+    """How eSpeak speaks: voice name (``en-us``, ``en-us+f2``...), rate, volume and pitch."""
+
+    name: str = "en-us"
+    rate_wpm: int = 160
+    volume: int = 100
+    pitch: int = 50
+
+    def clamped(self) -> Voice:
+        """The same voice with every parameter inside eSpeak's range."""
+        return Voice(
+            name=self.name,
+            rate_wpm=min(MAX_RATE_WPM, max(MIN_RATE_WPM, int(self.rate_wpm))),
+            volume=min(MAX_VOLUME, max(0, int(self.volume))),
+            pitch=min(100, max(0, int(self.pitch))),
+        )
+
+
+def _locate_library() -> tuple[str, str | None]:
+    """``(library path, data path or None for the library's built-in default)``."""
+    try:
+        import espeakng_loader
+    except ImportError:
+        found = ctypes.util.find_library("espeak-ng")
+        if found is None:
+            raise EspeakUnavailableError(
+                "eSpeak NG is not installed: pip install espeakng-loader "
+                "(requirements/bot.txt) or apt-get install espeak-ng"
+            ) from None
+        return found, None
+    return str(espeakng_loader.get_library_path()), str(espeakng_loader.get_data_path())
+
+
+class EspeakEngine:
+    """The process-wide eSpeak NG instance. Use :func:`engine` to get it."""
+
+    def __init__(self) -> None:
+        library_path, data_path = _locate_library()
+        try:
+            lib = ctypes.CDLL(library_path)
+        except OSError as error:
+            raise EspeakUnavailableError(f"cannot load {library_path}: {error}") from error
+        lib.espeak_Initialize.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+        lib.espeak_Initialize.restype = ctypes.c_int
+        lib.espeak_SetSynthCallback.argtypes = [_SynthCallback]
+        lib.espeak_SetSynthCallback.restype = None
+        lib.espeak_SetVoiceByName.argtypes = [ctypes.c_char_p]
+        lib.espeak_SetVoiceByName.restype = ctypes.c_int
+        lib.espeak_SetParameter.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int]
+        lib.espeak_SetParameter.restype = ctypes.c_int
+        lib.espeak_Synth.argtypes = [
+            ctypes.c_char_p,
+            ctypes.c_size_t,
+            ctypes.c_uint,
+            ctypes.c_int,
+            ctypes.c_uint,
+            ctypes.c_uint,
+            ctypes.c_void_p,
+            ctypes.c_void_p,
+        ]
+        lib.espeak_Synth.restype = ctypes.c_int
+        lib.espeak_ng_SetRandSeed.argtypes = [ctypes.c_long]
+        lib.espeak_ng_SetRandSeed.restype = None
+        # espeak_Initialize wants the folder holding espeak-ng-data (or that folder itself).
+        home = str(Path(data_path).parent).encode() if data_path else None
+        sample_rate = lib.espeak_Initialize(
+            _AUDIO_OUTPUT_SYNCHRONOUS, 0, home, _INITIALIZE_DONT_EXIT
+        )
+        if sample_rate <= 0:
+            raise EspeakUnavailableError(f"espeak_Initialize failed ({sample_rate})")
+        self._lib = lib
+        self.sample_rate: int = sample_rate
+        self.library_path = library_path
+        self._lock = threading.Lock()
+        self._chunks: list[bytes] = []
+        # Kept on the instance: ctypes must not free the callback while the library holds it.
+        self._callback = _SynthCallback(self._on_samples)
+        lib.espeak_SetSynthCallback(self._callback)
+
+    def _on_samples(self, wav: ctypes._Pointer[ctypes.c_short], count: int, _events: int) -> int:
+        if wav and count > 0:
+            self._chunks.append(ctypes.string_at(wav, count * 2))
+        return 0  # 0 = go on synthesising
+
+    def synthesize(self, text: str, voice: Voice | None = None) -> bytes:
+        """Speak ``text``: 16-bit signed little-endian mono PCM at :attr:`sample_rate`.
+
+        Blocking (run it in a worker thread from async code). Empty text gives empty audio.
+        """
+        if not text.strip():
+            return b""
+        wanted = (voice or Voice()).clamped()
+        data = text.encode("utf-8")
+        with self._lock:
+            if self._lib.espeak_SetVoiceByName(wanted.name.encode()) != _EE_OK:
+                raise ValueError(f"eSpeak NG has no voice {wanted.name!r}")
+            self._lib.espeak_SetParameter(_PARAM_RATE, wanted.rate_wpm, 0)
+            self._lib.espeak_SetParameter(_PARAM_VOLUME, wanted.volume, 0)
+            self._lib.espeak_SetParameter(_PARAM_PITCH, wanted.pitch, 0)
+            self._chunks = []
+            # eSpeak NG adds random variation (seeded from the clock); a fixed seed makes the
+            # same text, voice and settings always sound the same (reproducible tests, replay).
+            self._lib.espeak_ng_SetRandSeed(_RANDOM_SEED)
+            status = self._lib.espeak_Synth(
+                data, len(data) + 1, 0, _POS_CHARACTER, 0, _CHARS_UTF8, None, None
+            )
+            pcm = b"".join(self._chunks)
+            self._chunks = []
+        if status != _EE_OK:
+            raise RuntimeError(f"espeak_Synth failed ({status})")
+        return pcm
+
+
+_engine: EspeakEngine | None = None
+_engine_lock = threading.Lock()
+
+
+def engine() -> EspeakEngine:
+    """The process-wide engine, loaded on first use (or :class:`EspeakUnavailableError`)."""
+    global _engine
+    with _engine_lock:
+        if _engine is None:
+            _engine = EspeakEngine()
+            logger.info(
+                "eSpeak NG loaded from %s (%d Hz)", _engine.library_path, _engine.sample_rate
+            )
+        return _engine

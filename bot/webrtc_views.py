@@ -1,0 +1,157 @@
+"""Voice signalling served by the Django app (ASGI): SmallWebRTC offer/answer and LiveKit tokens.
+
+``POST  …/sessions/<id>/webrtc/offer``  ``{"sdp", "type": "offer", "pc_id"?, "restart_pc"?}``
+  → ``{"sdp", "type": "answer", "pc_id"}``. Only the signed-in candidate who owns the session,
+  while the session is not over. A known ``pc_id`` renegotiates that connection; otherwise a new
+  connection replaces the session's previous one and is handed to the bot starter
+  (``bot.voice.webrtc``).
+``PATCH …/sessions/<id>/webrtc/offer``  ``{"pc_id", "candidates": [{"candidate", "sdp_mid",
+  "sdp_mline_index"}]}`` → 204: trickled ICE candidates (Pipecat's JS client sends them).
+``POST  …/sessions/<id>/livekit/token`` → ``{"url", "room", "identity", "role", "token",
+  "expiresAt"}``: the session's candidate gets a publish-microphone token, its proctors (and
+  admins) a listen-only one; anyone else 404.
+
+All are same-origin JSON endpoints behind the session cookie and CSRF (send ``X-CSRFToken``).
+Errors use the API's body ``{"error": {"code", "message", "details"}}``. The views are async:
+the aiortc peer connection lives in the server's event loop, next to the inline bot.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any, Final
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods
+
+from ioa.events import TERMINAL_STATES
+from sessions.models import ExamSession
+
+MAX_BODY_BYTES: Final = 64 * 1024
+"""An SDP offer is a few kilobytes; anything much larger is refused."""
+MAX_CANDIDATES: Final = 64
+LISTENER_ROLES: Final = frozenset({"proctor", "admin"})
+"""Roles that may listen to a session they can see (proctors of its sitting, admins)."""
+
+
+def _error(status: int, code: str, message: str, **details: Any) -> JsonResponse:
+    return JsonResponse(
+        {"error": {"code": code, "message": message, "details": details}}, status=status
+    )
+
+
+def _json_body(request: HttpRequest) -> dict[str, Any] | JsonResponse:
+    if len(request.body) > MAX_BODY_BYTES:
+        return _error(413, "too_large", "The request body is too large.")
+    try:
+        body = json.loads(request.body or b"{}")
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return _error(400, "invalid", "The request body is not JSON.")
+    if not isinstance(body, dict):
+        return _error(400, "invalid", "The request body must be a JSON object.")
+    return body
+
+
+async def _signed_in(request: HttpRequest) -> Any | None:
+    user = await request.auser()
+    if not user.is_authenticated or not user.is_active:
+        return None
+    return user
+
+
+@never_cache
+@require_http_methods(["POST", "PATCH"])
+async def webrtc_offer(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
+    """SDP offer → answer (POST) and trickled ICE candidates (PATCH) for the candidate's own
+    session."""
+    from bot.voice.webrtc import IceCandidateUpdate, VoiceUnavailableError, peers
+
+    user = await _signed_in(request)
+    if user is None:
+        return _error(401, "not_authenticated", "Sign in to join the exam.")
+    session = await ExamSession.objects.filter(pk=session_id, candidate=user).afirst()
+    if session is None:
+        return _error(404, "not_found", "Not found.")
+    body = _json_body(request)
+    if isinstance(body, JsonResponse):
+        return body
+
+    if request.method == "PATCH":
+        pc_id = body.get("pc_id")
+        raw = body.get("candidates")
+        if not isinstance(pc_id, str) or not isinstance(raw, list) or len(raw) > MAX_CANDIDATES:
+            return _error(400, "invalid", "Send pc_id and a list of candidates.")
+        try:
+            updates = [
+                IceCandidateUpdate(
+                    candidate=str(item.get("candidate") or ""),
+                    sdp_mid=item.get("sdp_mid"),
+                    sdp_mline_index=item.get("sdp_mline_index"),
+                )
+                for item in raw
+            ]
+            known = await peers.add_ice_candidates(session.pk, pc_id, updates)
+        except (AttributeError, AssertionError, ValueError, IndexError, TypeError):
+            return _error(400, "invalid", "A candidate could not be parsed.")
+        if not known:
+            return _error(404, "not_found", "No such peer connection.")
+        return HttpResponse(status=204)
+
+    if session.state in TERMINAL_STATES:
+        return _error(409, "session_over", "This exam session is over.", state=session.state)
+    sdp, sdp_type = body.get("sdp"), body.get("type")
+    pc_id = body.get("pc_id")
+    if not isinstance(sdp, str) or not sdp.strip() or sdp_type != "offer":
+        return _error(400, "invalid", 'Send an SDP offer: {"sdp": "...", "type": "offer"}.')
+    if pc_id is not None and not isinstance(pc_id, str):
+        return _error(400, "invalid", "pc_id must be a string.")
+    if "\nm=audio " not in sdp.replace("\r\n", "\n"):
+        return _error(400, "invalid", "The SDP offer has no audio.")
+    try:
+        answer = await peers.answer(
+            session.pk,
+            sdp=sdp,
+            sdp_type=sdp_type,
+            pc_id=pc_id,
+            restart_pc=bool(body.get("restart_pc", False)),
+            slower=bool(getattr(session, "slower_speech", False)),
+        )
+    except VoiceUnavailableError:
+        return _error(503, "voice_unavailable", "Voice is not available on this server.")
+    except ValueError:
+        return _error(400, "invalid", "The SDP offer could not be parsed.")
+    return JsonResponse(answer)
+
+
+@never_cache
+@require_http_methods(["POST"])
+async def livekit_token(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
+    """A LiveKit token for the session's room: the candidate's own, or a listen-only one for a
+    proctor of its sitting (or an admin)."""
+    from bot.livekit import LiveKitNotConfiguredError, candidate_token, proctor_token
+
+    user = await _signed_in(request)
+    if user is None:
+        return _error(401, "not_authenticated", "Sign in first.")
+    role = getattr(user, "role", None)
+    if role == "candidate":
+        session = await ExamSession.objects.filter(pk=session_id, candidate=user).afirst()
+    elif role in LISTENER_ROLES:
+        session = await ExamSession.objects.visible_to(user).filter(pk=session_id).afirst()
+    else:
+        session = None
+    if session is None:
+        return _error(404, "not_found", "Not found.")
+    if session.state in TERMINAL_STATES:
+        return _error(409, "session_over", "This exam session is over.", state=session.state)
+    try:
+        issued = (
+            candidate_token(session.pk, user.pk)
+            if role == "candidate"
+            else proctor_token(session.pk, user.pk)
+        )
+    except LiveKitNotConfiguredError:
+        return _error(503, "voice_unavailable", "LiveKit is not configured on this server.")
+    return JsonResponse(issued.as_json())
