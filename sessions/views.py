@@ -1,11 +1,37 @@
-"""Landing pages of the proctor and candidate areas."""
+"""Landing pages of the proctor and candidate areas, and the candidate's journey into an exam.
 
-from django.http import HttpRequest, HttpResponse
+The journey (docs/exam-room.md; services and reads in ``sessions.exam_room``)::
+
+    /accounts/invite/<token>/      invitation link: confirm, sign in, go to next_path
+    /exam/                         my exams
+    /exam/<id>/                    goes to the first step not yet done
+    /exam/<id>/identity/           identity and consent (what is recorded, how it is used)
+    /exam/<id>/briefing/           structure, duration, the requests available
+    /exam/<id>/setup/              voice or text; for voice, a microphone and speaker check
+    /exam/<id>/room/               waiting for the examiner, then the exam
+    /exam/<id>/done/               the completion page
+
+Every step is a plain form (POST with CSRF, works without JavaScript; the room needs it). A
+step already done can be seen again; a step not yet reachable redirects to the first step
+not done. Sessions other than the candidate's own answer 404.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods
 
 from accounts.access import area_required
 from accounts.roles import Area
 from publishing.models import PublishedVersion
+from sessions import exam_room
+from sessions.exam_room import Mode, Step
+from sessions.models import ExamSession
 
 
 @area_required(Area.PROCTOR)
@@ -17,5 +43,188 @@ def proctor_home(request: HttpRequest) -> HttpResponse:
 
 @area_required(Area.EXAM)
 def candidate_home(request: HttpRequest) -> HttpResponse:
-    """The candidate's start page after an invitation link signed them in."""
-    return render(request, "sessions/candidate_home.html", {})
+    """The candidate's start page after an invitation link signed them in: their exams."""
+    sessions = exam_room.candidate_sessions(user=request.user)
+    rows = [
+        {
+            "session": s,
+            "url": exam_room.step_url(s, exam_room.next_step(s)),
+            "over": exam_room.is_over(s),
+            "started": exam_room.is_started(s),
+        }
+        for s in sessions
+    ]
+    return render(request, "sessions/candidate_home.html", {"rows": rows})
+
+
+def duration_text(seconds: int | None) -> str:
+    """``20 minutes``, ``1 minute 30 seconds``; empty for no budget."""
+    if not seconds:
+        return ""
+    minutes, rest = divmod(int(seconds), 60)
+    words = []
+    if minutes:
+        words.append(f"{minutes} minute{'s' if minutes != 1 else ''}")
+    if rest:
+        words.append(f"{rest} second{'s' if rest != 1 else ''}")
+    return " ".join(words)
+
+
+def _session(request: HttpRequest, session_id: uuid.UUID) -> ExamSession:
+    session = exam_room.candidate_session(user=request.user, session_id=session_id)
+    if session is None:
+        raise Http404("No such exam.")
+    return session
+
+
+def _context(session: ExamSession, step: Step, **extra: object) -> dict[str, object]:
+    structure = exam_room.exam_structure(session)
+    multiplier = session.extra_time_multiplier
+    steps = [
+        (Step.IDENTITY, "Identity and consent"),
+        (Step.BRIEFING, "Briefing"),
+        (Step.SETUP, "Answer mode"),
+        (Step.ROOM, "Exam"),
+        (Step.DONE, "Finished"),
+    ]
+    order = [s for s, _ in steps]
+    return {
+        "session": session,
+        "structure": structure,
+        "step": step.value,
+        "steps": [
+            {
+                "key": key.value,
+                "label": label,
+                "current": key == step,
+                "done": order.index(key) < order.index(step),
+            }
+            for key, label in steps
+        ],
+        "total_duration": duration_text(structure.scaled(structure.total_budget_sec, multiplier)),
+        "parts": [
+            {"part": p, "duration": duration_text(structure.scaled(p.budget_sec, multiplier))}
+            for p in structure.parts
+        ],
+        "extra_time": multiplier > 1,
+        **extra,
+    }
+
+
+def _guard(session: ExamSession, step: Step) -> HttpResponse | None:
+    """Redirect when ``step`` cannot be shown: the exam is over, has started (only the room),
+    or an earlier step is not done."""
+    order = list(Step)
+    current = exam_room.next_step(session)
+    if current == Step.DONE and step != Step.DONE:
+        return HttpResponseRedirect(exam_room.step_url(session, Step.DONE))
+    if current == Step.ROOM and exam_room.is_started(session) and step != Step.ROOM:
+        return HttpResponseRedirect(exam_room.step_url(session, Step.ROOM))
+    if order.index(step) > order.index(current):
+        return HttpResponseRedirect(exam_room.step_url(session, current))
+    return None
+
+
+@never_cache
+@area_required(Area.EXAM)
+def exam_entry(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
+    """The address invitation links point at: the first step not done yet."""
+    session = _session(request, session_id)
+    return HttpResponseRedirect(exam_room.step_url(session, exam_room.next_step(session)))
+
+
+@never_cache
+@area_required(Area.EXAM)
+@require_http_methods(["GET", "POST"])
+def exam_identity(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
+    """Identity and consent: who the candidate is, what is recorded and how it is used."""
+    session = _session(request, session_id)
+    if (redirect := _guard(session, Step.IDENTITY)) is not None:
+        return redirect
+    errors: list[str] = []
+    if request.method == "POST":
+        try:
+            exam_room.identity_confirm(
+                session=session,
+                identity=request.POST.get("identity") == "yes",
+                consent=request.POST.get("consent") == "yes",
+            )
+        except ValidationError as error:
+            errors = list(error.messages)
+        else:
+            return HttpResponseRedirect(exam_room.step_url(session, Step.BRIEFING))
+    context = _context(
+        session, Step.IDENTITY, errors=errors, consent_version=exam_room.CONSENT_VERSION
+    )
+    return render(request, "sessions/exam_identity.html", context, status=400 if errors else 200)
+
+
+@never_cache
+@area_required(Area.EXAM)
+@require_http_methods(["GET", "POST"])
+def exam_briefing(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
+    """The briefing: parts, durations and the requests the candidate can make."""
+    session = _session(request, session_id)
+    if (redirect := _guard(session, Step.BRIEFING)) is not None:
+        return redirect
+    if request.method == "POST":
+        exam_room.briefing_acknowledge(session=session)
+        return HttpResponseRedirect(exam_room.step_url(session, Step.SETUP))
+    return render(request, "sessions/exam_briefing.html", _context(session, Step.BRIEFING))
+
+
+@never_cache
+@area_required(Area.EXAM)
+@require_http_methods(["GET", "POST"])
+def exam_setup(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
+    """Voice or text; voice needs the microphone and speaker check on this page."""
+    session = _session(request, session_id)
+    if (redirect := _guard(session, Step.SETUP)) is not None:
+        return redirect
+    errors: list[str] = []
+    chosen = session.exam_mode or ""
+    if request.method == "POST":
+        chosen = request.POST.get("mode", "")
+        try:
+            session = exam_room.mode_choose(
+                session=session,
+                mode=chosen,
+                audio_checked=request.POST.get("audio_checked") == "yes",
+            )
+        except ValidationError as error:
+            errors = list(error.messages)
+        else:
+            if exam_room.bot_started_by_page(session):
+                exam_room.bot_request_start(session)
+            return HttpResponseRedirect(exam_room.step_url(session, Step.ROOM))
+    context = _context(
+        session,
+        Step.SETUP,
+        errors=errors,
+        chosen=chosen or (Mode.TEXT.value if not exam_room.voice_available(session) else ""),
+        voice_available=exam_room.voice_available(session),
+    )
+    return render(request, "sessions/exam_setup.html", context, status=400 if errors else 200)
+
+
+@never_cache
+@area_required(Area.EXAM)
+def exam_room_view(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
+    """The exam room. Live data comes over the session socket (static/js/exam-room.js)."""
+    session = _session(request, session_id)
+    if (redirect := _guard(session, Step.ROOM)) is not None:
+        return redirect
+    if exam_room.bot_started_by_page(session):
+        exam_room.bot_request_start(session)  # idempotent: a live bot is left alone
+    context = _context(session, Step.ROOM, config=exam_room.room_config(session))
+    return render(request, "sessions/exam_room.html", context)
+
+
+@never_cache
+@area_required(Area.EXAM)
+def exam_done(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
+    """The completion page (only once the exam is over)."""
+    session = _session(request, session_id)
+    if (redirect := _guard(session, Step.DONE)) is not None:
+        return redirect
+    return render(request, "sessions/exam_done.html", _context(session, Step.DONE))
