@@ -3,9 +3,9 @@ one target with a rationale, locks the marks and downloads the CSV whose row mat
 
 The completed session is produced on the test database by the real runtime controller driven by
 the simulator's bot stand-in and a scripted candidate (``tests/marking/exams.py``): a realistic
-stored log, marked by the ``exam_completed`` hand-off exactly as in production. (The end-to-end
-browser exam of ``test_exam_room.py`` produces the same kind of log through the live bot; this
-test does not depend on it.) Elements are found by role, label and accessible name; axe-core
+stored log, marked by the ``exam_completed`` hand-off exactly as in production, with a known
+misconception and an absent target to check in detail. ``test_exam_to_marks.py`` moderates a
+session taken end to end in the browser through the live bot. Elements are found by role, label and accessible name; axe-core
 runs on the workspace.
 """
 
