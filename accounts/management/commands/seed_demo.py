@@ -1,7 +1,9 @@
-"""``manage.py seed_demo``: demo users for each role, the example published, an invitation link.
+"""``manage.py seed_demo``: demo users for each role, the example published, a sitting with the
+demo candidate's exam session, and an invitation link that lands in that exam.
 
 Idempotent: a second run reuses the users, the draft, the published version (publishing an
-unchanged document stores nothing new) and a still-usable invitation. Prints the logins.
+unchanged document stores nothing new), the sitting, an exam session that is not over yet and a
+still-usable invitation to it. Prints the logins.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ from accounts.services import (
 from authoring.example_packages import EXAMPLES_DIR
 from authoring.models import DraftPackage
 from authoring.services import draft_create
+from ioa.events import TERMINAL_STATES
 from publishing.services import PublishRejected, version_publish
+from sessions.models import ExamSession, Sitting
 
 DEMO_STAFF = [
     ("admin", Role.ADMIN, "admin-demo-pass", "Ada Admin"),
@@ -34,10 +38,14 @@ DEMO_STAFF = [
 ]
 DEMO_CANDIDATE = ("candidate@example.test", "Casey Candidate")
 DEMO_EXAMPLE = "cs201-graph-algorithms"
+DEMO_SITTING = "CS201 demo sitting"
 
 
 class Command(BaseCommand):
-    help = "Create (or reuse) the demo users, publish the example package, issue an invitation."
+    help = (
+        "Create (or reuse) the demo users, publish the example package, schedule the demo "
+        "candidate's exam and issue an invitation to it."
+    )
 
     @transaction.atomic
     def handle(self, *args: Any, **options: Any) -> None:
@@ -61,11 +69,32 @@ class Command(BaseCommand):
         except PublishRejected as rejected:
             raise CommandError(f"the demo package was rejected: {rejected}") from rejected
 
-        invitation = Invitation.objects.usable().filter(candidate=candidate).first()
+        sitting = Sitting.objects.filter(version=outcome.version, title=DEMO_SITTING).first()
+        if sitting is None:
+            sitting = Sitting.objects.create(
+                version=outcome.version, title=DEMO_SITTING, created_by=users["author"]
+            )
+        sitting.proctors.add(users["proctor"])
+        terminal = [state.value for state in TERMINAL_STATES]
+        session = (
+            ExamSession.objects.filter(sitting=sitting, candidate=candidate)
+            .exclude(state__in=terminal)
+            .first()
+        ) or ExamSession.objects.create(sitting=sitting, candidate=candidate)
+        exam_path = f"/exam/{session.pk}/"
+
+        invitation = (
+            Invitation.objects.usable().filter(candidate=candidate, next_path=exam_path).first()
+        )
         issued = (
             IssuedInvitation(invitation, make_token(invitation.id))
             if invitation
-            else invitation_create(candidate=candidate, created_by=users["proctor"], note="demo")
+            else invitation_create(
+                candidate=candidate,
+                created_by=users["proctor"],
+                note="demo",
+                next_path=exam_path,
+            )
         )
 
         out = self.stdout.write
@@ -75,6 +104,7 @@ class Command(BaseCommand):
         for username, role, password, _ in DEMO_STAFF:
             out(f"    {role.label:<14} username {username:<8} password {password}")
         out(f"  Published: {outcome.version} ({'new' if outcome.created else 'unchanged'})")
+        out(f"  Sitting: {sitting.title} (proctor: proctor); exam session {session.pk}")
         out(
             f"  Candidate invitation ({candidate.username}, single use, expires "
             f"{issued.invitation.expires_at:%Y-%m-%d %H:%M} UTC):"
