@@ -44,31 +44,6 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-ANSWERS: dict[str, list[str]] = {
-    "warmup": ["I enjoyed graph algorithms most, especially shortest paths."],
-    "q-dijkstra": [
-        "Dijkstra repeatedly settles the unvisited vertex with the smallest tentative distance "
-        "and relaxes its outgoing edges.",
-        "With a binary heap priority queue the running time is O((V+E) log V).",
-        "A negative edge can invalidate an already settled distance, so Bellman-Ford is the "
-        "alternative.",
-        "That is everything I can say about it.",
-    ],
-    "scn-delivery-routes": [
-        "I would model the shops and the depot as vertices and the roads as weighted edges.",
-        "I would pick Dijkstra, a single-source shortest-path algorithm, because the travel "
-        "times are non-negative.",
-        "With negative costs I would need Bellman-Ford instead.",
-    ],
-    "scn-network-latency": [
-        "I would model the offices as vertices and the links as weighted edges.",
-        "I would pick Dijkstra, a single-source shortest-path algorithm, because the latencies "
-        "are non-negative.",
-        "With negative costs I would need Bellman-Ford instead.",
-    ],
-    "wrapup": ["No, I have nothing to add. Thank you."],
-}
-
 
 def rss_kib(pid: int | None = None) -> int:
     """Resident set size of a process (this one by default), in KiB."""
@@ -308,6 +283,7 @@ async def candidate(
     session_id: uuid.UUID, exams: Exams, latencies: list[float], think: float = 0.0
 ) -> None:
     from bot.channels import send_to_bot
+    from tests.support.candidate_answers import ANSWERS
 
     key = str(session_id)
     await exams.until(key, lambda ev: any(e["type"] == "bot_ready" for e in ev))

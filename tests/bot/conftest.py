@@ -16,6 +16,7 @@ import pytest
 from bot.channels import send_to_bot
 from sessions.models import ExamSession, SessionEvent, Sitting
 from tests.factories import CandidateFactory, DraftPackageFactory
+from tests.support.candidate_answers import ANSWERS  # noqa: F401 (re-exported)
 
 TIMEOUT = 60.0
 """Seconds any wait for the bot may take (generous: a loaded machine must not fail a test)."""
@@ -181,30 +182,6 @@ async def drive(
     return said
 
 
-ANSWERS: dict[str, list[str]] = {
-    "warmup": ["I enjoyed graph algorithms most, especially shortest paths."],
-    "q-dijkstra": [
-        "Dijkstra repeatedly settles the unvisited vertex with the smallest tentative distance "
-        "and relaxes its outgoing edges.",
-        "With a binary heap priority queue the running time is O((V+E) log V).",
-        "A negative edge can invalidate an already settled distance, so Bellman-Ford is the "
-        "alternative.",
-        "That is everything I can say about it.",
-    ],
-    "scn-delivery-routes": [
-        "I would model the shops and the depot as vertices and the roads as weighted edges.",
-        "I would pick Dijkstra, a single-source shortest-path algorithm, because the travel "
-        "times are non-negative.",
-        "With negative costs I would need Bellman-Ford instead.",
-    ],
-    "scn-network-latency": [
-        "I would model the offices as vertices and the links as weighted edges.",
-        "I would pick Dijkstra, a single-source shortest-path algorithm, because the latencies "
-        "are non-negative.",
-        "With negative costs I would need Bellman-Ford instead.",
-    ],
-    "wrapup": ["No, I have nothing to add. Thank you."],
-}
 """A good candidate's answers for the example package, by node."""
 
 

@@ -5,8 +5,8 @@ The completed session is produced on the test database by the real runtime contr
 the simulator's bot stand-in and a scripted candidate (``tests/marking/exams.py``): a realistic
 stored log, marked by the ``exam_completed`` hand-off exactly as in production, with a known
 misconception and an absent target to check in detail. ``test_exam_to_marks.py`` moderates a
-session taken end to end in the browser through the live bot. Elements are found by role, label and accessible name; axe-core
-runs on the workspace.
+session taken end to end in the browser through the live bot. Elements are found by role, label
+and accessible name; axe-core runs on the workspace.
 """
 
 from __future__ import annotations
