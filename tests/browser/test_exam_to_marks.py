@@ -113,9 +113,7 @@ def test_the_marker_moderates_the_exam_the_candidate_just_took(
     }
     with page.expect_download() as download_info:
         page.get_by_role("link", name="Download CSV").click()
-    rows = list(
-        csv.DictReader(io.StringIO(download_info.value.path().read_text(encoding="utf-8")))
-    )
+    rows = list(csv.DictReader(io.StringIO(download_info.value.path().read_text(encoding="utf-8"))))
     assert len(rows) == 1
     row = rows[0]
     assert row["session_id"] == str(session.pk)

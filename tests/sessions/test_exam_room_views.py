@@ -226,4 +226,3 @@ def test_voice_is_offered_only_where_the_deployment_can_carry_it(
 
     session.text_mode_required = True
     assert not exam_room.voice_available(session), "a text-mode accommodation wins"
-
