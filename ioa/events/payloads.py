@@ -532,6 +532,8 @@ class ProctorInstruction(Payload):
     text: Text
     status: Literal["issued", "delivered", "cancelled"] = "issued"
     nodeId: Id | None = None
+    reason: Text | None = None
+    """Why the proctor gave the instruction (their words); proctor, store and marking only."""
 
 
 # --- project extensions -------------------------------------------------------------------------
@@ -561,13 +563,24 @@ class UsageReported(Payload):
 
 
 ProctorActionName = Literal[
-    "pause", "resume", "extend_time", "terminate", "skip_node", "flag_irregularity"
+    "pause",
+    "resume",
+    "extend_time",
+    "terminate",
+    "skip_node",
+    "flag_irregularity",
+    "authorise_start",
 ]
+IrregularityCategory = Literal["environment", "candidate", "staff", "technical"]
 
 
 class ProctorActionTaken(Payload):
     """A proctor's control action, as carried out: pause, resume, extend time, terminate,
-    skip the current node, or flag an irregularity (nothing else changes).
+    skip the current node, flag an irregularity (nothing else changes), or authorise the start
+    of an exam waiting at ``ready``.
+
+    ``flag_irregularity`` may carry a ``category`` (environment, candidate, staff, technical);
+    no other action does.
 
     ``extend_time`` has ``seconds`` (added) and ``scope``, and ``remainingSec`` /
     ``remainingMs``, the time left in that scope after the extension (the controller re-anchors
@@ -587,9 +600,13 @@ class ProctorActionTaken(Payload):
     remainingMs: Count | None = None
     nodeId: Id | None = None
     """The node the session was in."""
+    category: IrregularityCategory | None = None
+    """``flag_irregularity`` only: the kind of irregularity."""
 
     @model_validator(mode="after")
     def _extension_fields(self) -> Self:
+        if self.category is not None and self.action != "flag_irregularity":
+            raise ValueError("category belongs to flag_irregularity only")
         extension = (self.seconds, self.scope, self.remainingSec, self.remainingMs)
         if self.action == "extend_time":
             if self.seconds is None or self.scope is None:

@@ -227,7 +227,7 @@ REGISTRY: Final[Mapping[EventType, EventTypeSpec]] = {
             {"action", "scope", "seconds", "remainingSec", "remainingMs", "nodeId"},
             candidate_condition=(
                 "action",
-                {"pause", "resume", "extend_time", "terminate", "skip_node"},
+                {"pause", "resume", "extend_time", "terminate", "skip_node", "authorise_start"},
             ),
         ),
     )

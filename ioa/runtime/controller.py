@@ -149,7 +149,7 @@ class RuntimeController:
         elif isinstance(item, i.BotReady):
             bot_ready(step)
         elif isinstance(item, i.CandidateReady):
-            candidate_ready(step)
+            candidate_ready(step, await_authorisation=item.await_authorisation)
         elif isinstance(item, i.Fault):
             fault(step, item)
         elif isinstance(item, i.FaultCleared):

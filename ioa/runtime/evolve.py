@@ -277,6 +277,8 @@ def apply_event(state: RuntimeState, event: EventEnvelope, plan: ExamPlan) -> No
     elif isinstance(payload, p.TimeWarning):
         _time_warning(state, payload, at, plan)
     elif isinstance(payload, p.ProctorActionTaken):
+        if event.correlationId:
+            state.proctor_commands.add(event.correlationId)
         _proctor_action(state, payload, at, plan)
     elif isinstance(payload, p.ProctorInstruction):
         _instruction(state, payload, at)

@@ -13,8 +13,15 @@ from typing import Any, Literal
 Speaker = Literal["candidate", "examiner"]
 InstructionMode = Literal["queued", "immediate"]
 ProctorActionName = Literal[
-    "pause", "resume", "extend_time", "terminate", "skip_node", "flag_irregularity"
+    "pause",
+    "resume",
+    "extend_time",
+    "terminate",
+    "skip_node",
+    "flag_irregularity",
+    "authorise_start",
 ]
+IrregularityCategory = Literal["environment", "candidate", "staff", "technical"]
 TimeScope = Literal["exam", "node"]
 FaultSeverity = Literal["transient", "fatal"]
 
@@ -28,7 +35,11 @@ class BotReady:
 @dataclass(frozen=True, slots=True)
 class CandidateReady:
     """Consent, briefing, identity and audio check are done: the exam starts at the initial
-    node (``scaffolding → ready → in_progress``)."""
+    node (``scaffolding → ready → in_progress``). With ``await_authorisation`` (the sitting
+    wants the proctor to start each exam) the session stops at ``ready`` until the proctor's
+    ``authorise_start``."""
+
+    await_authorisation: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,12 +89,15 @@ class ProctorInstruction:
     text: str
     proctor_id: str = "proctor"
     instruction_id: str | None = None
+    reason: str | None = None
+    """Why the proctor gave it (proctor, store and marking only; never the candidate)."""
 
 
 @dataclass(frozen=True, slots=True)
 class ProctorAction:
     """A proctor's control action: pause, resume, extend time, terminate, skip the current
-    node, flag an irregularity. Each one carried out is a ``proctor_action`` event."""
+    node, flag an irregularity, authorise the start. Each one carried out is a
+    ``proctor_action`` event; one whose ``command_id`` was already carried out is a no-op."""
 
     action: ProctorActionName
     proctor_id: str = "proctor"
@@ -95,6 +109,9 @@ class ProctorAction:
     """The proctor's words (never shown to the candidate)."""
     command_id: str | None = None
     """The command envelope the action came in (its id becomes the correlation id)."""
+    category: IrregularityCategory | None = None
+    """``flag_irregularity``: what kind of irregularity (optional for it; refused with any
+    other action)."""
 
 
 @dataclass(frozen=True, slots=True)

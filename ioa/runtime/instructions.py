@@ -9,6 +9,9 @@
   ``delivered``, and the flow returns to the current node, or chains to the next pending
   immediate instruction.
 * Instructions still pending when the exam ends are ``cancelled``.
+
+Every ``proctor_instruction`` event of one instruction carries its id as ``correlationId``, so
+the timeline shows its issue and delivery together; the proctor's ``reason`` is on the issue.
 """
 
 from __future__ import annotations
@@ -21,9 +24,13 @@ from ioa.runtime.effects import InjectContext, ReturnToNode
 from ioa.runtime.inputs import ProctorInstruction
 from ioa.runtime.moves import activate_admin
 from ioa.runtime.state import Instruction
-from ioa.runtime.step import Step
+from ioa.runtime.step import MAX_TEXT, Step
 
 ACTIVE_STATES = frozenset({ExamState.IN_PROGRESS, ExamState.PAUSED})
+
+
+def _emit(step: Step, instruction: Instruction, status: str) -> None:
+    step.emit(_payload(step, instruction, status), correlation_id=instruction.instruction_id)
 
 
 def _payload(step: Step, instruction: Instruction, status: str) -> p.ProctorInstruction:
@@ -50,6 +57,9 @@ def issue(step: Step, command: ProctorInstruction) -> None:
     if instruction_id in state.instructions:
         step.result.update({"status": "duplicate", "instructionId": instruction_id})
         return
+    reason = command.reason.strip() if isinstance(command.reason, str) else None
+    if reason is not None and "\x00" in reason:
+        raise InvalidInputError("a proctor's reason must be text without NUL characters")
     step.emit(
         p.ProctorInstruction(
             instructionId=instruction_id,
@@ -58,7 +68,9 @@ def issue(step: Step, command: ProctorInstruction) -> None:
             text=text,
             status="issued",
             nodeId=state.current_node_id,
-        )
+            reason=reason[:MAX_TEXT] if reason else None,
+        ),
+        correlation_id=instruction_id,
     )
     step.result.update({"status": "issued", "instructionId": instruction_id})
     if command.mode == "queued":
@@ -76,12 +88,12 @@ def issue(step: Step, command: ProctorInstruction) -> None:
 def consume_queued(step: Step) -> None:
     """Mark every pending queued instruction delivered (after an observation)."""
     for instruction in step.state.pending_instructions("queued"):
-        step.emit(_payload(step, instruction, "delivered"))
+        _emit(step, instruction, "delivered")
 
 
 def admin_delivered(step: Step, instruction: Instruction) -> None:
     """The admin run of ``instruction`` is done: mark it and chain or return."""
-    step.emit(_payload(step, instruction, "delivered"))
+    _emit(step, instruction, "delivered")
     node = step.state.node
     if step.state.admin_instruction() is not None:
         activate_admin(step)

@@ -56,8 +56,10 @@ def bot_ready(step: Step) -> None:
     step.result.update({"status": "scaffolding"})
 
 
-def candidate_ready(step: Step) -> None:
-    """The exam starts: ``scaffolding → ready → in_progress`` and the initial node."""
+def candidate_ready(step: Step, *, await_authorisation: bool = False) -> None:
+    """The exam starts: ``scaffolding → ready → in_progress`` and the initial node. With
+    ``await_authorisation`` the session stops at ``ready``: the proctor's ``authorise_start``
+    starts it (:func:`_authorise_start`)."""
     state = step.state
     if state.exam_state is not ExamState.SCAFFOLDING:
         step.result.update({"status": "ignored", "reason": f"the exam is {state.exam_state}"})
@@ -67,10 +69,16 @@ def candidate_ready(step: Step) -> None:
             fromState=ExamState.SCAFFOLDING, toState=ExamState.READY, reason="candidate_ready"
         )
     )
+    if await_authorisation:
+        step.result.update({"status": "awaiting_authorisation"})
+        return
+    _start(step, "exam_started")
+
+
+def _start(step: Step, reason: str) -> None:
+    """``ready → in_progress`` and the initial node."""
     step.emit(
-        p.ExamStateChanged(
-            fromState=ExamState.READY, toState=ExamState.IN_PROGRESS, reason="exam_started"
-        )
+        p.ExamStateChanged(fromState=ExamState.READY, toState=ExamState.IN_PROGRESS, reason=reason)
     )
     enter_node(step, step.plan.initial_node_id, "trans-000")
     step.result.update({"status": "started", "nodeId": step.plan.initial_node_id})
@@ -128,10 +136,16 @@ def _may_report(step: Step, pending: PendingUtterance) -> bool:
 
 
 def proctor_action(step: Step, action: ProctorAction) -> None:
-    """Pause, resume, extend time, terminate, skip the node, flag an irregularity. Each action
-    carried out is recorded as ``proctor_action`` (before its consequences); one that does not
-    apply (a pause while paused...) is ignored and records nothing."""
+    """Pause, resume, extend time, terminate, skip the node, flag an irregularity, authorise
+    the start. Each action carried out is recorded as ``proctor_action`` (before its
+    consequences); one that does not apply (a pause while paused...) is ignored and records
+    nothing, and so is one whose ``command_id`` was already carried out (a re-delivery)."""
     state = step.state
+    if action.category is not None and action.action != "flag_irregularity":
+        raise InvalidInputError("only an irregularity report has a category")
+    if action.command_id and action.command_id[:200] in state.proctor_commands:
+        step.result.update({"status": "duplicate", "commandId": action.command_id})
+        return
     if state.completed:
         step.result.update({"status": "ignored", "reason": "the exam is over"})
         return
@@ -164,8 +178,23 @@ def proctor_action(step: Step, action: ProctorAction) -> None:
     elif action.action == "flag_irregularity":
         _record(step, action, reason)
         step.result.update({"status": "recorded"})
+    elif action.action == "authorise_start":
+        _authorise_start(step, action, reason)
     else:
         _extend(step, action, reason)
+
+
+def _authorise_start(step: Step, action: ProctorAction, reason: str | None) -> None:
+    """The proctor starts an exam waiting for authorisation at ``ready`` (the candidate is
+    ready: :func:`candidate_ready` with ``await_authorisation``)."""
+    state = step.state
+    if state.exam_state is not ExamState.READY:
+        step.result.update(
+            {"status": "ignored", "reason": f"the exam is {state.exam_state}, not ready"}
+        )
+        return
+    _record(step, action, reason)
+    _start(step, "proctor_authorised")
 
 
 def _reason(action: ProctorAction) -> str | None:
@@ -204,6 +233,7 @@ def _record(
             remainingSec=_seconds(extension.remaining_ms) if extension else None,
             remainingMs=extension.remaining_ms if extension else None,
             nodeId=extension.node_id if extension else step.state.current_node_id,
+            category=action.category if action.action == "flag_irregularity" else None,
         ),
         correlation_id=correlation[:200],
     )

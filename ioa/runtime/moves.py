@@ -244,7 +244,8 @@ def complete_exam(
                 text=instruction.text,
                 status="cancelled",
                 nodeId=state.current_node_id,
-            )
+            ),
+            correlation_id=instruction.instruction_id,
         )
     final_state = to_state or END_STATES[end_type]
     if state.exam_state is not final_state:

@@ -167,6 +167,9 @@ class RuntimeState:
     episodes: dict[str, Episode] = field(default_factory=dict)
     recoveries_started: int = 0
     commands_seen: set[str] = field(default_factory=set)
+    proctor_commands: set[str] = field(default_factory=set)
+    """Correlation ids of the ``proctor_action`` events: a proctor command carried out once
+    is not carried out again when it is delivered twice."""
     command_turns: set[str] = field(default_factory=set)
     """Candidate turns a detected (LLM/classifier) command was dispatched for."""
     instructions: dict[str, Instruction] = field(default_factory=dict)

@@ -250,10 +250,28 @@ inputs: st.SearchStrategy[Any] = st.one_of(
         st.sampled_from(["Ask them to speak up.", "Tell them five minutes remain."]),
     ),
     st.builds(
-        lambda action, seconds, scope: ProctorAction(action, seconds=seconds, scope=scope),
-        st.sampled_from(["pause", "resume", "extend_time", "extend_time"]),
+        lambda action, seconds, scope, command: ProctorAction(
+            action,
+            seconds=seconds if action == "extend_time" else None,
+            scope=scope,
+            command_id=command,
+            category="environment" if action == "flag_irregularity" else None,
+        ),
+        st.sampled_from(
+            [
+                "pause",
+                "resume",
+                "extend_time",
+                "extend_time",
+                "skip_node",
+                "flag_irregularity",
+                "authorise_start",
+            ]
+        ),
         st.just(60.0),
         st.sampled_from(["exam", "node"]),
+        # a few shared ids: the same proctor command is sometimes delivered twice
+        st.sampled_from([None, None, "req-1", "req-2"]),
     ),
     st.sampled_from([Fault("network", "transient"), FaultCleared(), Fault("llm", "transient")]),
 )
@@ -284,7 +302,12 @@ WARM_UP: tuple[RuntimeInput, ...] = (
 )
 
 
-def _run(stream: list[tuple[int, Any, bool]], session_id: str, warm: bool = True) -> dict[str, Any]:
+def _run(
+    stream: list[tuple[int, Any, bool]],
+    session_id: str,
+    warm: bool = True,
+    authorised: bool = False,
+) -> dict[str, Any]:
     clock = ManualClock(T0)
     controller = RuntimeController(PACKAGE, session_id=session_id, clock=clock)
     recording = record_speech(controller)
@@ -306,7 +329,12 @@ def _run(stream: list[tuple[int, Any, bool]], session_id: str, warm: bool = True
                     feed(UtteranceFinished(effect.utterance_id, 800))
 
     feed(BotReady())
-    feed(CandidateReady())
+    if authorised:  # the sitting wants the proctor to start the exam
+        feed(CandidateReady(await_authorisation=True))
+        clock.advance(3000)
+        feed(ProctorAction("authorise_start", command_id="req-start"))
+    else:
+        feed(CandidateReady())
     if warm:  # most streams start at the first question, where evidence can be given
         for item in WARM_UP:
             clock.advance(1000)
@@ -320,11 +348,16 @@ def _run(stream: list[tuple[int, Any, bool]], session_id: str, warm: bool = True
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(streams, st.sampled_from(["s-a", "s-b", "s-c"]), st.sampled_from([True, True, False]))
+@given(
+    streams,
+    st.sampled_from(["s-a", "s-b", "s-c"]),
+    st.sampled_from([True, True, False]),
+    st.sampled_from([False, False, True]),
+)
 def test_random_streams_hold_every_invariant(
-    stream: list[Any], session_id: str, warm: bool
+    stream: list[Any], session_id: str, warm: bool, authorised: bool
 ) -> None:
-    run = _run(stream, session_id, warm)
+    run = _run(stream, session_id, warm, authorised)
     controller, events = run["controller"], run["events"]
     check_sequence(events)
     check_completion(events, must_complete=True)
