@@ -12,19 +12,27 @@ group :func:`bot_group` of its session and reads messages of type ``bot.input``:
 ``command``               ``command``: a chapter 05 command envelope (``commandId``, ``type``,
                           ``source``, ``payload``) from an exam-room button or the proctor
 ``proctor_instruction``   ``mode`` (``queued``/``immediate``), ``text``, optional ``proctorId``,
-                          ``instructionId``
-``proctor_action``        ``action`` (``pause``/``resume``/``extend_time``/``terminate``),
-                          optional ``seconds``, ``scope``, ``reason``, ``proctorId``
+                          ``instructionId``, ``reason``
+``proctor_action``        ``action`` (one of :data:`PROCTOR_ACTIONS`: ``pause``, ``resume``,
+                          ``extend_time``, ``terminate``, ``skip_node``, ``flag_irregularity``,
+                          ``authorise_start``), optional ``seconds``, ``scope``, ``category``,
+                          ``reason``, ``proctorId``, ``commandId``
 ``stop``                  stop the bot without ending the exam (it can be started again)
 ========================  =====================================================================
 
 Delivery is best effort (a group with no bot drops the message); the bot acknowledges what it
 acted on with stored events (``transcript_final``, ``candidate_command_received``...), which
 the exam room sees on its event socket.
+
+A proctor input may carry ``replyTo``, a channel name: the bot then answers on it, once the
+controller's decision is stored, with ``{"type": "bot.reply", "status", "reason",
+"eventIds", "types"}`` (:func:`ask_bot`; ``sessions.proctoring`` uses it so that an action no
+bot carried out is reported as such, never silently dropped).
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Mapping
 from typing import Any, Final
@@ -45,6 +53,20 @@ KINDS: Final = frozenset(
 )
 MAX_TEXT: Final = 4000
 """Longest typed answer forwarded (characters); longer text is cut."""
+PROCTOR_ACTIONS: Final = frozenset(
+    {
+        "pause",
+        "resume",
+        "extend_time",
+        "terminate",
+        "skip_node",
+        "flag_irregularity",
+        "authorise_start",
+    }
+)
+"""The ``action`` values of a ``proctor_action`` input (``ioa.runtime.ProctorAction``)."""
+REPLY_TYPE: Final = "bot.reply"
+"""Message type of the bot's answer to an input that carried ``replyTo``."""
 
 
 def bot_group(session_id: uuid.UUID | str) -> str:
@@ -61,6 +83,8 @@ def bot_message(kind: str, **fields: Any) -> dict[str, Any]:
         if not text:
             raise ValueError("candidate_text needs a non-empty text")
         fields["text"] = text[:MAX_TEXT]
+    if kind == "proctor_action" and fields.get("action") not in PROCTOR_ACTIONS:
+        raise ValueError(f"unknown proctor action {fields.get('action')!r}")
     return {"type": MESSAGE_TYPE, "kind": kind, **fields}
 
 
@@ -75,6 +99,39 @@ async def send_to_bot(session_id: uuid.UUID | str, kind: str, **fields: Any) -> 
 def send_to_bot_sync(session_id: uuid.UUID | str, kind: str, **fields: Any) -> None:
     """:func:`send_to_bot` for synchronous code (views, services, tests)."""
     async_to_sync(send_to_bot)(session_id, kind, **fields)
+
+
+async def ask_bot(
+    session_id: uuid.UUID | str, kind: str, *, timeout: float, **fields: Any
+) -> dict[str, Any] | None:
+    """Send one input to the session's bot and wait up to ``timeout`` seconds for its answer
+    (module docstring). ``None`` when no answer came: no bot received it, or it was too slow."""
+    layer = get_channel_layer()
+    if layer is None:
+        return None
+    reply_to = await layer.new_channel()
+    await layer.group_send(bot_group(session_id), bot_message(kind, replyTo=reply_to, **fields))
+    try:
+        reply = await asyncio.wait_for(layer.receive(reply_to), timeout=timeout)
+    except TimeoutError:
+        return None
+    return dict(reply) if reply.get("type") == REPLY_TYPE else None
+
+
+def ask_bot_sync(
+    session_id: uuid.UUID | str, kind: str, *, timeout: float, **fields: Any
+) -> dict[str, Any] | None:
+    """:func:`ask_bot` for synchronous code (services)."""
+    return async_to_sync(ask_bot)(session_id, kind, timeout=timeout, **fields)
+
+
+async def reply(fields: Mapping[str, Any], **body: Any) -> None:
+    """Answer an input that carried ``replyTo`` (nothing to do otherwise)."""
+    reply_to = fields.get("replyTo")
+    layer = get_channel_layer()
+    if not isinstance(reply_to, str) or not reply_to or layer is None:
+        return
+    await layer.send(reply_to, {"type": REPLY_TYPE, **body})
 
 
 def parse(message: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:

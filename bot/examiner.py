@@ -60,7 +60,6 @@ from ioa.events import payloads as p
 from ioa.runtime import (
     AdjustSpeech,
     BotReady,
-    CandidateReady,
     Command,
     Decision,
     Effect,
@@ -72,8 +71,6 @@ from ioa.runtime import (
     FaultCleared,
     InjectContext,
     Observation,
-    ProctorAction,
-    ProctorInstruction,
     PromptLlm,
     ReturnToNode,
     RuntimeInput,
@@ -753,14 +750,20 @@ class ExaminerCore:
     # --- channel inputs (bot.channels) -----------------------------------------------------------
 
     async def on_channel_input(self, kind: str, fields: Mapping[str, Any]) -> None:
-        """One message from the session's bot group."""
-        if kind == "candidate_text":
+        """One message from the session's bot group: typed answers and command envelopes here;
+        the candidate being ready and proctor inputs in ``bot.proctoring`` (which answers the
+        proctor's request)."""
+        from bot import proctoring
+
+        if kind == "candidate_ready":
+            await proctoring.candidate_ready(self)
+        elif kind in proctoring.HANDLED:
+            await proctoring.handle(self, kind, fields)
+        elif kind == "candidate_text":
             text = str(fields.get("text", "")).strip()
             if text:
                 confidence = float(fields.get("confidence", 1.0))
                 await self._push(typed_answer_frame(text, min(1.0, max(0.0, confidence))))
-        elif kind == "candidate_ready":
-            self.post(CandidateReady())
         elif kind == "command":
             command = fields.get("command") or {}
             self.post(
@@ -771,28 +774,6 @@ class ExaminerCore:
                     payload=dict(command.get("payload") or {}),
                 )
             )
-        elif kind == "proctor_instruction":
-            self.post(
-                ProctorInstruction(
-                    mode="immediate" if fields.get("mode") == "immediate" else "queued",
-                    text=str(fields.get("text", "")),
-                    proctor_id=str(fields.get("proctorId", "proctor")),
-                    instruction_id=fields.get("instructionId"),
-                )
-            )
-        elif kind == "proctor_action":
-            action = str(fields.get("action", ""))
-            if action in ("pause", "resume", "extend_time", "terminate"):
-                seconds = fields.get("seconds")
-                self.post(
-                    ProctorAction(
-                        action=action,  # type: ignore[arg-type]
-                        proctor_id=str(fields.get("proctorId", "proctor")),
-                        seconds=float(seconds) if seconds is not None else None,
-                        scope="node" if fields.get("scope") == "node" else "exam",
-                        reason=fields.get("reason"),
-                    )
-                )
 
     # --- provider faults -------------------------------------------------------------------------
 

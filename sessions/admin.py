@@ -1,9 +1,16 @@
-"""Admin registrations. Stored events and processed commands are read-only; a session's log
+"""Admin registrations. Stored events, processed commands and proctor action requests are
+read-only; a session's log
 head (``last_seq``, ``head_hash``) is never edited by hand."""
 
 from django.contrib import admin
 
-from sessions.models import ExamSession, ProcessedCommand, SessionEvent, Sitting
+from sessions.models import (
+    ExamSession,
+    ProcessedCommand,
+    ProctorActionRequest,
+    SessionEvent,
+    Sitting,
+)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -52,3 +59,13 @@ class ProcessedCommandAdmin(ReadOnlyAdmin):
     list_display = ("session", "command_id", "command_type", "outcome", "received_at")
     list_filter = ("outcome", "command_type")
     search_fields = ("session__id", "command_id")
+
+
+@admin.register(ProctorActionRequest)
+class ProctorActionRequestAdmin(ReadOnlyAdmin):
+    """Every proctor action as requested, with its outcome (the events are the record)."""
+
+    list_display = ("created_at", "session", "proctor", "action", "status", "code")
+    list_filter = ("action", "status")
+    search_fields = ("session__id", "proctor__username", "reason", "idempotency_key")
+    list_select_related = ("session", "proctor")

@@ -32,6 +32,27 @@ class ImmutableEventError(Exception):
     """Raised by any attempt to change or delete a stored event through the ORM."""
 
 
+class SittingQuerySet(models.QuerySet["Sitting"]):
+    def visible_to(self, user: object) -> SittingQuerySet:
+        """Sittings ``user`` may see and steer, by the rule of
+        :meth:`ExamSessionQuerySet.visible_to`: a proctor those they proctor; an author those of
+        versions of drafts they own or collaborate on; an admin all. Candidates and anonymous
+        users none (a candidate sees their own sessions, never a sitting)."""
+        if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
+            return self.none()
+        role = getattr(user, "role", None)
+        if role == "admin":
+            return self.all()
+        if role == "proctor":
+            return self.filter(pk__in=Sitting.objects.filter(proctors=user).values("pk"))
+        if role == "author":
+            drafts = models.Q(version__draft__owner=user) | models.Q(
+                version__draft__collaborators=user
+            )
+            return self.filter(pk__in=Sitting.objects.filter(drafts).values("pk"))
+        return self.none()
+
+
 class Sitting(models.Model):
     """A published version scheduled for a group of candidates, supervised by proctors."""
 
@@ -47,6 +68,15 @@ class Sitting(models.Model):
         settings.AUTH_USER_MODEL, related_name="proctored_sittings", blank=True
     )
     created_at = models.DateTimeField(default=timezone.now)
+    scheduled_for = models.DateTimeField(
+        null=True, blank=True, help_text="When the sitting is planned to start (information)."
+    )
+    proctor_authorises_start = models.BooleanField(
+        default=False,
+        help_text="A candidate who is ready waits until a proctor authorises the start.",
+    )
+
+    objects = SittingQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]
@@ -120,6 +150,16 @@ class ExamSession(models.Model):
         max_length=8, blank=True, editable=False, choices=[("voice", "voice"), ("text", "text")]
     )
     audio_checked_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # The latest invitation link sent for this exam (``sessions.scheduling.invitations_send``).
+    invitation = models.ForeignKey(
+        "accounts.Invitation",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        editable=False,
+    )
+    invited_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     objects = ExamSessionQuerySet.as_manager()
 
@@ -214,3 +254,63 @@ class ProcessedCommand(models.Model):
 
     def __str__(self) -> str:
         return f"{self.command_type or 'command'} {self.command_id}: {self.outcome}"
+
+
+class ProctorActionRequest(models.Model):
+    """One proctor action asked for through the dashboard or the API
+    (``sessions.proctoring.action_perform``), whatever became of it.
+
+    The session's event log holds what was carried out (``proctor_action``,
+    ``proctor_instruction``: the controller's facts); this row holds the request itself, so a
+    refused, unanswered or ignored request is on record too, and an ``Idempotency-Key``
+    repeated by the same proctor for the same session returns this row instead of acting
+    twice. Its id is the command id the bot receives, and so the ``correlationId`` of the
+    events it caused.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        """Sent to the bot; no answer yet."""
+        APPLIED = "applied"
+        """Carried out: its events are stored (``event_ids``)."""
+        RECORDED = "recorded"
+        """No bot was running; the irregularity report was stored directly."""
+        IGNORED = "ignored"
+        """The bot answered that it does not apply now (``message`` says why)."""
+        REFUSED = "refused"
+        """Not sent or refused as invalid (``message`` says why)."""
+        UNCONFIRMED = "unconfirmed"
+        """Sent, but the bot did not answer in time; check the timeline."""
+
+    id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
+    session = models.ForeignKey(
+        ExamSession, on_delete=models.PROTECT, related_name="proctor_requests"
+    )
+    proctor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="proctor_requests"
+    )
+    action = models.CharField(max_length=32)
+    params = models.JSONField(default=dict)
+    reason = models.TextField()
+    idempotency_key = models.CharField(max_length=200, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    code = models.CharField(max_length=32, blank=True)
+    """Why it was not carried out, as a code (``bot_unavailable``, ``not_applicable``...)."""
+    message = models.TextField(blank=True)
+    event_ids = models.JSONField(default=list)
+    created_at = models.DateTimeField(default=timezone.now)
+    answered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["session", "proctor", "idempotency_key"],
+                condition=~models.Q(idempotency_key=""),
+                name="proctor_request_unique_idempotency_key",
+            ),
+        ]
+        indexes = [models.Index(fields=["session", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.action} on {self.session_id}: {self.status}"

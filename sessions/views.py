@@ -1,4 +1,5 @@
-"""Landing pages of the proctor and candidate areas, and the candidate's journey into an exam.
+"""The candidate area's landing page and the candidate's journey into an exam (the proctor
+area's pages are in ``sessions.proctor_views``).
 
 The journey (docs/exam-room.md; services and reads in ``sessions.exam_room``)::
 
@@ -28,17 +29,9 @@ from django.views.decorators.http import require_http_methods
 
 from accounts.access import area_required
 from accounts.roles import Area
-from publishing.models import PublishedVersion
 from sessions import exam_room
 from sessions.exam_room import Mode, Step
 from sessions.models import ExamSession
-
-
-@area_required(Area.PROCTOR)
-def proctor_home(request: HttpRequest) -> HttpResponse:
-    """The proctor's start page: published versions that sittings can be scheduled from."""
-    versions = PublishedVersion.objects.visible_to(request.user).select_related("draft")[:50]
-    return render(request, "sessions/proctor_home.html", {"versions": versions})
 
 
 @area_required(Area.EXAM)

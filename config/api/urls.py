@@ -7,4 +7,5 @@ urlpatterns = [
     path("", include("authoring.api.urls")),
     path("", include("publishing.api.urls")),
     path("", include("marking.api.urls")),
+    path("", include("sessions.api.urls")),
 ]

@@ -263,10 +263,12 @@
     $("requests").hidden = !started || over;
     const start = $("start-exam");
     const voiceReady = cfg.mode !== "voice" || (S.voice && S.voice.connected);
-    start.hidden = !(S.botReady && !started);
+    start.hidden = !(S.botReady && !started) || state === "ready";
     start.disabled = S.readySent || !voiceReady;
     if (!started) {
-      $("waiting-text").textContent = S.readySent
+      $("waiting-text").textContent = state === "ready"
+        ? "You are ready. Your proctor will start the exam in a moment."
+        : S.readySent
         ? "Starting the exam…"
         : S.botReady
           ? voiceReady

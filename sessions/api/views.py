@@ -1,0 +1,507 @@
+"""Proctoring endpoints under /api/v1/: sittings (scheduling, candidates, CSV import,
+invitations, the live overview) and sessions (detail, accommodations, timeline, transcript,
+evidence ledger, interceptions, proctor actions). Everything the dashboard shows is here.
+
+Thin views: input and output serializers nested in each view, reads through the selectors
+(``Sitting.objects.visible_to``, ``sessions.proctoring.session_for_proctor``: other people's
+sittings and sessions answer 404), writes through ``sessions.scheduling`` and
+``sessions.proctoring``. The area is ``proctor``: candidates get 403, anonymous requests 401.
+
+``POST /sessions/<id>/actions/`` honours an ``Idempotency-Key`` header: repeating it returns
+the first request's answer (``Idempotent-Replayed: true``), reusing it for another action is
+a 409 ``idempotency_conflict``. Answers: 201 carried out (or recorded); 409
+``bot_unavailable`` (no bot runs: nothing was sent), ``not_applicable`` (the bot says it does
+not apply now), ``session_over``; 400 ``invalid``; 504 ``bot_timeout`` (sent, unconfirmed).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.access import AreaPermission
+from accounts.roles import Area
+from config.api.pagination import StandardPagination
+from publishing.models import PublishedVersion
+from sessions import overview, proctoring, scheduling, session_detail
+from sessions.exam_room import accommodations_set
+from sessions.models import ExamSession, ProctorActionRequest, Sitting
+
+ACTION_HTTP = {
+    "applied": status.HTTP_201_CREATED,
+    "recorded": status.HTTP_201_CREATED,
+    "ignored": status.HTTP_409_CONFLICT,
+    "unconfirmed": status.HTTP_504_GATEWAY_TIMEOUT,
+}
+REFUSED_HTTP = {"invalid": status.HTTP_400_BAD_REQUEST, "bot_failed": status.HTTP_502_BAD_GATEWAY}
+
+
+def _sitting(request: Request, sitting_id: Any) -> Sitting:
+    sitting = Sitting.objects.visible_to(request.user).filter(pk=sitting_id).first()
+    if sitting is None:
+        raise NotFound("No such sitting.")
+    return sitting
+
+
+def _session(request: Request, session_id: Any) -> ExamSession:
+    session = proctoring.session_for_proctor(user=request.user, session_id=session_id)
+    if session is None:
+        raise NotFound("No such session.")
+    return session
+
+
+def _error(code: str, message: str, http: int, **details: Any) -> Response:
+    return Response({"error": {"code": code, "message": message, "details": details}}, status=http)
+
+
+def _rows(sessions: list[ExamSession]) -> list[dict[str, Any]]:
+    views = overview.sitting_views(sessions)
+    health = overview.bot_health(s.pk for s in sessions)
+    return [
+        overview.row(s, views[str(s.pk)], health.get(str(s.pk), overview.BotHealth()))
+        for s in sessions
+    ]
+
+
+class UserSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    name = serializers.CharField()
+
+
+class SittingSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    title = serializers.CharField()
+    versionId = serializers.UUIDField(source="version_id")
+    assessment = serializers.CharField(source="version.title")
+    createdBy = UserSerializer(source="created_by")
+    createdAt = serializers.DateTimeField(source="created_at")
+    scheduledFor = serializers.DateTimeField(source="scheduled_for", allow_null=True)
+    proctorAuthorisesStart = serializers.BooleanField(source="proctor_authorises_start")
+    proctors = serializers.SerializerMethodField()
+    candidates = serializers.SerializerMethodField()
+
+    def get_proctors(self, sitting: Sitting) -> list[str]:
+        return [u.username for u in sitting.proctors.all()]
+
+    def get_candidates(self, sitting: Sitting) -> int:
+        return sitting.sessions.count()
+
+
+class SittingListApi(APIView):
+    """Sittings you may see (GET), or schedule one from a published version (POST)."""
+
+    area = Area.PROCTOR
+    permission_classes = [AreaPermission]
+
+    @extend_schema_serializer(component_name="SittingCreateInput")
+    class InputSerializer(serializers.Serializer):
+        versionId = serializers.UUIDField()
+        title = serializers.CharField(required=False, allow_blank=True, max_length=300)
+        proctorAuthorisesStart = serializers.BooleanField(required=False, default=False)
+        scheduledFor = serializers.DateTimeField(required=False, allow_null=True)
+
+    @extend_schema(responses=SittingSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        qs = (
+            Sitting.objects.visible_to(request.user)
+            .select_related("version", "created_by")
+            .prefetch_related("proctors")
+            .order_by("-created_at")
+        )
+        paginator = StandardPagination()
+        page = paginator.paginate_queryset(qs, request, self)
+        return paginator.get_paginated_response(SittingSerializer(page, many=True).data)
+
+    @extend_schema(request=InputSerializer, responses={201: SittingSerializer})
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        version = (
+            PublishedVersion.objects.visible_to(request.user)
+            .filter(pk=data.validated_data["versionId"])
+            .first()
+        )
+        if version is None:
+            raise serializers.ValidationError({"versionId": ["No such published assessment."]})
+        sitting = scheduling.sitting_create(
+            user=request.user,
+            version=version,
+            title=data.validated_data.get("title", ""),
+            proctor_authorises_start=data.validated_data["proctorAuthorisesStart"],
+            scheduled_for=data.validated_data.get("scheduledFor"),
+        )
+        return Response(SittingSerializer(sitting).data, status=status.HTTP_201_CREATED)
+
+
+class SittingDetailApi(APIView):
+    """One sitting."""
+
+    area = Area.PROCTOR
+    permission_classes = [AreaPermission]
+
+    @extend_schema(responses=SittingSerializer)
+    def get(self, request: Request, sitting_id: Any) -> Response:
+        return Response(SittingSerializer(_sitting(request, sitting_id)).data)
+
+
+class OverviewApi(APIView):
+    """The live overview of a sitting: one row per candidate (the socket
+    ``ws/proctor/sittings/<id>/`` streams the same rows as they change) and recent alerts."""
+
+    area = Area.PROCTOR
+    permission_classes = [AreaPermission]
+
+    @extend_schema(responses=dict)
+    def get(self, request: Request, sitting_id: Any) -> Response:
+        sitting = _sitting(request, sitting_id)
+        sessions = overview.sitting_sessions(sitting)
+        views = overview.sitting_views(sessions)
+        health = overview.bot_health(s.pk for s in sessions)
+        rows = [
+            overview.row(s, views[str(s.pk)], health.get(str(s.pk), overview.BotHealth()))
+            for s in sessions
+        ]
+        alerts = sorted(
+            (a for v in views.values() for a in v.alerts), key=lambda a: a["at"], reverse=True
+        )
+        return Response({"sittingId": str(sitting.pk), "rows": rows, "alerts": alerts})
+
+
+class CandidateAddApi(APIView):
+    """Add one candidate to a sitting (the account is created on first use of the email)."""
+
+    area = Area.PROCTOR
+    permission_classes = [AreaPermission]
+
+    @extend_schema_serializer(component_name="CandidateAddInput")
+    class InputSerializer(serializers.Serializer):
+        email = serializers.EmailField()
+        displayName = serializers.CharField(required=False, allow_blank=True, max_length=150)
+        extraTimeMultiplier = serializers.DecimalField(
+            max_digits=3, decimal_places=2, required=False, min_value=1, max_value=3
+        )
+        textModeRequired = serializers.BooleanField(required=False)
+        slowerSpeech = serializers.BooleanField(required=False)
+
+    @extend_schema(request=InputSerializer, responses={201: dict})
+    def post(self, request: Request, sitting_id: Any) -> Response:
+        sitting = _sitting(request, sitting_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        session = scheduling.candidate_add(
+            sitting=sitting,
+            email=values["email"],
+            display_name=values.get("displayName", ""),
+            extra_time_multiplier=values.get("extraTimeMultiplier"),
+            text_mode_required=values.get("textModeRequired"),
+            slower_speech=values.get("slowerSpeech"),
+        )
+        return Response(SessionDetailApi.body(session), status=status.HTTP_201_CREATED)
+
+
+class CandidateImportApi(APIView):
+    """Add candidates from a CSV file (multipart ``file``, or a ``csv`` text field): a report
+    per row (``added``, ``skipped``, ``error`` with messages). Columns: ``email`` (required),
+    ``name``, ``extra_time``, ``text_mode``, ``slower_speech``."""
+
+    area = Area.PROCTOR
+    permission_classes = [AreaPermission]
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+
+    @extend_schema(request=dict, responses={200: dict, 400: dict})
+    def post(self, request: Request, sitting_id: Any) -> Response:
+        sitting = _sitting(request, sitting_id)
+        upload = request.FILES.get("file")
+        data: bytes | str | None = upload.read() if upload is not None else request.data.get("csv")
+        if not data:
+            raise serializers.ValidationError({"file": ["Upload a CSV file."]})
+        report = scheduling.candidates_import(sitting=sitting, data=data)
+        body = {
+            "added": report.count("added"),
+            "skipped": report.count("skipped"),
+            "errors": report.count("error"),
+            "problems": report.problems,
+            "rows": [
+                {
+                    "line": r.line,
+                    "email": r.email,
+                    "outcome": r.outcome,
+                    "messages": r.messages,
+                    "sessionId": r.session_id,
+                }
+                for r in report.rows
+            ],
+        }
+        http = status.HTTP_400_BAD_REQUEST if report.problems and not report.rows else 200
+        return Response(body, status=http)
+
+
+class InvitationSendApi(APIView):
+    """Issue invitation links (landing on ``/exam/<session id>/``) for the given sessions, or
+    every session of the sitting that is not over; earlier unused links are revoked."""
+
+    area = Area.PROCTOR
+    permission_classes = [AreaPermission]
+
+    @extend_schema_serializer(component_name="InvitationSendInput")
+    class InputSerializer(serializers.Serializer):
+        sessionIds = serializers.ListField(child=serializers.UUIDField(), required=False)
+        ttlHours = serializers.IntegerField(required=False, min_value=1, max_value=24 * 60)
+
+    @extend_schema(request=InputSerializer, responses={201: dict})
+    def post(self, request: Request, sitting_id: Any) -> Response:
+        sitting = _sitting(request, sitting_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        ids = data.validated_data.get("sessionIds")
+        chosen = None
+        if ids is not None:
+            chosen = list(ExamSession.objects.filter(sitting=sitting, pk__in=ids))
+            if len(chosen) != len(set(ids)):
+                raise NotFound("No such session in this sitting.")
+        hours = data.validated_data.get("ttlHours")
+        sent = scheduling.invitations_send(
+            sitting=sitting,
+            user=request.user,
+            sessions=chosen,
+            ttl=timedelta(hours=hours) if hours else None,
+        )
+        return Response(
+            {
+                "invitations": [
+                    {
+                        "sessionId": str(s.session.pk),
+                        "candidate": s.session.candidate.username,
+                        "url": s.url,
+                        "expiresAt": s.expires_at,
+                        "emailed": s.emailed,
+                    }
+                    for s in sent
+                ]
+            },
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class SessionListApi(APIView):
+    """Sessions you may steer, as overview rows (``?sitting=<id>``, ``?status=``)."""
+
+    area = Area.PROCTOR
+    permission_classes = [AreaPermission]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("sitting", str), OpenApiParameter("status", str)],
+        responses=dict,
+    )
+    def get(self, request: Request) -> Response:
+        qs = proctoring.proctorable_sessions(user=request.user).select_related("candidate")
+        sitting = request.query_params.get("sitting")
+        if sitting:
+            qs = qs.filter(sitting=_sitting(request, sitting))
+        rows = _rows(list(qs.order_by("created_at")))
+        wanted = request.query_params.get("status")
+        if wanted:
+            rows = [r for r in rows if r["status"] == wanted]
+        paginator = StandardPagination()
+        page = paginator.paginate_queryset(rows, request, self)
+        return paginator.get_paginated_response(page)
+
+
+class SessionDetailApi(APIView):
+    """One session: its overview row, accommodations and invitation."""
+
+    area = Area.PROCTOR
+    permission_classes = [AreaPermission]
+
+    @staticmethod
+    def body(session: ExamSession) -> dict[str, Any]:
+        session = ExamSession.objects.select_related("candidate", "invitation").get(pk=session.pk)
+        (row,) = _rows([session])
+        return {
+            **row,
+            "sittingId": str(session.sitting_id),
+            "invitation": scheduling.invitation_state(session),
+            "invitedAt": session.invited_at,
+            "examMode": session.exam_mode or None,
+        }
+
+    @extend_schema(responses=dict)
+    def get(self, request: Request, session_id: Any) -> Response:
+        return Response(self.body(_session(request, session_id)))
+
+
+class AccommodationsApi(APIView):
+    """Set a candidate's accommodations (before the exam starts; 409 afterwards)."""
+
+    area = Area.PROCTOR
+    permission_classes = [AreaPermission]
+
+    @extend_schema_serializer(component_name="AccommodationsInput")
+    class InputSerializer(serializers.Serializer):
+        extraTimeMultiplier = serializers.DecimalField(
+            max_digits=3, decimal_places=2, required=False, min_value=1, max_value=3
+        )
+        textModeRequired = serializers.BooleanField(required=False)
+        slowerSpeech = serializers.BooleanField(required=False)
+
+    @extend_schema(request=InputSerializer, responses=dict)
+    def patch(self, request: Request, session_id: Any) -> Response:
+        session = _session(request, session_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        try:
+            accommodations_set(
+                session=session,
+                extra_time_multiplier=values.get("extraTimeMultiplier"),
+                text_mode_required=values.get("textModeRequired"),
+                slower_speech=values.get("slowerSpeech"),
+            )
+        except ValidationError as error:
+            return _error("session_started", " ".join(error.messages), status.HTTP_409_CONFLICT)
+        return Response(SessionDetailApi.body(session))
+
+
+class TimelineApi(APIView):
+    """The session's stored events (proctor view) grouped by ``correlationId``."""
+
+    area = Area.PROCTOR
+    permission_classes = [AreaPermission]
+
+    @extend_schema(responses=dict)
+    def get(self, request: Request, session_id: Any) -> Response:
+        session = _session(request, session_id)
+        return Response({"sessionId": str(session.pk), "groups": session_detail.timeline(session)})
+
+
+class TranscriptApi(APIView):
+    """Both speakers' final words, in order."""
+
+    area = Area.PROCTOR
+    permission_classes = [AreaPermission]
+
+    @extend_schema(responses=dict)
+    def get(self, request: Request, session_id: Any) -> Response:
+        session = _session(request, session_id)
+        return Response({"sessionId": str(session.pk), "turns": session_detail.transcript(session)})
+
+
+class LedgerApi(APIView):
+    """The evidence ledger per node and evidence target (proctor-only)."""
+
+    area = Area.PROCTOR
+    permission_classes = [AreaPermission]
+
+    @extend_schema(responses=dict)
+    def get(self, request: Request, session_id: Any) -> Response:
+        session = _session(request, session_id)
+        return Response({"sessionId": str(session.pk), "nodes": session_detail.ledger(session)})
+
+
+class InterceptionsApi(APIView):
+    """Guardrail interceptions (original and replacement text) and recoveries."""
+
+    area = Area.PROCTOR
+    permission_classes = [AreaPermission]
+
+    @extend_schema(responses=dict)
+    def get(self, request: Request, session_id: Any) -> Response:
+        session = _session(request, session_id)
+        return Response({"sessionId": str(session.pk), **session_detail.interceptions(session)})
+
+
+class ActionRequestSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    action = serializers.CharField()
+    params = serializers.JSONField()
+    reason = serializers.CharField()
+    proctor = UserSerializer()
+    status = serializers.CharField()
+    code = serializers.CharField()
+    message = serializers.CharField()
+    eventIds = serializers.ListField(source="event_ids", child=serializers.CharField())
+    createdAt = serializers.DateTimeField(source="created_at")
+    answeredAt = serializers.DateTimeField(source="answered_at", allow_null=True)
+
+
+class ActionApi(APIView):
+    """The proctor requests of a session (GET), or one action (POST; module docstring)."""
+
+    area = Area.PROCTOR
+    permission_classes = [AreaPermission]
+
+    @extend_schema_serializer(component_name="ProctorActionInput")
+    class InputSerializer(serializers.Serializer):
+        action = serializers.ChoiceField(choices=[a.value for a in proctoring.Action])
+        reason = serializers.CharField(max_length=proctoring.MAX_REASON)
+        seconds = serializers.IntegerField(
+            required=False, min_value=1, max_value=proctoring.MAX_EXTENSION_SECONDS
+        )
+        scope = serializers.ChoiceField(choices=proctoring.SCOPES, required=False)
+        mode = serializers.ChoiceField(choices=proctoring.MODES, required=False)
+        text = serializers.CharField(required=False, max_length=proctoring.MAX_INSTRUCTION)
+        category = serializers.ChoiceField(choices=proctoring.CATEGORIES, required=False)
+
+    @extend_schema(responses=ActionRequestSerializer(many=True))
+    def get(self, request: Request, session_id: Any) -> Response:
+        session = _session(request, session_id)
+        return Response(ActionRequestSerializer(proctoring.requests_for(session), many=True).data)
+
+    @extend_schema(
+        request=InputSerializer,
+        parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER)],
+        responses={201: ActionRequestSerializer, 409: dict, 504: dict},
+    )
+    def post(self, request: Request, session_id: Any) -> Response:
+        session = _session(request, session_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            outcome = proctoring.action_perform(
+                session=session,
+                user=request.user,
+                idempotency_key=request.headers.get("Idempotency-Key", ""),
+                **data.validated_data,
+            )
+        except proctoring.ActionInvalid as refused:
+            return _error(
+                "invalid",
+                refused.message,
+                status.HTTP_400_BAD_REQUEST,
+                **{refused.field: [refused.message]},
+            )
+        except proctoring.IdempotencyConflict as conflict:
+            return _error(
+                "idempotency_conflict",
+                str(conflict),
+                status.HTTP_409_CONFLICT,
+                requestId=str(conflict.request.pk),
+            )
+        return action_response(outcome)
+
+
+def action_response(outcome: proctoring.ActionOutcome) -> Response:
+    """The HTTP answer for an action's outcome (the same for a replayed idempotency key)."""
+    request: ProctorActionRequest = outcome.request
+    body = ActionRequestSerializer(request).data
+    if request.status == ProctorActionRequest.Status.REFUSED:
+        http = REFUSED_HTTP.get(request.code, status.HTTP_409_CONFLICT)
+    else:
+        http = ACTION_HTTP.get(request.status, status.HTTP_202_ACCEPTED)
+    if http >= 400:
+        response = _error(request.code or request.status, request.message, http, request=body)
+    else:
+        response = Response(body, status=http)
+    if outcome.replayed:
+        response["Idempotent-Replayed"] = "true"
+    return response

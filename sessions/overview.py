@@ -1,0 +1,476 @@
+"""The live overview of a sitting: one row per candidate, projected from the session's events
+(the read side of the proctor dashboard; docs/proctoring.md).
+
+:class:`SessionView` folds a session's proctor-visible events, one at a time, into what the
+dashboard shows: the status (:class:`Status`), the current node, the exam and node clocks
+(active time only: pauses stop them; ``time_warning``/``extend_time`` re-anchor them, as the
+runtime does), follow-ups, guardrail and recovery counts, bot restarts, the last activity,
+and **alerts** (:data:`ALERT_KINDS`) that need a proctor's attention. :meth:`SessionView.apply`
+returns the alerts an event raised, so the same class serves the snapshot (folded from the
+store) and the live stream (``sessions.proctor_consumers``).
+
+Journey facts that are not events (invited, identity confirmed) come from the session row;
+the bot's health from its lease (``bot.models.BotLease``). :func:`row` assembles the JSON a
+client gets; :func:`sitting_views` builds every view of a sitting with two queries.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Final
+
+from django.urls import reverse
+from django.utils import timezone
+
+from bot.models import BotLease
+from ioa.events import TERMINAL_STATES
+from sessions.models import ExamSession, SessionEvent, Sitting
+
+RELEVANT_TYPES: Final = (
+    "bot_ready",
+    "exam_state_changed",
+    "node_entered",
+    "follow_up_used",
+    "guardrail_triggered",
+    "recovery_started",
+    "recovery_resolved",
+    "candidate_command_received",
+    "system_error",
+    "time_warning",
+    "proctor_action",
+    "exam_completed",
+)
+"""Stored event types the overview folds (the others only move ``lastSeq``/``lastEventAt``)."""
+
+TERMINAL: Final = frozenset(s.value for s in TERMINAL_STATES)
+GUARDRAIL_BURST: Final = 3
+"""Guardrail hits within :data:`GUARDRAIL_WINDOW_MS` that raise a ``guardrails`` alert."""
+GUARDRAIL_WINDOW_MS: Final = 120_000
+MAX_ALERTS: Final = 20
+"""Alerts kept per session (the newest)."""
+UNSTABLE_MS: Final = 60_000
+"""A bot fault this recent marks the connection unstable."""
+
+
+class Status(StrEnum):
+    """A candidate's place in the sitting, as the overview shows it."""
+
+    SCHEDULED = "scheduled"
+    """Added to the sitting, no invitation sent yet."""
+    INVITED = "invited"
+    WAITING = "waiting"
+    """On the way in: identity, briefing, set-up, the room before the start."""
+    IN_PROGRESS = "in_progress"
+    PAUSED = "paused"
+    RECOVERING = "recovering"
+    """In progress or paused with a recovery running (silence, anxiety, network...)."""
+    COMPLETED = "completed"
+    ABORTED = "aborted"
+    EXPIRED = "expired"
+
+
+STATUS_LABELS: Final = {
+    Status.SCHEDULED: "Not invited",
+    Status.INVITED: "Invited",
+    Status.WAITING: "Waiting",
+    Status.IN_PROGRESS: "In progress",
+    Status.PAUSED: "Paused",
+    Status.RECOVERING: "Recovering",
+    Status.COMPLETED: "Completed",
+    Status.ABORTED: "Aborted",
+    Status.EXPIRED: "Expired",
+}
+
+ALERT_KINDS: Final = {
+    "emergency_stop": ("urgent", "Emergency stop pressed"),
+    "distress": ("urgent", "Candidate in distress"),
+    "raise_hand": ("attention", "Hand raised"),
+    "guardrails": ("warning", "Repeated guardrail hits"),
+    "silence": ("warning", "Long silence"),
+    "bot_restart": ("warning", "Examiner bot restarted"),
+}
+"""Alert kind → (severity, label). Severities: ``urgent``, ``warning``, ``attention``."""
+
+
+def epoch_ms(timestamp: str | datetime) -> int:
+    """Milliseconds since the epoch of an ISO 8601 timestamp (or an aware datetime)."""
+    moment = timestamp if isinstance(timestamp, datetime) else datetime.fromisoformat(timestamp)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return round(moment.timestamp() * 1000)
+
+
+def iso(ms: int | None) -> str | None:
+    if ms is None:
+        return None
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
+
+
+@dataclass
+class Clock:
+    """A budget and the active time spent against it (paused time does not count)."""
+
+    budget_ms: int | None = None
+    active_ms: int = 0
+    since_ms: int | None = None
+
+    def active(self, at: int) -> int:
+        return self.active_ms + (max(0, at - self.since_ms) if self.since_ms is not None else 0)
+
+    def run(self, at: int) -> None:
+        if self.since_ms is None:
+            self.since_ms = at
+
+    def stop(self, at: int) -> None:
+        if self.since_ms is not None:
+            self.active_ms += max(0, at - self.since_ms)
+            self.since_ms = None
+
+    def remaining(self, at: int) -> int | None:
+        return None if self.budget_ms is None else self.budget_ms - self.active(at)
+
+    def reanchor(self, at: int, remaining_ms: int) -> None:
+        """After this, ``remaining_ms`` is left (an extension or a time warning)."""
+        self.budget_ms = self.active(at) + remaining_ms
+
+
+@dataclass
+class SessionView:
+    """One session as the overview sees it (module docstring)."""
+
+    session_id: str
+    exam_state: str = "scheduled"
+    node_id: str | None = None
+    node_kind: str | None = None
+    node_follow_ups: int = 0
+    node_max_follow_ups: int | None = None
+    started_ms: int | None = None
+    ended_ms: int | None = None
+    exam: Clock = field(default_factory=Clock)
+    node: Clock = field(default_factory=Clock)
+    follow_ups: int = 0
+    guardrails: int = 0
+    recoveries: set[str] = field(default_factory=set)
+    open_recoveries: dict[str, str] = field(default_factory=dict)
+    bot_restarts: int = 0
+    last_fault_ms: int | None = None
+    hand_raised_ms: int | None = None
+    last_seq: int = 0
+    last_event_ms: int | None = None
+    alerts: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=MAX_ALERTS))
+    _guardrail_hits: deque[int] = field(default_factory=deque)
+
+    # --- folding ------------------------------------------------------------------------------
+
+    def touch(self, seq: int | None, at: int) -> None:
+        """Any stored event: the log moved (``lastSeq``, last activity)."""
+        if seq is not None and seq > self.last_seq:
+            self.last_seq = seq
+        if self.last_event_ms is None or at > self.last_event_ms:
+            self.last_event_ms = at
+
+    def apply(self, event: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Fold one wire envelope (proctor view); returns the alerts it raised."""
+        at = epoch_ms(event["timestamp"])
+        self.touch(event.get("seq"), at)
+        payload = event.get("payload") or {}
+        kind = event.get("type")
+        raised: list[dict[str, Any]] = []
+
+        def alert(name: str, detail: str = "") -> None:
+            severity, label = ALERT_KINDS[name]
+            item = {
+                "id": f"{self.session_id}:{event.get('seq') or event.get('eventId')}:{name}",
+                "sessionId": self.session_id,
+                "kind": name,
+                "severity": severity,
+                "label": label,
+                "detail": detail,
+                "at": event["timestamp"],
+            }
+            self.alerts.append(item)
+            raised.append(item)
+
+        if kind == "bot_ready":
+            estimated = payload.get("estimatedDurationSec")
+            if estimated:
+                self.exam.budget_ms = round(float(estimated) * 1000)
+        elif kind == "exam_state_changed":
+            self._state(str(payload.get("toState")), at)
+        elif kind == "node_entered":
+            self.node_id = payload.get("nodeId")
+            self.node_kind = payload.get("nodeKind")
+            self.node_follow_ups = 0
+            self.node_max_follow_ups = payload.get("maxFollowUps")
+            budget = payload.get("timeBudgetMs") or 0
+            self.node = Clock(budget_ms=int(budget) or None)
+            if self.exam.since_ms is not None:
+                self.node.run(at)
+            self.hand_raised_ms = None
+        elif kind == "follow_up_used":
+            self.follow_ups += 1
+            self.node_follow_ups = int(payload.get("followUpIndex") or self.node_follow_ups + 1)
+        elif kind == "guardrail_triggered":
+            self.guardrails += 1
+            hits = self._guardrail_hits
+            hits.append(at)
+            while hits and at - hits[0] > GUARDRAIL_WINDOW_MS:
+                hits.popleft()
+            if len(hits) >= GUARDRAIL_BURST:
+                hits.clear()
+                alert("guardrails", f"{GUARDRAIL_BURST} guardrail hits within two minutes")
+        elif kind == "recovery_started":
+            recovery_id = str(payload.get("recoveryId"))
+            kind_of = str(payload.get("recoveryType") or "")
+            first = recovery_id not in self.recoveries
+            self.recoveries.add(recovery_id)
+            self.open_recoveries[recovery_id] = kind_of
+            if first and kind_of == "candidate_distress":
+                alert("distress", str(payload.get("triggerDescription") or ""))
+            elif first and kind_of == "anxiety":
+                alert("distress", "Signs of anxiety: the examiner is supporting the candidate")
+            elif first and kind_of == "silence":
+                alert("silence", "The candidate has been silent")
+        elif kind == "recovery_resolved":
+            self.open_recoveries.pop(str(payload.get("recoveryId")), None)
+        elif kind == "candidate_command_received":
+            command = payload.get("command")
+            if command == "emergency_stop":
+                alert("emergency_stop", "The candidate stopped the exam")
+            elif command == "raise_hand" and payload.get("accepted"):
+                self.hand_raised_ms = at
+                alert("raise_hand", "The candidate asks for the proctor")
+        elif kind == "system_error":
+            if payload.get("code") == "bot_fault":
+                self.bot_restarts += 1
+                self.last_fault_ms = at
+                alert("bot_restart", str(payload.get("message") or ""))
+            elif str(payload.get("code", "")).endswith("_fault"):
+                self.last_fault_ms = at
+        elif kind in ("time_warning", "proctor_action"):
+            remaining, scope = payload.get("remainingMs"), payload.get("scope")
+            if remaining is not None and scope in ("exam", "node"):
+                clock = self.exam if scope == "exam" else self.node
+                clock.reanchor(at, int(remaining))
+        elif kind == "exam_completed":
+            self._stop(at)
+            self.ended_ms = at
+            self.open_recoveries.clear()
+        return raised
+
+    def _state(self, to_state: str, at: int) -> None:
+        self.exam_state = to_state
+        if to_state == "in_progress":
+            if self.started_ms is None:
+                self.started_ms = at
+            self.exam.run(at)
+            if self.node_id is not None:
+                self.node.run(at)
+        else:
+            self._stop(at)
+            if to_state in TERMINAL:
+                self.ended_ms = self.ended_ms or at
+                self.open_recoveries.clear()
+
+    def _stop(self, at: int) -> None:
+        self.exam.stop(at)
+        self.node.stop(at)
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def status(self, *, invited: bool, journey_started: bool) -> Status:
+        state = self.exam_state
+        if state in TERMINAL:
+            return Status(state)
+        if state in ("in_progress", "paused"):
+            if self.open_recoveries:
+                return Status.RECOVERING
+            return Status.IN_PROGRESS if state == "in_progress" else Status.PAUSED
+        if state in ("scaffolding", "ready") or journey_started:
+            return Status.WAITING
+        return Status.INVITED if invited else Status.SCHEDULED
+
+
+@dataclass(frozen=True, slots=True)
+class BotHealth:
+    """The bot's lease as the overview needs it."""
+
+    state: str = "none"
+    live: bool = False
+
+
+def bot_health(session_ids: Iterable[uuid.UUID | str]) -> dict[str, BotHealth]:
+    """Per session id (str): its bot's lease state and whether it is live now."""
+    now = timezone.now()
+    out: dict[str, BotHealth] = {}
+    rows = BotLease.objects.filter(session_id__in=list(session_ids)).values_list(
+        "session_id", "state", "expires_at"
+    )
+    for session_id, state, expires in rows:
+        live = state == BotLease.State.RUNNING and expires > now
+        out[str(session_id)] = BotHealth(state=state, live=live)
+    return out
+
+
+def _health(view: SessionView, status: Status, bot: BotHealth, now_ms: int) -> str:
+    """``good``, ``unstable``, ``lost`` (the exam runs and no bot is live), ``idle`` (not
+    started), ``ended``."""
+    if status in (Status.COMPLETED, Status.ABORTED, Status.EXPIRED):
+        return "ended"
+    if view.exam_state not in ("in_progress", "paused", "scaffolding", "ready"):
+        return "idle"
+    if not bot.live:
+        return "lost"
+    recent_fault = view.last_fault_ms is not None and now_ms - view.last_fault_ms < UNSTABLE_MS
+    if recent_fault or "network_issue" in view.open_recoveries.values():
+        return "unstable"
+    return "good"
+
+
+def session_url(session_id: uuid.UUID | str) -> str:
+    """The proctor's page of a session."""
+    return reverse("exam_sessions:proctor-session", kwargs={"session_id": session_id})
+
+
+def row(
+    session: ExamSession,
+    view: SessionView,
+    bot: BotHealth,
+    now_ms: int | None = None,
+    url: str | None = None,
+) -> dict[str, Any]:
+    """The overview row of one session (JSON; the client ticks the clocks from ``asOf``).
+    ``url`` saves a ``reverse`` when the caller knows the session's page already."""
+    now = now_ms if now_ms is not None else epoch_ms(timezone.now())
+    status = view.status(
+        invited=session.invited_at is not None,
+        journey_started=session.identity_confirmed_at is not None,
+    )
+    running = view.exam.since_ms is not None
+    candidate = session.candidate
+    return {
+        "sessionId": view.session_id,
+        "candidate": candidate.name,
+        "email": candidate.email,
+        "status": status.value,
+        "statusLabel": (
+            "Ready: waiting for your start" if view.exam_state == "ready" else STATUS_LABELS[status]
+        ),
+        "examState": view.exam_state,
+        "nodeId": view.node_id,
+        "nodeKind": view.node_kind,
+        "startedAt": iso(view.started_ms),
+        "endedAt": iso(view.ended_ms),
+        "elapsedMs": view.exam.active(now) if view.started_ms is not None else None,
+        "examRemainingMs": view.exam.remaining(now) if view.started_ms is not None else None,
+        "nodeRemainingMs": view.node.remaining(now) if view.node_id is not None else None,
+        "clockRunning": running,
+        "asOf": iso(now),
+        "followUps": view.follow_ups,
+        "nodeFollowUps": view.node_follow_ups,
+        "nodeMaxFollowUps": view.node_max_follow_ups,
+        "guardrails": view.guardrails,
+        "recoveries": len(view.recoveries),
+        "openRecoveries": sorted(set(view.open_recoveries.values())),
+        "botRestarts": view.bot_restarts,
+        "handRaised": view.hand_raised_ms is not None,
+        "health": _health(view, status, bot, now),
+        "bot": bot.state,
+        "lastSeq": view.last_seq,
+        "lastEventAt": iso(view.last_event_ms),
+        "accommodations": {
+            "extraTimeMultiplier": str(session.extra_time_multiplier),
+            "textModeRequired": session.text_mode_required,
+            "slowerSpeech": session.slower_speech,
+        },
+        "url": url or session_url(session.pk),
+    }
+
+
+CLOCK_FIELDS: Final = ("elapsedMs", "examRemainingMs", "nodeRemainingMs")
+
+
+def signature(row: Mapping[str, Any], now_ms: int | None = None) -> tuple[Any, ...]:
+    """What identifies a row's content: every field but ``asOf``, with the clocks as the
+    instant they point at while running (so a row made a second later compares equal).
+    ``now_ms`` is the row's ``asOf`` when the caller has it as a number."""
+    now = now_ms if now_ms is not None else (epoch_ms(row["asOf"]) if row.get("asOf") else 0)
+    items = []
+    for key in sorted(row):
+        value = row[key]
+        if key == "asOf":
+            continue
+        if key in CLOCK_FIELDS and value is not None and row.get("clockRunning"):
+            value = value - now if key == "elapsedMs" else value + now
+            value = round(value / 1000)  # whole seconds: rows a few ms apart compare equal
+        items.append((key, repr(value)))
+    return tuple(items)
+
+
+def facts(session: ExamSession) -> tuple[Any, ...]:
+    """The session row's fields an overview row shows (a change means a new row)."""
+    return (
+        session.invited_at,
+        session.identity_confirmed_at,
+        session.extra_time_multiplier,
+        session.text_mode_required,
+        session.slower_speech,
+        session.candidate.name,
+        session.candidate.email,
+    )
+
+
+def fold(view: SessionView, events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Apply events in order; returns every alert raised."""
+    raised: list[dict[str, Any]] = []
+    for event in events:
+        raised += view.apply(event)
+    return raised
+
+
+def sitting_sessions(sitting: Sitting) -> list[ExamSession]:
+    """The sitting's sessions with their candidates, in roster order (oldest first)."""
+    return list(
+        ExamSession.objects.filter(sitting=sitting)
+        .select_related("candidate")
+        .order_by("created_at")
+    )
+
+
+def sitting_views(sessions: list[ExamSession]) -> dict[str, SessionView]:
+    """A view per session, folded from the store (two queries): the relevant events of every
+    session in seq order; then each view's ``lastSeq`` and activity from the session row."""
+    from sessions.selectors import wire_from_row
+
+    views = {str(s.pk): SessionView(session_id=str(s.pk)) for s in sessions}
+    if not sessions:
+        return views
+    rows = (
+        SessionEvent.objects.filter(session_id__in=[s.pk for s in sessions])
+        .filter(type__in=RELEVANT_TYPES)
+        .order_by("session_id", "seq")
+        .values(
+            "session_id",
+            "seq",
+            "event_id",
+            "type",
+            "timestamp",
+            "source",
+            "correlation_id",
+            "payload",
+            "schema_version",
+        )
+    )
+    for item in rows.iterator(chunk_size=2000):
+        views[str(item["session_id"])].apply(wire_from_row(item))
+    for session in sessions:
+        view = views[str(session.pk)]
+        view.touch(session.last_seq, epoch_ms(session.updated_at) if session.last_seq else 0)
+        if not session.last_seq:
+            view.last_event_ms = None
+    return views

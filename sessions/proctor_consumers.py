@@ -1,0 +1,264 @@
+"""The sitting overview socket: ``ws/proctor/sittings/<sitting_id>/`` (docs/proctoring.md).
+
+Who: a signed-in proctor, author or admin who may see the sitting
+(``Sitting.objects.visible_to``); everyone else — candidates, anonymous users, proctors of
+other sittings — is refused at the handshake (403), without saying why. The Origin is checked
+by ``AllowedHostsOriginValidator`` (config/asgi.py).
+
+What: the consumer joins the sitting's group (roster changes, ``sessions.scheduling``) and the
+proctor audience group of every session of the sitting (``sessions.broadcast``), then sends::
+
+    {"kind": "snapshot", "rows": [<row>...], "alerts": [<alert>...], "asOf": iso}
+    {"kind": "rows", "rows": [<row>...]}          rows that changed (at most every 25 ms)
+    {"kind": "alert", "alert": <alert>}            at once, as it happens
+    {"kind": "error", "code": "...", "message": "..."}
+
+Rows and alerts are ``sessions.overview``'s. Each session's view is folded from the store at
+connect and then from the live stream; like the session socket, a message whose range starts
+beyond what a view has folded first reads the missing range from the store, and a periodic
+refresh (every :data:`REFRESH_SECONDS`) re-reads the roster, the journey facts, the bots'
+leases and any events the live stream did not bring (publishing is best effort; the store is
+authoritative; a gap still there at the next refresh is read from the store). The only client
+frame is ``{"kind": "ping"}``, answered with
+``{"kind": "pong", "asOf"}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import Mapping
+from typing import Any, Final
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.utils import timezone
+
+from ioa.events import Audience
+from sessions import overview
+from sessions.broadcast import group_name
+from sessions.models import ExamSession, Sitting
+from sessions.scheduling import sitting_group
+from sessions.selectors import events_after
+
+FLUSH_SECONDS: Final = 0.025
+"""Changed rows are gathered this long before they are sent (alerts go at once)."""
+REFRESH_SECONDS: Final = 5.0
+
+
+def _visible_sitting(user: Any, sitting_id: uuid.UUID) -> Sitting | None:
+    if getattr(user, "role", None) == "candidate":
+        return None
+    return Sitting.objects.visible_to(user).filter(pk=sitting_id).first()
+
+
+def _roster(sitting_id: uuid.UUID) -> list[ExamSession]:
+    return list(
+        ExamSession.objects.filter(sitting_id=sitting_id)
+        .select_related("candidate")
+        .order_by("created_at")
+    )
+
+
+def _missing(session_id: str, after: int, until: int | None) -> list[dict[str, Any]]:
+    return events_after(
+        session_id=session_id, after_seq=after, until_seq=until, audience=Audience.PROCTOR
+    )
+
+
+class SittingOverviewConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
+    """Streams a sitting's overview rows and alerts (module docstring)."""
+
+    sitting_id: uuid.UUID
+    sessions: dict[str, ExamSession]
+    views: dict[str, overview.SessionView]
+    health: dict[str, overview.BotHealth]
+    _joined: set[str]
+    _dirty: set[str]
+    _flush: asyncio.Task[None] | None = None
+    _refresh: asyncio.Task[None] | None = None
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close()
+            return
+        sitting = await database_sync_to_async(_visible_sitting)(
+            user, self.scope["url_route"]["kwargs"]["sitting_id"]
+        )
+        if sitting is None:
+            await self.close()
+            return
+        self.sitting_id = sitting.pk
+        self.sessions, self.views, self.health = {}, {}, {}
+        self._joined, self._dirty = set(), set()
+        self._sent: dict[str, tuple[Any, ...]] = {}
+        self._urls: dict[str, str] = {}
+        self._behind: dict[str, int] = {}
+        self._lock = asyncio.Lock()
+        await self.channel_layer.group_add(sitting_group(self.sitting_id), self.channel_name)
+        await self.accept()
+        await self._load_roster(send=False)
+        now = overview.epoch_ms(timezone.now())
+        rows = [self._row(sid, now) for sid in self.sessions]
+        for row in rows:
+            self._changed(row, now)
+        await self.send_json(
+            {
+                "kind": "snapshot",
+                "rows": rows,
+                "alerts": sorted(
+                    (a for v in self.views.values() for a in v.alerts),
+                    key=lambda a: str(a["at"]),
+                    reverse=True,
+                ),
+                "asOf": overview.iso(overview.epoch_ms(timezone.now())),
+            }
+        )
+        self._refresh = asyncio.create_task(self._refresher())
+
+    async def disconnect(self, code: int) -> None:
+        for task in (self._refresh, self._flush):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        if not hasattr(self, "sitting_id"):
+            return
+        await self.channel_layer.group_discard(sitting_group(self.sitting_id), self.channel_name)
+        for session_id in getattr(self, "_joined", ()):
+            await self.channel_layer.group_discard(
+                group_name(session_id, Audience.PROCTOR), self.channel_name
+            )
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if isinstance(content, dict) and content.get("kind") == "ping":
+            await self.send_json(
+                {"kind": "pong", "asOf": overview.iso(overview.epoch_ms(timezone.now()))}
+            )
+            return
+        await self.send_json({"kind": "error", "code": "unsupported", "message": "ping only"})
+
+    # --- the roster --------------------------------------------------------------------------
+
+    async def _load_roster(self, *, send: bool) -> None:
+        """(Re)read the roster, the journey facts and the bots' leases, join new sessions'
+        groups and fold them, and repair any view the live stream left behind. The database
+        is read outside the lock, so live events are not held up by a refresh."""
+        roster = await database_sync_to_async(_roster)(self.sitting_id)
+        health = await database_sync_to_async(overview.bot_health)([s.pk for s in roster])
+        new = [s for s in roster if str(s.pk) not in self._joined]
+        for session in new:  # join before reading, so nothing falls between them
+            await self.channel_layer.group_add(
+                group_name(session.pk, Audience.PROCTOR), self.channel_name
+            )
+            self._joined.add(str(session.pk))
+        folded = await database_sync_to_async(overview.sitting_views)(new) if new else {}
+        async with self._lock:
+            for key, view in folded.items():
+                self.views.setdefault(key, view)
+            for session in roster:
+                key = str(session.pk)
+                before = self.sessions.get(key)
+                self.sessions[key] = session
+                self._urls.setdefault(key, overview.session_url(session.pk))
+                if before is None or overview.facts(before) != overview.facts(session):
+                    self._dirty.add(key)
+                if health.get(key) != self.health.get(key):
+                    self._dirty.add(key)
+                await self._repair(key, session)
+            self.health = health
+            if send:
+                self._schedule_flush()
+            else:
+                self._dirty.clear()
+
+    async def _repair(self, key: str, session: ExamSession) -> None:
+        """Read from the store what the live stream has not brought since the last refresh
+        (publishing is best effort; a gap younger than one refresh is left to it)."""
+        view = self.views[key]
+        behind = self._behind.pop(key, None)
+        if session.last_seq <= view.last_seq:
+            return
+        if behind is None or view.last_seq >= behind:
+            self._behind[key] = session.last_seq  # give the live stream one refresh
+            return
+        events = await database_sync_to_async(_missing)(key, view.last_seq, session.last_seq)
+        await self._fold(view, events)
+        view.touch(session.last_seq, overview.epoch_ms(session.updated_at))
+        self._dirty.add(key)
+
+    async def _refresher(self) -> None:
+        while True:
+            await asyncio.sleep(REFRESH_SECONDS)
+            await self._load_roster(send=True)
+
+    async def sitting_changed(self, message: Mapping[str, Any]) -> None:
+        """The roster changed (``sessions.scheduling.notify_sitting_changed``)."""
+        await self._load_roster(send=True)
+
+    # --- the live stream ---------------------------------------------------------------------
+
+    async def session_events(self, message: Mapping[str, Any]) -> None:
+        """A ``sessions.broadcast`` message for one of the sitting's sessions: every proctor
+        event with ``after < seq <= through`` (live-only events, without a seq, are skipped)."""
+        after, through, events = message["after"], message["through"], message["events"]
+        if through is None or not events:
+            return
+        key = str(events[0]["sessionId"])
+        async with self._lock:
+            view = self.views.get(key)
+            if view is None or through <= view.last_seq:
+                return
+            state = view.exam_state
+            if after > view.last_seq:  # a range this message does not cover
+                missing = await database_sync_to_async(_missing)(key, view.last_seq, after)
+                await self._fold(view, missing)
+            await self._fold(view, [e for e in events if e["seq"] > view.last_seq])
+            view.last_seq = max(view.last_seq, through)
+            if view.exam_state != state and not self.health.get(key, overview.BotHealth()).live:
+                # the exam moved on, so a bot runs it now: read its lease at once
+                found = await database_sync_to_async(overview.bot_health)([key])
+                self.health[key] = found.get(key, overview.BotHealth())
+            self._dirty.add(key)
+            self._schedule_flush()
+
+    async def _fold(self, view: overview.SessionView, events: list[dict[str, Any]]) -> None:
+        for event in events:
+            for alert in view.apply(event):
+                await self.send_json({"kind": "alert", "alert": alert})
+
+    # --- sending -----------------------------------------------------------------------------
+
+    def _row(self, key: str, now: int) -> dict[str, Any]:
+        return overview.row(
+            self.sessions[key],
+            self.views[key],
+            self.health.get(key, overview.BotHealth()),
+            now,
+            self._urls.get(key),
+        )
+
+    def _changed(self, row: dict[str, Any], now: int) -> bool:
+        """Whether ``row`` differs from the last one sent for its session (the clocks
+        compared by where they point, not by the moment the row was made)."""
+        signature = overview.signature(row, now)
+        if self._sent.get(row["sessionId"]) == signature:
+            return False
+        self._sent[row["sessionId"]] = signature
+        return True
+
+    def _schedule_flush(self) -> None:
+        if self._flush is None or self._flush.done():
+            self._flush = asyncio.create_task(self._flush_later())
+
+    async def _flush_later(self) -> None:
+        await asyncio.sleep(FLUSH_SECONDS)
+        async with self._lock:
+            keys, self._dirty = self._dirty, set()
+            now = overview.epoch_ms(timezone.now())
+            made = (self._row(k, now) for k in keys if k in self.sessions)
+            rows = [r for r in made if self._changed(r, now)]
+        if rows:
+            await self.send_json({"kind": "rows", "rows": rows})

@@ -1,0 +1,329 @@
+/* The live overview of a sitting (templates/sessions/proctor_sitting.html; docs/proctoring.md).
+ *
+ * Socket: ws/proctor/sittings/<id>/ (sessions/proctor_consumers.py). Frames received:
+ *   {"kind":"snapshot","rows":[...],"alerts":[...],"asOf"}  then
+ *   {"kind":"rows","rows":[...]} (changed rows)  and  {"kind":"alert","alert":{...}}.
+ * Sent: {"kind":"ping"} every 15 s (its "pong" carries the server time).
+ *
+ * Rows carry their clocks as of "asOf" and whether they run; the page ticks them every second.
+ * Filters (status, search) apply at once and are kept in the URL. Alerts are listed newest first,
+ * announced in an assertive live region, and, only if the proctor ticks the box (remembered in
+ * this browser), sound a short tone (WebAudio; nothing is downloaded). A dismissed alert stays
+ * dismissed in this browser. No inline script (CSP); configuration comes as JSON in the page.
+ */
+(function () {
+  "use strict";
+
+  const cfg = JSON.parse(document.getElementById("proctor-overview-config").textContent);
+  const $ = (id) => document.getElementById(id);
+  const FINISHED = new Set(["completed", "aborted", "expired"]);
+  const FILTERS = {
+    in_progress: new Set(["in_progress"]),
+    waiting: new Set(["waiting", "invited"]),
+    paused: new Set(["paused", "recovering"]),
+    finished: FINISHED,
+    scheduled: new Set(["scheduled"]),
+  };
+  const HEALTH = {
+    good: "Good",
+    unstable: "Unstable",
+    lost: "Bot not running",
+    idle: "Not started",
+    ended: "Ended",
+  };
+  const dismissedKey = `viva-dismissed-${cfg.sittingId}`;
+  const soundKey = "viva-alert-sound";
+
+  const S = {
+    rows: new Map(),
+    alerts: new Map(),
+    dismissed: new Set(JSON.parse(window.localStorage.getItem(dismissedKey) || "[]")),
+    offset: 0,
+    socket: null,
+    live: false,
+    retry: 0,
+    filter: cfg.filter || "all",
+    query: cfg.query || "",
+  };
+
+  function serverNow() {
+    return Date.now() + S.offset;
+  }
+
+  function fmt(ms) {
+    if (ms === null || ms === undefined) return "—";
+    const negative = ms < 0;
+    const total = Math.round(Math.abs(ms) / 1000);
+    const text = `${Math.floor(total / 60)}:${String(total % 60).padStart(2, "0")}`;
+    return negative ? `−${text}` : text;
+  }
+
+  function clock(row, field) {
+    const value = row[field];
+    if (value === null || value === undefined) return null;
+    if (!row.clockRunning) return value;
+    const passed = serverNow() - Date.parse(row.asOf);
+    return field === "elapsedMs" ? value + passed : value - passed;
+  }
+
+  function needsAttention(row) {
+    return row.handRaised || row.status === "recovering" || row.status === "aborted" || row.examState === "ready" ||
+      row.health === "lost" || row.health === "unstable";
+  }
+
+  function shown(row) {
+    if (S.filter === "attention" && !needsAttention(row)) return false;
+    if (FILTERS[S.filter] && !FILTERS[S.filter].has(row.status)) return false;
+    const needle = S.query.trim().toLowerCase();
+    return !needle || `${row.candidate} ${row.email}`.toLowerCase().includes(needle);
+  }
+
+  // --- the table -------------------------------------------------------------------------------
+  function cell(tr, index, text) {
+    const td = tr.children[index];
+    if (td.textContent !== text) td.textContent = text;
+  }
+
+  function rowElement(row) {
+    const tr = document.createElement("tr");
+    tr.dataset.sessionId = row.sessionId;
+    const th = document.createElement("th");
+    th.scope = "row";
+    const link = document.createElement("a");
+    link.href = row.url;
+    th.append(link);
+    tr.append(th);
+    for (let i = 0; i < 9; i += 1) tr.append(document.createElement("td"));
+    const badge = document.createElement("span");
+    tr.children[1].append(badge);
+    return tr;
+  }
+
+  function fill(tr, row) {
+    const link = tr.children[0].firstChild;
+    if (link.textContent !== row.candidate) link.textContent = row.candidate;
+    const badge = tr.children[1].firstChild;
+    const label = row.handRaised ? `${row.statusLabel} · hand raised` : row.statusLabel;
+    if (badge.textContent !== label) badge.textContent = label;
+    badge.className = `status status-${row.status}`;
+    const node = row.nodeId ? `${row.nodeId}${row.nodeKind ? ` (${row.nodeKind})` : ""}` : "—";
+    cell(tr, 2, node);
+    cell(tr, 3, fmt(clock(row, "elapsedMs")));
+    cell(tr, 4, fmt(clock(row, "examRemainingMs")));
+    cell(tr, 5, fmt(clock(row, "nodeRemainingMs")));
+    const here = row.nodeMaxFollowUps ? ` (${row.nodeFollowUps}/${row.nodeMaxFollowUps} here)` : "";
+    cell(tr, 6, `${row.followUps}${here}`);
+    cell(tr, 7, String(row.guardrails));
+    const open = row.openRecoveries.length ? ` (now: ${row.openRecoveries.join(", ")})` : "";
+    cell(tr, 8, `${row.recoveries}${open}`);
+    const restarts = row.botRestarts ? `, ${row.botRestarts} restart${row.botRestarts === 1 ? "" : "s"}` : "";
+    cell(tr, 9, `${HEALTH[row.health] || row.health}${restarts}`);
+    tr.classList.toggle("needs-attention", needsAttention(row));
+  }
+
+  function render() {
+    const body = $("overview-rows");
+    const wanted = [...S.rows.values()].filter(shown);
+    const existing = new Map([...body.querySelectorAll("tr[data-session-id]")].map((tr) => [tr.dataset.sessionId, tr]));
+    body.querySelectorAll("tr:not([data-session-id])").forEach((tr) => tr.remove());
+    let previous = null;
+    for (const row of wanted) {
+      let tr = existing.get(row.sessionId);
+      if (!tr || !tr.children[1].firstChild || tr.children[1].firstChild.nodeType !== 1) {
+        if (tr) tr.remove();
+        tr = rowElement(row);
+      }
+      existing.delete(row.sessionId);
+      fill(tr, row);
+      const anchor = previous ? previous.nextSibling : body.firstChild;
+      if (tr !== anchor) body.insertBefore(tr, anchor);
+      previous = tr;
+    }
+    existing.forEach((tr) => tr.remove());
+    if (!wanted.length) {
+      const tr = document.createElement("tr");
+      const td = document.createElement("td");
+      td.colSpan = 10;
+      td.textContent = S.rows.size ? "No candidate matches." : "No candidate in this sitting yet.";
+      tr.append(td);
+      body.append(tr);
+    }
+    $("row-count").textContent = `(${wanted.length} of ${S.rows.size} shown)`;
+    if (S.live) liveText(`Live: ${S.rows.size} candidate${S.rows.size === 1 ? "" : "s"}, updated as it happens.`);
+  }
+
+  function tick() {
+    document.querySelectorAll("#overview-rows tr[data-session-id]").forEach((tr) => {
+      const row = S.rows.get(tr.dataset.sessionId);
+      if (!row || !row.clockRunning) return;
+      cell(tr, 3, fmt(clock(row, "elapsedMs")));
+      cell(tr, 4, fmt(clock(row, "examRemainingMs")));
+      cell(tr, 5, fmt(clock(row, "nodeRemainingMs")));
+    });
+  }
+
+  function applyRows(rows) {
+    for (const row of rows) S.rows.set(row.sessionId, row);
+    render();
+  }
+
+  // --- alerts ----------------------------------------------------------------------------------
+  let audio = null;
+
+  function beep(severity) {
+    if (!$("alert-sound").checked) return;
+    try {
+      audio = audio || new (window.AudioContext || window.webkitAudioContext)();
+      const tone = audio.createOscillator();
+      const gain = audio.createGain();
+      tone.frequency.value = severity === "urgent" ? 880 : 660;
+      gain.gain.value = 0.08;
+      tone.connect(gain).connect(audio.destination);
+      tone.start();
+      tone.stop(audio.currentTime + (severity === "urgent" ? 0.45 : 0.2));
+    } catch (error) {
+      /* no audio in this browser: the visual and spoken alert remain */
+    }
+  }
+
+  function alertItem(alert) {
+    const row = S.rows.get(alert.sessionId);
+    const who = row ? row.candidate : "a candidate";
+    const li = document.createElement("li");
+    li.className = `alert alert-${alert.severity}`;
+    li.dataset.alertId = alert.id;
+    const label = document.createElement("span");
+    label.className = "alert-label";
+    label.textContent = `${alert.label}: ${who}`;
+    const when = document.createElement("span");
+    when.className = "hint";
+    when.textContent = ` ${new Date(alert.at).toLocaleTimeString()}${alert.detail ? ` · ${alert.detail}` : ""} `;
+    const link = document.createElement("a");
+    link.href = row ? row.url : "#";
+    link.textContent = `Open ${who}'s session`;
+    const dismiss = document.createElement("button");
+    dismiss.type = "button";
+    dismiss.className = "secondary small";
+    dismiss.textContent = "Dismiss";
+    dismiss.setAttribute("aria-label", `Dismiss alert: ${alert.label}, ${who}`);
+    dismiss.addEventListener("click", () => {
+      S.dismissed.add(alert.id);
+      window.localStorage.setItem(dismissedKey, JSON.stringify([...S.dismissed].slice(-500)));
+      const next = li.nextElementSibling || li.previousElementSibling;
+      li.remove();
+      renderAlertsEmpty();
+      if (next) (next.querySelector("button") || next).focus();
+      else $("alerts-heading").focus();
+    });
+    li.append(label, when, link, " ", dismiss);
+    return li;
+  }
+
+  function renderAlertsEmpty() {
+    $("no-alerts").hidden = $("alerts").children.length > 0;
+  }
+
+  function addAlert(alert, fresh) {
+    if (S.alerts.has(alert.id) || S.dismissed.has(alert.id)) return;
+    S.alerts.set(alert.id, alert);
+    const list = $("alerts");
+    const li = alertItem(alert);
+    if (fresh) list.prepend(li);
+    else list.append(li);
+    renderAlertsEmpty();
+    if (fresh) {
+      const row = S.rows.get(alert.sessionId);
+      const line = document.createElement("p");
+      line.textContent = `${alert.label}: ${row ? row.candidate : "a candidate"}.`;
+      $("alert-announcer").append(line);
+      window.setTimeout(() => line.remove(), 15000);
+      beep(alert.severity);
+    }
+  }
+
+  // --- the socket ------------------------------------------------------------------------------
+  function liveText(text) {
+    $("live-state").textContent = text;
+  }
+
+  function connect() {
+    const scheme = window.location.protocol === "https:" ? "wss:" : "ws:";
+    const socket = new WebSocket(`${scheme}//${window.location.host}${cfg.socketPath}`);
+    S.socket = socket;
+    socket.addEventListener("message", (message) => {
+      let frame;
+      try {
+        frame = JSON.parse(message.data);
+      } catch (error) {
+        return;
+      }
+      if (frame.kind === "snapshot") {
+        S.offset = Date.parse(frame.asOf) - Date.now();
+        S.rows = new Map();
+        frame.rows.forEach((row) => S.rows.set(row.sessionId, row));
+        $("alerts").replaceChildren();
+        S.alerts = new Map();
+        render();
+        frame.alerts.forEach((alert) => addAlert(alert, false));
+        S.live = true;
+        S.retry = 0;
+        render();
+        document.body.dataset.overviewLive = "true";
+      } else if (frame.kind === "rows") {
+        applyRows(frame.rows);
+      } else if (frame.kind === "alert") {
+        addAlert(frame.alert, true);
+      } else if (frame.kind === "pong") {
+        S.offset = Date.parse(frame.asOf) - Date.now();
+      }
+    });
+    socket.addEventListener("close", () => {
+      if (S.socket !== socket) return;
+      S.live = false;
+      document.body.dataset.overviewLive = "false";
+      liveText("Connection lost. Reconnecting…");
+      const delay = Math.min(10000, 500 * Math.pow(2, S.retry));
+      S.retry += 1;
+      window.setTimeout(connect, delay);
+    });
+  }
+
+  // --- controls --------------------------------------------------------------------------------
+  function applyFilters() {
+    S.filter = $("filter-show").value;
+    S.query = $("filter-q").value;
+    const params = new URLSearchParams();
+    if (S.filter !== "all") params.set("show", S.filter);
+    if (S.query) params.set("q", S.query);
+    const query = params.toString();
+    window.history.replaceState(null, "", query ? `?${query}` : window.location.pathname);
+    render();
+  }
+
+  $("filter-show").addEventListener("change", applyFilters);
+  $("filter-q").addEventListener("input", applyFilters);
+  document.querySelector("form.filters").addEventListener("submit", (event) => {
+    event.preventDefault();
+    applyFilters();
+  });
+  const sound = $("alert-sound");
+  sound.checked = window.localStorage.getItem(soundKey) === "1";
+  sound.addEventListener("change", () => window.localStorage.setItem(soundKey, sound.checked ? "1" : "0"));
+
+  window.setInterval(tick, 1000);
+  window.setInterval(() => {
+    if (S.socket && S.socket.readyState === WebSocket.OPEN) S.socket.send(JSON.stringify({ kind: "ping" }));
+  }, 15000);
+
+  // Test hook (docs/proctoring.md): the rows as the page has them.
+  window.vivaOverview = {
+    get live() {
+      return S.live;
+    },
+    row(sessionId) {
+      return S.rows.get(sessionId) || null;
+    },
+  };
+
+  connect();
+})();
