@@ -200,6 +200,21 @@ VIVA_LOGIN_WINDOW_SECONDS = int(os.environ.get("VIVA_LOGIN_WINDOW_SECONDS", "900
 VIVA_INVITATION_TTL_HOURS = int(os.environ.get("VIVA_INVITATION_TTL_HOURS", "168"))
 # Base URL printed in invitation links (the site's public address).
 VIVA_PUBLIC_URL = os.environ.get("VIVA_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")
+# Invitation emails (sessions.scheduling): sent only when a sender address is set; otherwise the
+# roster shows the links to copy. Mail goes through EMAIL_HOST (SMTP), or to the console in
+# development when no host is set.
+VIVA_INVITATION_EMAIL_FROM = os.environ.get("VIVA_INVITATION_EMAIL_FROM", "").strip()
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "").strip() or "localhost"
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+if DEBUG and not os.environ.get("EMAIL_HOST", "").strip():
+    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+# How long a proctor action waits for the session's bot to confirm it (sessions.proctoring).
+VIVA_PROCTOR_ACTION_TIMEOUT_SECONDS = float(
+    os.environ.get("VIVA_PROCTOR_ACTION_TIMEOUT_SECONDS", "10")
+)
 
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
