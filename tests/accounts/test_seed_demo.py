@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
+from accounts.invitation_tokens import read_token
 from accounts.models import Invitation, User
 from publishing.models import PublishedVersion
 from sessions.models import ExamSession, Sitting
@@ -28,6 +29,11 @@ def invitation_url(printed: str) -> str:
     return match.group(0)
 
 
+def invited(printed: str) -> object:
+    """The invitation a printed link opens."""
+    return read_token(invitation_url(printed).rstrip("/").rsplit("/", 1)[1])
+
+
 def test_seed_schedules_the_demo_exam_and_the_invitation_lands_in_it() -> None:
     printed = seed()
     for username in ("admin", "author", "proctor"):
@@ -39,6 +45,7 @@ def test_seed_schedules_the_demo_exam_and_the_invitation_lands_in_it() -> None:
     invitation = Invitation.objects.get()
     assert invitation.candidate == session.candidate
     assert invitation.next_path == f"/exam/{session.pk}/"
+    assert session.invitation == invitation, "the proctor's roster shows the demo as invited"
 
     client = Client()
     path = invitation_url(printed).split("://", 1)[1].split("/", 1)[1]
@@ -50,7 +57,8 @@ def test_seed_schedules_the_demo_exam_and_the_invitation_lands_in_it() -> None:
 def test_a_second_seed_reuses_everything() -> None:
     first = seed()
     second = seed()
-    assert invitation_url(first) == invitation_url(second)
+    # The token is signed with a timestamp, so the links may differ; the invitation may not.
+    assert invited(first) == invited(second) == Invitation.objects.get().pk
     assert User.objects.count() == 4
     assert PublishedVersion.objects.count() == 1
     assert Sitting.objects.count() == 1
@@ -63,6 +71,7 @@ def test_a_finished_demo_exam_gets_a_fresh_session_and_invitation() -> None:
     ExamSession.objects.update(state="completed")
     printed = seed()
     assert ExamSession.objects.count() == 2
+    assert Sitting.objects.count() == 2, "a candidate sits a sitting once: a new demo sitting"
     fresh = ExamSession.objects.exclude(state="completed").get()
     assert Invitation.objects.get(next_path=f"/exam/{fresh.pk}/")
     assert str(fresh.pk) in printed

@@ -15,21 +15,16 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from accounts.invitation_tokens import make_token
 from accounts.models import Invitation, User
 from accounts.roles import Role
-from accounts.services import (
-    IssuedInvitation,
-    candidate_get_or_create,
-    invitation_create,
-    user_create,
-)
+from accounts.services import candidate_get_or_create, user_create
 from authoring.example_packages import EXAMPLES_DIR
 from authoring.models import DraftPackage
 from authoring.services import draft_create
 from ioa.events import TERMINAL_STATES
 from publishing.services import PublishRejected, version_publish
 from sessions.models import ExamSession, Sitting
+from sessions.scheduling import candidate_add, invitation_url, invitations_send, sitting_create
 
 DEMO_STAFF = [
     ("admin", Role.ADMIN, "admin-demo-pass", "Ada Admin"),
@@ -69,33 +64,13 @@ class Command(BaseCommand):
         except PublishRejected as rejected:
             raise CommandError(f"the demo package was rejected: {rejected}") from rejected
 
-        sitting = Sitting.objects.filter(version=outcome.version, title=DEMO_SITTING).first()
-        if sitting is None:
-            sitting = Sitting.objects.create(
-                version=outcome.version, title=DEMO_SITTING, created_by=users["author"]
-            )
-        sitting.proctors.add(users["proctor"])
-        terminal = [state.value for state in TERMINAL_STATES]
-        session = (
-            ExamSession.objects.filter(sitting=sitting, candidate=candidate)
-            .exclude(state__in=terminal)
-            .first()
-        ) or ExamSession.objects.create(sitting=sitting, candidate=candidate)
-        exam_path = f"/exam/{session.pk}/"
-
-        invitation = (
-            Invitation.objects.usable().filter(candidate=candidate, next_path=exam_path).first()
-        )
-        issued = (
-            IssuedInvitation(invitation, make_token(invitation.id))
-            if invitation
-            else invitation_create(
-                candidate=candidate,
-                created_by=users["proctor"],
-                note="demo",
-                next_path=exam_path,
-            )
-        )
+        sitting, session = self._demo_exam(outcome.version, users["proctor"], candidate)
+        invitation = session.invitation
+        if invitation is not None and Invitation.objects.usable().filter(pk=invitation.pk).exists():
+            link, expires_at = invitation_url(invitation), invitation.expires_at
+        else:
+            (sent,) = invitations_send(sitting=sitting, user=users["proctor"], sessions=[session])
+            link, expires_at = sent.url, sent.expires_at
 
         out = self.stdout.write
         out("")
@@ -107,7 +82,32 @@ class Command(BaseCommand):
         out(f"  Sitting: {sitting.title} (proctor: proctor); exam session {session.pk}")
         out(
             f"  Candidate invitation ({candidate.username}, single use, expires "
-            f"{issued.invitation.expires_at:%Y-%m-%d %H:%M} UTC):"
+            f"{expires_at:%Y-%m-%d %H:%M} UTC):"
         )
-        out("    " + issued.url)
+        out("    " + link)
         out("")
+
+    @staticmethod
+    def _demo_exam(version: Any, proctor: User, candidate: User) -> tuple[Sitting, ExamSession]:
+        """The demo candidate's exam that is not over yet, in a sitting the demo proctor runs;
+        once it is over, a new sitting (a candidate sits a sitting once)."""
+        terminal = [state.value for state in TERMINAL_STATES]
+        session = (
+            ExamSession.objects.filter(
+                sitting__version=version,
+                sitting__title__startswith=DEMO_SITTING,
+                candidate=candidate,
+            )
+            .exclude(state__in=terminal)
+            .select_related("sitting", "invitation")
+            .first()
+        )
+        if session is not None:
+            return session.sitting, session
+        earlier = Sitting.objects.filter(version=version, title__startswith=DEMO_SITTING).count()
+        title = DEMO_SITTING if not earlier else f"{DEMO_SITTING} {earlier + 1}"
+        sitting = sitting_create(user=proctor, version=version, title=title)
+        session = candidate_add(
+            sitting=sitting, email=candidate.email, display_name=candidate.display_name
+        )
+        return sitting, session
