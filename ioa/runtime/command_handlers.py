@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
 
 from ioa.events import ExamState
@@ -236,6 +237,55 @@ def skip(step: Step, command_id: str, spelled: str, origin: Origin) -> None:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Reply:
+    """How one command is answered: every acknowledgement and refusal of it carries its id,
+    spelling, origin, correlation id and details."""
+
+    step: Step
+    command_id: str
+    command: CandidateCommandType
+    spelled: str
+    origin: Origin
+    correlation_id: str | None
+    details: Mapping[str, Any] | None
+
+    def accept(self, *, command_id: str | None = None, spelled: str | None = None) -> None:
+        """Acknowledge the command as accepted (``command_id``/``spelled`` override, for the
+        confirmation of a pending finish)."""
+        _acknowledge(
+            self.step,
+            command_id or self.command_id,
+            self.command,
+            spelled or self.spelled,
+            self.origin,
+            accepted=True,
+            correlation_id=self.correlation_id,
+            details=self.details,
+        )
+
+    def refuse(
+        self,
+        reason: str,
+        on_violation: OnViolation = OnViolation.REFUSE_POLITELY,
+        *,
+        speak: bool = True,
+    ) -> None:
+        """Refuse the command (:func:`refuse`)."""
+        refuse(
+            self.step,
+            self.command_id,
+            self.command,
+            self.spelled,
+            self.origin,
+            reason,
+            on_violation,
+            speak=speak,
+            correlation_id=self.correlation_id,
+            details=self.details,
+        )
+
+
 def dispatch(
     step: Step,
     *,
@@ -251,8 +301,7 @@ def dispatch(
     a turn's command is never dispatched twice."""
     state = step.state
     payload = payload or {}
-    corr = turn_id
-    details = command_details(payload)
+    reply = _Reply(step, command_id, command, spelled, origin, turn_id, command_details(payload))
     if command_id in state.commands_seen:
         step.result.update({"status": "duplicate", "commandId": command_id})
         return
@@ -260,30 +309,12 @@ def dispatch(
         step.result.update({"status": "ignored", "reason": "the exam is over"})
         return
     if command is C.EMERGENCY_STOP:
-        _acknowledge(
-            step,
-            command_id,
-            command,
-            spelled,
-            origin,
-            accepted=True,
-            correlation_id=corr,
-            details=details,
-        )
+        reply.accept()
         emergency_stop(step, command_id)
         return
     if state.exam_state not in LIVE_STATES or state.node is None:
         if command is C.FINISH and payload.get("requestedBy") == "proctor":
-            _acknowledge(
-                step,
-                command_id,
-                command,
-                spelled,
-                origin,
-                accepted=True,
-                correlation_id=corr,
-                details=details,
-            )
+            reply.accept()
             finish_now(
                 step,
                 requested_by_proctor=True,
@@ -291,138 +322,43 @@ def dispatch(
                 command_id=command_id,
             )
             return
-        refuse(
-            step,
-            command_id,
-            command,
-            spelled,
-            origin,
-            "the examination has not started",
-            speak=False,
-            correlation_id=corr,
-            details=details,
-        )
+        reply.refuse("the examination has not started", speak=False)
         return
     if state.exam_state is ExamState.PAUSED and command not in PAUSED_COMMANDS:
-        refuse(
-            step,
-            command_id,
-            command,
-            spelled,
-            origin,
-            "the examination is paused",
-            speak=False,
-            correlation_id=corr,
-            details=details,
-        )
+        reply.refuse("the examination is paused", speak=False)
         return
     node = state.node
     verdict = gate(command, step.plan.node(node.node_id).commands)
     if not verdict.allowed:
-        refuse(
-            step,
-            command_id,
-            command,
-            spelled,
-            origin,
-            verdict.reason or "not allowed",
-            verdict.on_violation,
-            correlation_id=corr,
-            details=details,
-        )
+        reply.refuse(verdict.reason or "not allowed", verdict.on_violation)
         return
     if command is C.RESUME and state.exam_state is not ExamState.PAUSED:
-        refuse(
-            step,
-            command_id,
-            command,
-            spelled,
-            origin,
-            "the examination is not paused",
-            speak=False,
-            correlation_id=corr,
-            details=details,
-        )
+        reply.refuse("the examination is not paused", speak=False)
         return
     if command is C.PAUSE and state.exam_state is ExamState.PAUSED:
-        refuse(
-            step,
-            command_id,
-            command,
-            spelled,
-            origin,
-            "the examination is already paused",
-            speak=False,
-            correlation_id=corr,
-            details=details,
-        )
+        reply.refuse("the examination is already paused", speak=False)
         return
     if command is C.REVISE_EARLIER_ANSWER:
         target = payload.get("targetNodeId")
         visited = [n for n in state.nodes_visited if n != node.node_id]
         if target is None and visited:
             target = visited[-1]
-        details = command_details(payload, targetNodeId=target)
+        reply = replace(reply, details=command_details(payload, targetNodeId=target))
         if target != node.node_id and target not in visited:
-            refuse(
-                step,
-                command_id,
-                command,
-                spelled,
-                origin,
-                "that part has not been visited yet",
-                correlation_id=corr,
-                details=details,
-            )
+            reply.refuse("that part has not been visited yet")
             return
-        _acknowledge(
-            step,
-            command_id,
-            command,
-            spelled,
-            origin,
-            accepted=True,
-            correlation_id=corr,
-            details=details,
-        )
+        reply.accept()
         step.say(texts.REVISE_NOW if target == node.node_id else texts.REVISE_LATER, "prompt")
         return
     if command is C.FINISH and origin != "envelope":
         if node.finish_pending is not None:
-            _acknowledge(
-                step,
-                f"{node.finish_pending}-confirm",
-                command,
-                "finish_confirmation",
-                origin,
-                accepted=True,
-                correlation_id=corr,
-                details=details,
-            )
+            reply.accept(command_id=f"{node.finish_pending}-confirm", spelled="finish_confirmation")
             finish_now(step, requested_by_proctor=False)
             return
-        _acknowledge(
-            step,
-            command_id,
-            command,
-            "finish",
-            origin,
-            accepted=True,
-            correlation_id=corr,
-            details=details,
-        )
+        reply.accept(spelled="finish")
         step.say(texts.FINISH_CONFIRM, "prompt")
         return
-    _acknowledge(
-        step,
-        command_id,
-        command,
-        spelled,
-        origin,
-        accepted=True,
-        correlation_id=corr,
-        details=details,
-    )
+    reply.accept()
     _carry_out(step, command, payload, origin, command_id, spelled)
 
 
