@@ -151,12 +151,14 @@ def load_session(session_id: uuid.UUID | str) -> LoadedSession:
     from sessions.selectors import iter_rows, wire_from_row
 
     key = uuid.UUID(str(session_id))
-    fields = ["state", "sitting__version_id", "sitting__version__checksum"]
-    multiplier_field = "extra_time_multiplier"
-    has_multiplier = any(f.name == multiplier_field for f in ExamSession._meta.fields)
     row = (
         ExamSession.objects.filter(pk=key)
-        .values(*fields, *([multiplier_field] if has_multiplier else []))
+        .values(
+            "state",
+            "sitting__version_id",
+            "sitting__version__checksum",
+            "extra_time_multiplier",
+        )
         .first()
     )
     if row is None:
@@ -164,7 +166,7 @@ def load_session(session_id: uuid.UUID | str) -> LoadedSession:
     artifacts = load_artifacts(
         row["sitting__version_id"],
         row["sitting__version__checksum"],
-        Decimal(row.get(multiplier_field) or 1),
+        Decimal(row["extra_time_multiplier"]),
     )
     wires = [wire_from_row(r) for r in iter_rows(session_id=key)]
     stored = tuple(envelopes(wires, str(key)))
