@@ -6,6 +6,7 @@ from marking.models import (
     MarkingRequest,
     MarkingScheme,
     PanelRun,
+    PostMarkingIrregularity,
     SessionMark,
     TargetDecision,
 )
@@ -68,3 +69,9 @@ class AppealAdmin(ReadOnlyAdmin):
 class MarkingAuditEntryAdmin(ReadOnlyAdmin):
     list_display = ("mark", "action", "actor", "created_at")
     list_filter = ("action",)
+
+
+@admin.register(PostMarkingIrregularity)
+class PostMarkingIrregularityAdmin(ReadOnlyAdmin):
+    list_display = ("mark", "category", "actor", "reported_at", "after_lock", "created_at")
+    list_filter = ("category", "after_lock")

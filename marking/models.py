@@ -13,6 +13,9 @@
   latest decision, and every earlier one stays visible.
 * :class:`SecondMark`, :class:`PanelRun`, :class:`Appeal`, :class:`MarkingAuditEntry` — the
   second marker's independent levels, the LLM panel's run, appeals, and the audit trail.
+* :class:`PostMarkingIrregularity` — a proctor's irregularity report stored after the session
+  was marked (the marks' result covers the log up to ``SessionMark.marked_seq`` only), and
+  whether it arrived after the marks were locked. Append-only.
 
 Visibility: :meth:`SessionMarkQuerySet.visible_to` (authors: sessions of versions of drafts
 they own or collaborate on; admins: all; everyone else: none).
@@ -303,6 +306,8 @@ class MarkingAuditEntry(AppendOnly):
         SECOND_MARK = "second_mark"
         LOCKED = "locked"
         APPEAL_OPENED = "appeal_opened"
+        IRREGULARITY_REPORTED = "irregularity_reported", "Irregularity reported after marking"
+        IRREGULARITY_AFTER_LOCK = "irregularity_after_lock", "Irregularity reported after lock"
 
     id = models.BigAutoField(primary_key=True)
     mark = models.ForeignKey(SessionMark, on_delete=models.PROTECT, related_name="audit")
@@ -319,3 +324,47 @@ class MarkingAuditEntry(AppendOnly):
 
     def __str__(self) -> str:
         return f"{self.action} on {self.mark_id}"
+
+
+class PostMarkingIrregularity(AppendOnly):
+    """A proctor's irregularity report (``proctor_action`` / ``flag_irregularity``) stored in the
+    session log after the session was marked.
+
+    The stored result (``SessionMark.result_json``) is the marker's verdict on the log up to
+    ``marked_seq`` and stays so (re-marking that log reproduces it); a later report is kept here
+    with the marker's reading of it (``report``: ``ioa.marking.IrregularityReport.to_dict()``)
+    and counted as a review flag. One row per stored event (``event_id`` is unique per mark):
+    a re-delivered event or task records nothing twice.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    mark = models.ForeignKey(
+        SessionMark, on_delete=models.PROTECT, related_name="post_marking_irregularities"
+    )
+    event_id = models.CharField(max_length=64)
+    """The ``eventId`` of the stored ``proctor_action`` event."""
+    seq = models.PositiveBigIntegerField()
+    category = models.CharField(max_length=16, blank=True)
+    actor = models.CharField(max_length=200)
+    """The proctor as the event names them (``user:<id>``)."""
+    reason = models.TextField(blank=True)
+    node_id = models.CharField(max_length=200, blank=True)
+    reported_at = models.DateTimeField()
+    """The event's timestamp."""
+    report = models.JSONField()
+    after_lock = models.BooleanField()
+    """The marks were locked when it arrived: they were not changed (an appeal reopens them)."""
+    cycle = models.PositiveIntegerField()
+    """The moderation cycle it arrived in."""
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["mark", "seq"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["mark", "event_id"], name="post_marking_irregularity_unique_event"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"Irregularity {self.category or '-'} at seq {self.seq} on {self.mark_id}"

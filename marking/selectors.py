@@ -9,11 +9,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.db.models import QuerySet
+from django.utils.dateparse import parse_datetime
 
-from ioa.marking import Level, SessionSummary, cohort_summary
+from ioa.marking import ROUTE_LABELS, TECHNICAL, Level, SessionSummary, cohort_summary
 from marking.models import (
     MarkingAuditEntry,
     PanelRun,
+    PostMarkingIrregularity,
     SessionMark,
     TargetDecision,
 )
@@ -74,6 +76,79 @@ def decision_history(mark: SessionMark) -> dict[str, list[TargetDecision]]:
     return history
 
 
+UNCATEGORISED = "uncategorised"
+
+
+def _proctors(actors: Iterable[str]) -> dict[str, Any]:
+    """The users named by events' ``actor`` values (``user:<id>``), by actor."""
+    from django.contrib.auth import get_user_model
+
+    ids = {
+        actor: int(pk)
+        for actor in actors
+        if (parts := actor.partition(":"))[0] == "user" and (pk := parts[2]).isdigit()
+    }
+    users = get_user_model().objects.in_bulk(list(ids.values()))
+    return {actor: users[pk] for actor, pk in ids.items() if pk in users}
+
+
+def _late_flag(item: dict[str, Any]) -> dict[str, Any]:
+    """The review flag of an irregularity reported after marking (MRK-I01), shaped like the
+    marker's flags."""
+    when = "after the marks were locked" if item["afterLock"] else "after marking"
+    return {
+        "code": "irregularity",
+        "severity": "review",
+        "message": f"{item['message']} (Reported {when}.)",
+        "nodeId": None if item["afterCompletion"] else item["nodeId"],
+        "targetKeys": list(item["targetKeys"]),
+        "seqs": [item["seq"]],
+    }
+
+
+def irregularities(mark: SessionMark) -> list[dict[str, Any]]:
+    """Every proctor's irregularity report on the session, in seq order: those the marker read
+    from the log (``result_json["irregularities"]``) and those stored after marking
+    (:class:`PostMarkingIrregularity`, ``afterMarking``; ``afterLock`` when the marks were locked
+    then). Each with the proctor (a user, when the actor names one), the time as a datetime,
+    and the labels of its category and review route. For staff only (never the candidate)."""
+    late = list(PostMarkingIrregularity.objects.filter(mark=mark).order_by("seq"))
+    items: list[dict[str, Any]] = [
+        {**item, "afterMarking": False, "afterLock": False, "recordedAt": None, "cycle": None}
+        for item in mark.result_json.get("irregularities", [])
+    ]
+    items += [
+        {
+            **row.report,
+            "afterMarking": True,
+            "afterLock": row.after_lock,
+            "recordedAt": row.created_at,
+            "cycle": row.cycle,
+        }
+        for row in late
+    ]
+    proctors = _proctors(item["actor"] for item in items)
+    for item in items:
+        user = proctors.get(item["actor"])
+        item["proctor"] = user
+        item["proctorName"] = user.name if user is not None else item["actor"] or "unknown"
+        item["reportedAt"] = parse_datetime(item["timestamp"] or "")
+        item["categoryLabel"] = (item["category"] or UNCATEGORISED).capitalize()
+        item["routeLabel"] = ROUTE_LABELS.get(item["route"], item["route"])
+    return sorted(items, key=lambda item: item["seq"])
+
+
+def irregularity_summary(mark: SessionMark) -> tuple[int, list[str]]:
+    """How many irregularity reports the session has, and their categories (sorted, unique);
+    cheap enough for exports (no user lookups)."""
+    categories = [item["category"] for item in mark.result_json.get("irregularities", [])]
+    categories += [
+        row.category or None
+        for row in PostMarkingIrregularity.objects.filter(mark=mark).only("category")
+    ]
+    return len(categories), sorted({c or UNCATEGORISED for c in categories})
+
+
 def mark_view(mark: SessionMark) -> dict[str, Any]:
     """Everything the workspace, the report and the API show for one session's marks."""
     config = scheme_config(mark.scheme)
@@ -85,7 +160,14 @@ def mark_view(mark: SessionMark) -> dict[str, Any]:
         a["key"]: a for a in ((panel.result_json or {}).get("agreements", []) if panel else [])
     }
     second = second_mark_status(mark) if mark.second_marking_required else None
-    flags = result["flags"]
+    reports = irregularities(mark)
+    flags = result["flags"] + [_late_flag(item) for item in reports if item["afterMarking"]]
+    affected = {
+        turn_id: item
+        for item in reports
+        if item["route"] == TECHNICAL
+        for turn_id in item["affectedTurnIds"]
+    }
     targets = []
     for item in result["targets"]:
         key = item["key"]
@@ -133,6 +215,8 @@ def mark_view(mark: SessionMark) -> dict[str, Any]:
                     else item["nodeId"]
                 ),
                 "flags": [f for f in flags if key in f["targetKeys"]],
+                "irregularities": [i for i in reports if key in i["targetKeys"]],
+                "affectedTurnIds": [t for t in item["turnIds"] if t in affected],
                 "panel": agreements.get(key),
                 "secondMark": second["marks"].get(key) if second else None,
             }
@@ -155,7 +239,13 @@ def mark_view(mark: SessionMark) -> dict[str, Any]:
                     "rows": [],
                 }
             )
-        groups[-1]["rows"].append({**row, "targets": evidence_of.get(row["id"], [])})
+        groups[-1]["rows"].append(
+            {
+                **row,
+                "targets": evidence_of.get(row["id"], []),
+                "irregularity": affected.get(row["id"]),
+            }
+        )
     return {
         "mark": mark,
         "transcriptGroups": groups,
@@ -165,6 +255,8 @@ def mark_view(mark: SessionMark) -> dict[str, Any]:
         "proposedScores": result["scores"],
         "flags": flags,
         "reviewFlags": [f for f in flags if f["severity"] == "review"],
+        "irregularities": reports,
+        "postLockIrregularities": [i for i in reports if i["afterLock"]],
         "metrics": result["metrics"],
         "transcript": result["transcript"],
         "panel": panel,
@@ -214,7 +306,7 @@ def export_rows(marks: Iterable[SessionMark]) -> tuple[list[str], list[list[str]
                 outcome_ids.append(outcome.outcome_id)
     header += [f"level:{k}" for k in target_keys]
     header += [f"outcome_percent:{o}" for o in outcome_ids]
-    header += ["review_flags", "locked_at"]
+    header += ["review_flags", "locked_at", "irregularities", "irregularity_categories"]
     rows: list[list[str]] = []
     for mark in marks:
         decisions = current_decisions(mark)
@@ -237,7 +329,9 @@ def export_rows(marks: Iterable[SessionMark]) -> tuple[list[str], list[list[str]
             percent(scores["outcomes"][o]) if scores["outcomes"].get(o) is not None else ""
             for o in outcome_ids
         ]
+        count, categories = irregularity_summary(mark)
         row += [str(mark.review_flags), mark.locked_at.isoformat() if mark.locked_at else ""]
+        row += [str(count), ";".join(categories)]
         rows.append(row)
     return header, rows
 

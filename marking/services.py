@@ -1,6 +1,8 @@
-"""Writes of the marking app: marking a session, the panel, overrides, second marking, locks and
-appeals. Keyword-only, each in one transaction, the session's mark row locked
-(``select_for_update``) before it changes; every change leaves an audit entry.
+"""Writes of the marking app: marking a session, the panel, overrides, second marking, locks,
+appeals and irregularity reports that arrive after marking. Keyword-only, each in one
+transaction, the session's mark row locked (``select_for_update``) before it changes; every
+change leaves an audit entry. Lock order: the session row (when taken), then the mark row;
+only the mark's own row is locked (``of=self``), never the version's shared scheme row.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ioa.marking import (
     MarkingConfig,
     compile_marking,
     compute_scores,
+    irregularity_reports,
     mark_log,
     read_log,
     run_panel,
@@ -37,6 +40,7 @@ from marking.models import (
     MarkingRequest,
     MarkingScheme,
     PanelRun,
+    PostMarkingIrregularity,
     SecondMark,
     SessionMark,
     TargetDecision,
@@ -106,11 +110,13 @@ def scheme_config(scheme: MarkingScheme) -> MarkingConfig:
 # --- marking ------------------------------------------------------------------------------------
 
 
-def marking_events(session_id: Any) -> list[dict[str, Any]]:
-    """The stored envelopes marking reads (chapter 05 §6.3 plus flag-only types), seq order."""
+def marking_events(session_id: Any, *, until_seq: int | None = None) -> list[dict[str, Any]]:
+    """The stored envelopes marking reads (chapter 05 §6.3 plus flag-only types), seq order;
+    with ``until_seq``, only those up to it (the log a stored mark was computed from)."""
     from sessions.selectors import iter_rows, wire_from_row
 
-    return [wire_from_row(r) for r in iter_rows(session_id=session_id, types=sorted(READ_TYPES))]
+    rows = iter_rows(session_id=session_id, until_seq=until_seq, types=sorted(READ_TYPES))
+    return [wire_from_row(r) for r in rows]
 
 
 def _result_digest(result: Mapping[str, Any]) -> str:
@@ -212,10 +218,13 @@ def mark_session(*, session_id: Any) -> MarkOutcome:
 
 
 def recompute(mark: SessionMark) -> dict[str, Any]:
-    """Mark the session again from its stored log (nothing stored): the same dict as stored
-    when the marker is deterministic (what ``verify_marks`` compares)."""
+    """Mark the session again from its stored log up to ``marked_seq`` (nothing stored): the
+    same dict as stored when the marker is deterministic (what ``verify_marks`` compares).
+    Events stored after marking (a late irregularity report) are not part of that log: they
+    are recorded beside the marks (:func:`record_irregularity`)."""
     config = scheme_config(mark.scheme)
-    return mark_log(config, read_log(marking_events(mark.session_id))).to_dict()
+    events = marking_events(mark.session_id, until_seq=mark.marked_seq)
+    return mark_log(config, read_log(events)).to_dict()
 
 
 def verify_marks(mark: SessionMark) -> bool:
@@ -284,7 +293,11 @@ def _refresh(mark: SessionMark) -> None:
 
 
 def _locked_row(mark: SessionMark) -> SessionMark:
-    return SessionMark.objects.select_for_update().select_related("scheme").get(pk=mark.pk)
+    """The mark's row, locked; only that row (``of=self``): the scheme's row is shared by every
+    session of the version and is never written."""
+    return (
+        SessionMark.objects.select_for_update(of=("self",)).select_related("scheme").get(pk=mark.pk)
+    )
 
 
 def _refuse_if_locked(mark: SessionMark) -> None:
@@ -487,6 +500,131 @@ def open_appeal(*, mark: SessionMark, user: Any, reason: str) -> Appeal:
     return appeal
 
 
+# --- irregularities reported after marking ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IrregularityOutcome:
+    """What :func:`record_irregularity` did: ``recorded`` (the marks need review again),
+    ``recorded_after_lock`` (the marks are locked and unchanged), ``duplicate`` (already
+    recorded), ``in_marks`` (the marks were computed with it), ``not_marked`` (no marks yet:
+    marking reads it from the log), ``not_an_irregularity``."""
+
+    status: str
+    record: PostMarkingIrregularity | None = None
+
+
+def _proctor(actor: str) -> Any:
+    """The user an event's ``actor`` (``user:<id>``) names, or None."""
+    from django.contrib.auth import get_user_model
+
+    prefix, _, pk = actor.partition(":")
+    if prefix != "user" or not pk.isdigit():
+        return None
+    return get_user_model().objects.filter(pk=int(pk)).first()
+
+
+def record_irregularity(*, session_id: Any, event_id: str) -> IrregularityOutcome:
+    """Take a proctor's irregularity report stored in the session log into the session's marks.
+
+    Enqueued on commit for every stored ``flag_irregularity`` (``marking.tasks``). Under the
+    session row's lock, then the mark row's (the app's lock order), so it is serialised with
+    marking, moderation and itself:
+
+    * no marks yet, or marks computed from a log that already held the report: nothing to do
+      (the marker's MRK-I rules read it from the log);
+    * marks not locked: the report is recorded beside them (:class:`PostMarkingIrregularity`
+      with the marker's reading of it, ``ioa.marking.irregularity_reports``), counted as a
+      review flag, and the marks go back to *needs review* (MRK-I06); levels and scores are
+      not touched;
+    * marks locked: recorded the same way as a post-lock irregularity; the marks, their state
+      and score are not changed (an appeal reopens them);
+    * the same event again (a re-delivered event or task): nothing changes.
+
+    Every recording leaves an audit entry naming the proctor (``actor``) and their reason.
+    """
+    from sessions.models import ExamSession, SessionEvent
+
+    with transaction.atomic():
+        # FOR NO KEY UPDATE: waits for marking (FOR UPDATE) and for appends, but not for the
+        # FOR KEY SHARE that a moderation commit takes on the session row when it checks the
+        # mark's foreign keys (a FOR UPDATE here would deadlock with a lock_marks in progress).
+        session = ExamSession.objects.select_for_update(no_key=True).get(pk=session_id)
+        row = SessionEvent.objects.filter(session_id=session.pk, event_id=event_id).first()
+        if (
+            row is None
+            or row.type != "proctor_action"
+            or not isinstance(row.payload, dict)
+            or row.payload.get("action") != "flag_irregularity"
+        ):
+            return IrregularityOutcome("not_an_irregularity")
+        mark = (
+            SessionMark.objects.select_for_update(of=("self",))
+            .select_related("scheme")
+            .filter(session_id=session.pk)
+            .first()
+        )
+        if mark is None:
+            return IrregularityOutcome("not_marked")
+        if row.seq <= mark.marked_seq:
+            return IrregularityOutcome("in_marks")
+        existing = PostMarkingIrregularity.objects.filter(mark=mark, event_id=str(event_id)).first()
+        if existing is not None:
+            return IrregularityOutcome("duplicate", existing)
+        config = scheme_config(mark.scheme)
+        log = read_log(marking_events(session.pk, until_seq=row.seq))
+        scored = [item["key"] for item in mark.result_json["targets"]]
+        report = next(
+            (r for r in irregularity_reports(config, log, scored) if r.seq == row.seq), None
+        )
+        if report is None:  # stored events are valid: only a payload marking cannot read
+            logger.warning("irregularity %s of %s could not be read", event_id, session.pk)
+            return IrregularityOutcome("not_an_irregularity")
+        locked = mark.locked_at is not None
+        item = report.irregularity
+        record = PostMarkingIrregularity.objects.create(
+            mark=mark,
+            event_id=str(event_id),
+            seq=row.seq,
+            category=item.category or "",
+            actor=item.actor,
+            reason=item.reason,
+            node_id=item.node_id or "",
+            reported_at=row.timestamp,
+            report=report.to_dict(),
+            after_lock=locked,
+            cycle=mark.cycle,
+        )
+        MarkingAuditEntry.objects.create(
+            mark=mark,
+            action=Action.IRREGULARITY_AFTER_LOCK if locked else Action.IRREGULARITY_REPORTED,
+            actor=_proctor(item.actor),
+            reason=item.reason,
+            details={
+                "eventId": str(event_id),
+                "seq": row.seq,
+                "category": item.category,
+                "actor": item.actor,
+                "nodeId": report.node_id,
+                "route": report.route,
+                "targetKeys": list(report.target_keys),
+                "markedSeq": mark.marked_seq,
+                "afterLock": locked,
+                "cycle": mark.cycle,
+                "marksChanged": False,
+            },
+        )
+        mark.review_flags += 1
+        mark.updated_at = timezone.now()
+        fields = ["review_flags", "updated_at"]
+        if not locked:  # back to needs review (an open appeal keeps it "appealed")
+            mark.final_score = final_scores(mark)["exam"]
+            mark.state = _state(mark)
+            fields += ["final_score", "state"]
+        mark.save(update_fields=fields)  # one update of the row
+    return IrregularityOutcome("recorded_after_lock" if locked else "recorded", record)
+
+
 # --- the panel ----------------------------------------------------------------------------------
 
 
@@ -502,7 +640,11 @@ def run_panel_for(*, mark_id: int, client: Any = None) -> PanelRun:
 
     members = conf.panel_members()
     with transaction.atomic():
-        mark = SessionMark.objects.select_for_update().select_related("scheme").get(pk=mark_id)
+        mark = (
+            SessionMark.objects.select_for_update(of=("self",))
+            .select_related("scheme")
+            .get(pk=mark_id)
+        )
         run = PanelRun.objects.filter(mark=mark).first()
         if run is not None and not (
             run.status == PanelRun.Status.PENDING
@@ -519,7 +661,7 @@ def run_panel_for(*, mark_id: int, client: Any = None) -> PanelRun:
             run.created_at = timezone.now()
             run.save(update_fields=["created_at"])
     config = scheme_config(mark.scheme)
-    log = read_log(marking_events(mark.session_id))
+    log = read_log(marking_events(mark.session_id, until_seq=mark.marked_seq))
     result = mark_log(config, log, with_transcript=False)
     client = client or OpenAICompatibleClient(
         base_url=conf.panel_base_url(), api_key=conf.panel_api_key(), timeout=conf.panel_timeout()

@@ -26,3 +26,19 @@ def run_marking_panel(mark_id: int) -> str:
     from marking.services import run_panel_for
 
     return str(run_panel_for(mark_id=mark_id).status)
+
+
+@shared_task(name="marking.tasks.irregularity_reported", acks_late=True)
+def irregularity_reported(session_id: str, event_id: str) -> str:
+    """Take a proctor's irregularity report into the session's marks; returns what was done
+    (``marking.services.IrregularityOutcome.status``).
+
+    Enqueued by ``sessions.event_store`` with ``delay_on_commit`` for every stored
+    ``proctor_action`` with ``action: flag_irregularity`` — from the bot (``bot.journal``) and
+    from the proctor service's direct recording alike. Before marking it does nothing (the
+    marker reads the report from the log); after marking the marks need review again, or, when
+    locked, the report is recorded beside them unchanged. Idempotent per event.
+    """
+    from marking.services import record_irregularity
+
+    return record_irregularity(session_id=session_id, event_id=event_id).status

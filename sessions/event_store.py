@@ -18,7 +18,10 @@ last saw), and:
    up. Only the one session row is locked: unrelated sessions never wait on each other;
 4. after commit, publishes the stored events (and any live-only ones of the batch, which are
    never stored and carry no seq) to the session's audience groups (``sessions.broadcast``),
-   and enqueues ``marking.tasks.mark_session`` when ``exam_completed`` was stored.
+   and enqueues ``marking.tasks.mark_session`` when ``exam_completed`` was stored and
+   ``marking.tasks.irregularity_reported`` for each stored irregularity report
+   (``proctor_action`` / ``flag_irregularity``), whichever path stored it (the bot's journal or
+   the proctor service's direct recording).
 
 On Postgres a single persisted event outside a transaction takes one round trip: one prepared
 statement updates the session row (which locks it; a concurrent appender waits and then sees
@@ -243,8 +246,17 @@ def append_event(
     ]
 
 
+def _irregularity_report(event: StoredEvent) -> bool:
+    """A newly stored proctor's irregularity report (marking must hear of it)."""
+    if event.type != EventType.PROCTOR_ACTION or not event.seq or event.duplicate:
+        return False
+    payload = event.wire.get("payload")
+    return isinstance(payload, Mapping) and payload.get("action") == "flag_irregularity"
+
+
 def _after_commit(session_id: uuid.UUID, events: Sequence[StoredEvent]) -> None:
-    """Publish new and live-only events after commit; enqueue marking on exam_completed."""
+    """Publish new and live-only events after commit; enqueue marking on exam_completed, and
+    marking's review of each newly stored irregularity report."""
     fresh = [e.wire for e in events if not e.duplicate]
     if fresh:
         if connections[DEFAULT_DB_ALIAS].in_atomic_block:
@@ -255,6 +267,11 @@ def _after_commit(session_id: uuid.UUID, events: Sequence[StoredEvent]) -> None:
         from marking.tasks import mark_session
 
         mark_session.delay_on_commit(str(session_id))
+    for event in events:
+        if _irregularity_report(event):
+            from marking.tasks import irregularity_reported
+
+            irregularity_reported.delay_on_commit(str(session_id), event.event_id)
 
 
 def _refuse(session_id: uuid.UUID, problems: Sequence[Violation]) -> None:

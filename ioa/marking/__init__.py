@@ -10,6 +10,8 @@ evaluates it. API:
   :class:`MarkingResult` (a :class:`~ioa.marking.rules.LevelDecision` per target with its rules,
   signals and turns; weighted scores; flags; fairness metrics);
 * :func:`compute_scores` — scores for any set of levels (used after moderation overrides);
+* :func:`irregularity_reports` — proctors' irregularity reports judged by MRK-I01..I05 (what
+  they affect, which review they need), also for a report stored after marking;
 * :func:`krippendorff_alpha` — nominal, ordinal and interval alpha;
 * :func:`run_panel` — the optional LLM marking panel (two rounds) and its agreement statistics;
 * :func:`cohort_summary` — distributions, per-target counts and agreement, fairness measures.
@@ -28,8 +30,17 @@ from ioa.marking.config import (
 )
 from ioa.marking.errors import MarkingConfigError, MarkingError, PanelReplyError
 from ioa.marking.flags import INFO, REVIEW, Flag, compute_flags
+from ioa.marking.irregularities import (
+    ACADEMIC_INTEGRITY,
+    REVIEW_NOTE,
+    ROUTE_LABELS,
+    TECHNICAL,
+    IrregularityReport,
+    irregularity_reports,
+    when_text,
+)
 from ioa.marking.levels import LEVELS_DESCENDING, MAX_POINTS, Level
-from ioa.marking.log import MINIMUM_STREAM, READ_TYPES, SessionLog, read_log
+from ioa.marking.log import MINIMUM_STREAM, READ_TYPES, Irregularity, SessionLog, read_log
 from ioa.marking.marker import MarkingResult, Scores, TargetMark, compute_scores, mark, mark_log
 from ioa.marking.panel import (
     ChatClient,
@@ -41,6 +52,7 @@ from ioa.marking.panel import (
 from ioa.marking.rules import LevelDecision, RuleHit, SignalUse, decide_level
 
 __all__ = [
+    "ACADEMIC_INTEGRITY",
     "COMPILER_VERSION",
     "INFO",
     "LEVELS_DESCENDING",
@@ -48,8 +60,13 @@ __all__ = [
     "MINIMUM_STREAM",
     "READ_TYPES",
     "REVIEW",
+    "REVIEW_NOTE",
+    "ROUTE_LABELS",
+    "TECHNICAL",
     "ChatClient",
     "Flag",
+    "Irregularity",
+    "IrregularityReport",
     "Level",
     "LevelDecision",
     "MarkingConfig",
@@ -75,10 +92,12 @@ __all__ = [
     "compute_scores",
     "decide_level",
     "histogram",
+    "irregularity_reports",
     "krippendorff_alpha",
     "mark",
     "mark_log",
     "parse_reply",
     "read_log",
     "run_panel",
+    "when_text",
 ]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from ioa.marking.config import MarkingConfig, TargetScheme
+from ioa.marking.irregularities import irregularity_reports
 from ioa.marking.levels import Level
 from ioa.marking.log import Guardrail, SessionLog, Utterance
 from ioa.marking.rules import REVIEW_LOW_STT, REVIEW_WEAK_NEGATIVE, LevelDecision
@@ -58,7 +59,7 @@ MESSAGES: Final = {
     "incomplete_log": "The log has no exam_completed event",
     "proctor_intervention": "A proctor instruction interrupted the examiner",
     "proctor_skipped": "A proctor skipped the rest of this question",
-    "irregularity": "A proctor flagged an irregularity: {detail}",
+    "irregularity": "A proctor reported an irregularity",
     "time_extended": "A proctor extended the time",
     "untargeted_misconception": "A misconception was recorded without a target",
     REVIEW_LOW_STT: "The deciding evidence rests on speech heard with low STT confidence",
@@ -276,17 +277,9 @@ def _operational_flags(flags: _Flags) -> None:
             flags.add(
                 "proctor_intervention", node_id=node or log.node_at(seq), seqs=(seq,), review=False
             )
-    for seq, action, reason, node in log.proctor_actions:
+    for seq, action, _reason, node in log.proctor_actions:
         if action == "skip_node":
             flags.add("proctor_skipped", node_id=node, seqs=(seq,))
-        elif action == "flag_irregularity":
-            flags.add(
-                "irregularity",
-                node_id=node,
-                seqs=(seq,),
-                review=True,
-                detail=reason or "no reason given",
-            )
         elif action == "extend_time":
             flags.add("time_extended", node_id=node, seqs=(seq,), review=False)
     for misconception in log.misconceptions:
@@ -299,6 +292,20 @@ def _operational_flags(flags: _Flags) -> None:
             )
     if log.unreadable:
         flags.add("unreadable_events", node_id=None, keys=(), review=True)
+
+
+def _irregularity_flags(flags: _Flags) -> None:
+    """MRK-I01: every proctor's irregularity report is a ``review`` flag, whatever the levels
+    (its targets and message by MRK-I02..I05, ``ioa.marking.irregularities``)."""
+    for report in irregularity_reports(flags.config, flags.log, tuple(flags.decisions)):
+        flags.add(
+            "irregularity",
+            node_id=report.node_id,
+            seqs=(report.seq,),
+            keys=report.target_keys,
+            review=True,
+            message=report.message,
+        )
 
 
 def _completion_flags(flags: _Flags) -> None:
@@ -346,6 +353,7 @@ def compute_flags(
     _guardrail_flags(flags)
     _spoken_audit(flags)
     _operational_flags(flags)
+    _irregularity_flags(flags)
     _completion_flags(flags)
     for key, decision in decisions.items():
         target = config.target(key)

@@ -8,7 +8,9 @@
   ``transition_decision``, ``guardrail_triggered``, ``hesitation_detected``,
   ``self_correction_detected``, ``exam_completed`` — from which every level is decided;
 * the other marking-audience types of our protocol (``misconception_detected``,
-  ``exam_state_changed``, ``proctor_instruction``);
+  ``exam_state_changed``, ``proctor_instruction``, ``proctor_action``); a proctor's
+  ``flag_irregularity`` report is kept whole (:class:`Irregularity`: when, who, category,
+  reason, node) for the irregularity rules (``docs/spec/marking.md`` §5.1);
 * for **flags only**, never for levels: ``recovery_started`` / ``recovery_resolved`` and
   ``system_error`` (persisted for operations; a technical recovery that affected the candidate
   must reach the marker, ``docs/spec/marking.md`` §5).
@@ -198,6 +200,26 @@ class Visit:
 
 
 @dataclass(frozen=True, slots=True)
+class Irregularity:
+    """A proctor's irregularity report (``proctor_action`` with ``action: flag_irregularity``)."""
+
+    seq: int
+    event_id: str
+    timestamp: str
+    """The envelope's ``timestamp`` as stored (ISO 8601, UTC ``…Z``)."""
+    category: str | None
+    """``environment``, ``candidate``, ``staff``, ``technical``; None in logs from before
+    categories existed."""
+    actor: str
+    """Who reported it: the proctor's id (``user:<id>``)."""
+    reason: str
+    node_id: str | None
+    """The node the session was in (the payload's ``nodeId``, else the node open at ``seq``)."""
+    after_completion: bool
+    """Stored after ``exam_completed``: the node is only the last one the session was in."""
+
+
+@dataclass(frozen=True, slots=True)
 class StateChange:
     from_state: str
     to_state: str
@@ -229,6 +251,8 @@ class SessionLog:
     """(seq, mode, status, node) of each ``proctor_instruction`` event."""
     proctor_actions: list[tuple[int, str, str, str | None]] = field(default_factory=list)
     """(seq, action, reason, node) of each ``proctor_action`` event."""
+    irregularities: list[Irregularity] = field(default_factory=list)
+    """Every ``flag_irregularity`` report, in seq order."""
     transitions: list[tuple[int, str, str, str]] = field(default_factory=list)
     """(seq, from, to, reason) of each ``transition_decision``."""
     completed: dict[str, Any] | None = None
@@ -291,7 +315,9 @@ def _original_text(payload: Mapping[str, Any]) -> str | None:
     return match.group(1) if match else None
 
 
-def _apply(log: SessionLog, kind: str, seq: int, p: Mapping[str, Any]) -> None:
+def _apply(
+    log: SessionLog, kind: str, seq: int, p: Mapping[str, Any], event: Mapping[str, Any]
+) -> None:
     if kind == "transcript_final":
         turn = Turn(
             turn_id=str(p["turnId"]),
@@ -482,14 +508,23 @@ def _apply(log: SessionLog, kind: str, seq: int, p: Mapping[str, Any]) -> None:
         )
     elif kind == "proctor_action":
         node = p.get("nodeId")
-        log.proctor_actions.append(
-            (
-                seq,
-                str(p.get("action", "")),
-                str(p.get("reason") or ""),
-                str(node) if node else log.node_at(seq),
+        action = str(p.get("action", ""))
+        at: str | None = str(node) if node else log.node_at(seq)
+        log.proctor_actions.append((seq, action, str(p.get("reason") or ""), at))
+        if action == "flag_irregularity":
+            category = p.get("category")
+            log.irregularities.append(
+                Irregularity(
+                    seq=seq,
+                    event_id=str(event.get("eventId", "")),
+                    timestamp=str(event.get("timestamp", "")),
+                    category=str(category) if category else None,
+                    actor=str(p.get("actor", "")),
+                    reason=str(p.get("reason") or ""),
+                    node_id=at,
+                    after_completion=log.completed_seq is not None and seq > log.completed_seq,
+                )
             )
-        )
     elif kind == "transition_decision":
         log.transitions.append(
             (
@@ -522,7 +557,7 @@ def read_log(events: Iterable[Mapping[str, Any]]) -> SessionLog:
             log.unreadable += 1
             continue
         try:
-            _apply(log, str(kind), seq, payload)
+            _apply(log, str(kind), seq, payload, event)
         except (KeyError, TypeError, ValueError):
             log.unreadable += 1
     return log

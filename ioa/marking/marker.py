@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from ioa.marking.config import MarkingConfig, TargetScheme
 from ioa.marking.flags import REVIEW, Flag, compute_flags
+from ioa.marking.irregularities import IrregularityReport, irregularity_reports
 from ioa.marking.levels import Level
 from ioa.marking.log import SessionLog, read_log
 from ioa.marking.rules import LevelDecision, decide_level
@@ -79,6 +80,8 @@ class MarkingResult:
     metrics: dict[str, Any]
     transcript: tuple[dict[str, Any], ...] = field(default=())
     compiler_version: str = ""
+    irregularities: tuple[IrregularityReport, ...] = field(default=())
+    """Proctors' irregularity reports (MRK-I01..I05), in seq order."""
 
     @property
     def needs_review(self) -> bool:
@@ -88,8 +91,10 @@ class MarkingResult:
         return {t.key: t.level for t in self.targets}
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON, stable key and list order (canonical-JSON ready)."""
-        return {
+        """Plain JSON, stable key and list order (canonical-JSON ready). ``irregularities`` is
+        present only when a proctor reported one, so the results of sessions without a report
+        keep the bytes (and stored checksums) of earlier versions of the marker."""
+        document = {
             "resultVersion": RESULT_VERSION,
             "compilerVersion": self.compiler_version,
             "sessionId": self.session_id,
@@ -103,6 +108,9 @@ class MarkingResult:
             "metrics": self.metrics,
             "transcript": list(self.transcript),
         }
+        if self.irregularities:
+            document["irregularities"] = [r.to_dict() for r in self.irregularities]
+        return document
 
 
 def _target_dict(mark: TargetMark) -> dict[str, Any]:
@@ -300,6 +308,7 @@ def mark_log(
         metrics=session_metrics(config, log),
         transcript=_transcript(log) if with_transcript else (),
         compiler_version=config.compiler_version,
+        irregularities=irregularity_reports(config, log, tuple(decisions)),
     )
 
 

@@ -88,6 +88,30 @@ class MarkSummarySerializer(serializers.Serializer):
     markedAt = serializers.DateTimeField(source="created_at")
 
 
+def _irregularity(item: dict[str, Any]) -> dict[str, Any]:
+    """A proctor's irregularity report as the API gives it (staff only, like the whole area)."""
+    proctor = item["proctor"]
+    return {
+        "eventId": item["eventId"],
+        "seq": item["seq"],
+        "reportedAt": item["timestamp"],
+        "category": item["category"],
+        "actor": item["actor"],
+        "proctor": UserSerializer(proctor).data if proctor is not None else None,
+        "reason": item["reason"],
+        "nodeId": item["nodeId"],
+        "nodeTitle": item["nodeTitle"],
+        "afterCompletion": item["afterCompletion"],
+        "route": item["route"],
+        "targetKeys": item["targetKeys"],
+        "affectedTurnIds": item["affectedTurnIds"],
+        "message": item["message"],
+        "afterMarking": item["afterMarking"],
+        "afterLock": item["afterLock"],
+        "recordedAt": item["recordedAt"],
+    }
+
+
 def _detail(mark: SessionMark) -> dict[str, Any]:
     view = selectors.mark_view(mark)
     panel = view["panel"]
@@ -113,11 +137,14 @@ def _detail(mark: SessionMark) -> dict[str, Any]:
                 "learningOutcomes": t["outcomes"],
                 "descriptor": t["descriptor"],
                 "flags": t["flags"],
+                "irregularitySeqs": [i["seq"] for i in t["irregularities"]],
+                "affectedTurnIds": t["affectedTurnIds"],
                 "panel": t["panel"],
             }
             for t in view["targets"]
         ],
         "flags": view["flags"],
+        "irregularities": [_irregularity(i) for i in view["irregularities"]],
         "metrics": view["metrics"],
         "panel": (
             {
@@ -375,6 +402,7 @@ class ReportApi(APIView):
                     for t in view["targets"]
                 ],
                 "flags": view["flags"],
+                "irregularities": [_irregularity(i) for i in view["irregularities"]],
                 "metrics": view["metrics"],
                 "reproducible": services.verify_marks(mark),
             }

@@ -316,3 +316,43 @@ def completed_session(
     events = drive(document, str(session.pk), PROFILES[profile]())
     store_session(session, events)
     return session
+
+
+def completed_session_with_report(
+    *,
+    version: Any,
+    candidate: Any,
+    category: str,
+    reason: str,
+    actor: str = "user:1",
+    node: str = "q-dijkstra",
+    profile: str = "strong",
+) -> tuple[Any, EventEnvelope]:
+    """A stored, completed session in which a proctor reported an irregularity at ``node``
+    (two events after entering it, as the controller records it: ``nodeId`` set), marked on
+    commit; returns the session and the report's envelope."""
+    import json
+
+    from ioa.events import EventFactory, EventSource
+    from ioa.events import payloads as p
+    from sessions.models import ExamSession, Sitting
+
+    sitting, _ = Sitting.objects.get_or_create(
+        version=version, title="Marking tests", defaults={"created_by": version.published_by}
+    )
+    session = ExamSession.objects.create(sitting=sitting, candidate=candidate)
+    events = drive(json.loads(version.canonical_json), str(session.pk), PROFILES[profile]())
+    at = next(
+        i
+        for i, e in enumerate(events)
+        if e.type == "node_entered" and getattr(e.payload, "nodeId", None) == node
+    )
+    stamp = datetime.fromisoformat(events[at + 2].timestamp.replace("Z", "+00:00"))
+    make = EventFactory(session_id=str(session.pk), source=EventSource.SYSTEM, clock=lambda: stamp)
+    reported = make(
+        p.ProctorActionTaken(
+            actor=actor, action="flag_irregularity", category=category, reason=reason, nodeId=node
+        )
+    )
+    store_session(session, [*events[: at + 3], reported, *events[at + 3 :]])
+    return session, reported

@@ -145,3 +145,37 @@ def test_reports_exports_cohort_and_scheme(make_session: Any, author: Any) -> No
         api(AuthorFactory()).get(f"/api/v1/marking/versions/{version}/cohort/").status_code == 404
     )
     assert SessionMark.objects.count() == 2
+
+
+def test_irregularities_in_the_detail_and_the_report(make_session: Any, author: Any) -> None:
+    from sessions.proctoring import action_perform
+
+    session = make_session("strong")
+    proctor = ProctorFactory()
+    action_perform(
+        session=session,
+        user=proctor,
+        action="flag_irregularity",
+        category="staff",
+        reason="The invigilator answered a question.",
+    )
+    base = f"/api/v1/marking/sessions/{session.pk}"
+    body = api(author).get(f"{base}/").json()
+    assert body["state"] == "needs_review" and body["reviewFlags"] == 1
+    (item,) = body["irregularities"]
+    assert item["category"] == "staff" and item["route"] == "review_note"
+    assert item["actor"] == f"user:{proctor.pk}"
+    assert item["proctor"] == {"username": proctor.username, "name": proctor.name}
+    assert item["reason"] == "The invigilator answered a question."
+    assert item["afterCompletion"] and item["afterMarking"] and not item["afterLock"]
+    assert item["reportedAt"].endswith("Z") and item["recordedAt"]
+    assert all(item["seq"] in t["irregularitySeqs"] for t in body["targets"])
+    assert any(f["code"] == "irregularity" for f in body["flags"])
+    report = api(author).get(f"{base}/report/").json()
+    assert [i["eventId"] for i in report["irregularities"]] == [item["eventId"]]
+    assert report["reproducible"] is True
+    rows = list(csv.reader(io.StringIO(api(author).get(f"{base}/export.csv").content.decode())))
+    header, row = rows
+    assert row[header.index("irregularities")] == "1"
+    assert row[header.index("irregularity_categories")] == "staff"
+    assert api(session.candidate).get(f"{base}/").status_code == 403

@@ -168,6 +168,30 @@ class Log:
             **extra,
         )
 
+    def irregularity(
+        self,
+        category: str | None,
+        reason: str = "",
+        *,
+        actor: str = "user:7",
+        at: str = "2026-01-05T09:04:05.123Z",
+        node: str | None = "current",
+    ) -> int:
+        """A proctor's ``flag_irregularity`` report stored at ``at`` (``node="current"``: the
+        node the log is in, as the controller records it; None: no ``nodeId``)."""
+        payload: dict[str, Any] = {"actor": actor, "action": "flag_irregularity"}
+        if reason:
+            payload["reason"] = reason
+        if category is not None:
+            payload["category"] = category
+        where = self.node if node == "current" else node
+        if where is not None:
+            payload["nodeId"] = where
+        seq = self.add("proctor_action", **payload)
+        self.events[-1]["timestamp"] = at
+        self.events[-1]["source"] = "system"
+        return seq
+
     def complete(self, reason: str = "all_nodes_visited") -> Log:
         if self.node is not None:
             self.exit()

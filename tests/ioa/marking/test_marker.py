@@ -29,6 +29,56 @@ def test_marking_the_same_log_twice_gives_identical_bytes(profile: str) -> None:
     assert first == second
 
 
+def with_irregularities(events: list[dict]) -> list[dict]:
+    """``events`` with two proctor reports re-sequenced in: a technical one at the first
+    assessed question and a candidate one after the exam ended (as a late report is stored)."""
+    entered = next(
+        i
+        for i, e in enumerate(events)
+        if e["type"] == "node_entered" and e["payload"]["nodeId"] == "q-dijkstra"
+    )
+
+    def report(category: str, reason: str, node: str | None) -> dict:
+        payload = {"type": "proctor_action", "actor": "user:3", "action": "flag_irregularity"}
+        payload |= {"category": category, "reason": reason}
+        if node:
+            payload["nodeId"] = node
+        return {
+            **events[entered],
+            "eventId": f"irr-{category}",
+            "type": "proctor_action",
+            "source": "system",
+            "payload": payload,
+        }
+
+    out = [
+        *events[: entered + 3],
+        report("technical", "Audio dropped.", "q-dijkstra"),
+        *events[entered + 3 :],
+        report("candidate", "Phone on the desk.", None),
+    ]
+    return [{**e, "seq": seq} for seq, e in enumerate(out, start=1)]
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_irregularities_send_to_review_deterministically_and_never_change_a_level(
+    profile: str,
+) -> None:
+    events = log(profile)
+    reported = with_irregularities(events)
+    first = mark(CONFIG, reported)
+    again = mark(CONFIG, json.loads(json.dumps(reported)))
+    assert canonical_json(first.to_dict()) == canonical_json(again.to_dict())
+    clean = mark(CONFIG, events)
+    assert first.levels() == clean.levels() and first.scores == clean.scores
+    assert first.needs_review
+    codes = [(f.code, f.severity) for f in first.flags if f.code == "irregularity"]
+    assert codes == [("irregularity", "review")] * 2
+    technical, candidate = first.to_dict()["irregularities"]
+    assert technical["route"] == "technical" and technical["affectedTurnIds"]
+    assert candidate["afterCompletion"] and candidate["route"] == "academic_integrity"
+
+
 def test_the_minimum_stream_alone_decides_the_levels() -> None:
     events = log("mixed")
     full = mark(CONFIG, events)
