@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 
@@ -215,6 +216,13 @@ if DEBUG and not os.environ.get("EMAIL_HOST", "").strip():
 VIVA_PROCTOR_ACTION_TIMEOUT_SECONDS = float(
     os.environ.get("VIVA_PROCTOR_ACTION_TIMEOUT_SECONDS", "10")
 )
+# Heartbeat of the session event sockets (sessions.consumers); a candidate socket that misses two
+# is no longer counted as connected (sessions.presence).
+VIVA_WS_HEARTBEAT_SECONDS = float(os.environ.get("VIVA_WS_HEARTBEAT_SECONDS", "15"))
+# A candidate without a connection this long during a running exam raises an overview alert.
+VIVA_CANDIDATE_DISCONNECT_ALERT_SECONDS = float(
+    os.environ.get("VIVA_CANDIDATE_DISCONNECT_ALERT_SECONDS", "20")
+)
 
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
@@ -237,6 +245,12 @@ SECURE_CSP = {
     "frame-ancestors": [CSP.NONE],
     "form-action": [CSP.SELF],
 }
+# LiveKit (docs/voice.md): besides the signalling WebSocket (ws:/wss: above), livekit-client asks
+# the server's HTTP side why a connection failed (/rtc/validate). Allow that origin when one is set.
+_livekit_url = urlsplit(os.environ.get("VIVA_LIVEKIT_URL", "").strip())
+if _livekit_url.scheme in {"ws", "wss", "http", "https"} and _livekit_url.netloc:
+    _livekit_http = "https" if _livekit_url.scheme in {"wss", "https"} else "http"
+    SECURE_CSP["connect-src"].append(f"{_livekit_http}://{_livekit_url.netloc}")
 X_FRAME_OPTIONS = "DENY"
 SECURE_REFERRER_POLICY = "same-origin"
 if not DEBUG:

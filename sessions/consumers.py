@@ -22,6 +22,11 @@ events (``payload.lastSeq``, ``payload.intervalSec``) sent every ``VIVA_WS_HEART
 (:data:`JOIN_RECHECK_SECONDS`) and before each periodic heartbeat, the consumer reads the
 session's head and sends anything the live stream did not bring (publishing after commit is
 best effort, the store is authoritative).
+
+Presence (``sessions.presence``): a candidate's socket is counted in the session's presence once
+it is live, kept counted at each heartbeat and counted out when it closes
+(``sessions.presence_tracking``). A proctor's socket gets ``{"kind": "presence", "presence":
+{...}}`` after ``caught_up`` and whenever the candidate's connection changes.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import uuid
 from typing import Any
 from urllib.parse import parse_qs
 
+from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
@@ -40,6 +46,8 @@ from ioa.events import Audience, EventFactory, EventSource
 from ioa.events.payloads import Heartbeat
 from sessions.broadcast import COALESCE_SECONDS, MEMBERSHIP_TTL, group_name
 from sessions.models import ExamSession
+from sessions.presence import Presence, alert_ms, now_ms
+from sessions.presence_tracking import CandidateSocket, presence_view
 from sessions.selectors import audience_for, events_after, session_for_user
 
 JOIN_RECHECK_SECONDS = MEMBERSHIP_TTL + COALESCE_SECONDS + 0.25
@@ -72,6 +80,7 @@ class SessionEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     group: str | None = None
     last_seq: int = 0
     _heartbeat: asyncio.Task[None] | None = None
+    _presence: CandidateSocket | None = None
 
     @property
     def heartbeat_seconds(self) -> float:
@@ -108,12 +117,20 @@ class SessionEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             {"kind": "caught_up", "lastSeq": self.last_seq, "audience": self.audience.value}
         )
         self._heartbeat = asyncio.create_task(self._beat())
+        if self.audience is Audience.CANDIDATE:
+            self._presence = CandidateSocket(self.session_id, self.channel_name, self.channel_layer)
+            await self._presence.opened()
+        else:
+            view = await sync_to_async(presence_view, thread_sensitive=False)(self.session_id)
+            await self.send_json({"kind": "presence", "presence": view})
 
     async def disconnect(self, code: int) -> None:
         if self._heartbeat is not None:
             self._heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._heartbeat
+        if self._presence is not None:
+            await self._presence.closed(code)
         if self.group is not None:
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
@@ -167,6 +184,14 @@ class SessionEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
                     await self.send_json({"kind": "event", "event": event})
             self.last_seq = through
 
+    async def session_presence(self, message: dict[str, Any]) -> None:
+        """The candidate's connection changed (``sessions.presence_tracking``; proctor group
+        only): a ``presence`` frame."""
+        if self.audience is Audience.CANDIDATE:
+            return
+        found = Presence.from_wire(message["presence"])
+        await self.send_json({"kind": "presence", "presence": found.view(now_ms(), alert_ms())})
+
     async def _catch_up(self, *, until: int) -> None:
         """Send stored events in ``(last_seq, until]`` this audience may see; all of them are
         committed, because ``until`` is a committed head or precedes a published seq. Callers
@@ -196,6 +221,8 @@ class SessionEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         await self._repair()
         while True:
             await asyncio.sleep(self.heartbeat_seconds)
+            if self._presence is not None:
+                await self._presence.alive()
             await self._repair()
             await self._send_heartbeat()
 

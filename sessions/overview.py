@@ -10,8 +10,9 @@ returns the alerts an event raised, so the same class serves the snapshot (folde
 store) and the live stream (``sessions.proctor_consumers``).
 
 Journey facts that are not events (invited, identity confirmed) come from the session row;
-the bot's health from its lease (``bot.models.BotLease``). :func:`row` assembles the JSON a
-client gets; :func:`sitting_views` builds every view of a sitting with two queries.
+the bot's health from its lease (``bot.models.BotLease``); the candidate's connection from
+``sessions.presence``. :func:`row` assembles the JSON a client gets; :func:`sitting_views`
+builds every view of a sitting with two queries.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from django.utils import timezone
 
 from bot.models import BotLease
 from ioa.events import TERMINAL_STATES
+from sessions import presence as presence_
 from sessions.models import ExamSession, SessionEvent, Sitting
 
 RELEVANT_TYPES: Final = (
@@ -343,10 +345,15 @@ def row(
     bot: BotHealth,
     now_ms: int | None = None,
     url: str | None = None,
+    presence: presence_.Presence | None = None,
 ) -> dict[str, Any]:
     """The overview row of one session (JSON; the client ticks the clocks from ``asOf``).
-    ``url`` saves a ``reverse`` when the caller knows the session's page already."""
+    ``url`` saves a ``reverse`` when the caller knows the session's page already;
+    ``presence`` (the candidate's connection, ``candidateConnection``) a cache read when the
+    caller has read it for many sessions at once."""
     now = now_ms if now_ms is not None else epoch_ms(timezone.now())
+    if presence is None:
+        presence = presence_.presence_for([session.pk])[str(session.pk)]
     status = view.status(
         invited=session.invited_at is not None,
         journey_started=session.identity_confirmed_at is not None,
@@ -380,6 +387,7 @@ def row(
         "botRestarts": view.bot_restarts,
         "handRaised": view.hand_raised_ms is not None,
         "health": _health(view, status, bot, now),
+        "candidateConnection": presence_.row_view(presence, view.exam_state, now),
         "bot": bot.state,
         "lastSeq": view.last_seq,
         "lastEventAt": iso(view.last_event_ms),

@@ -21,6 +21,13 @@ leases and any events the live stream did not bring (publishing is best effort; 
 authoritative; a gap still there at the next refresh is read from the store). The only client
 frame is ``{"kind": "ping"}``, answered with
 ``{"kind": "pong", "asOf"}``.
+
+The candidate's connection (``sessions.presence``) is read with the roster and updated by the
+``session.presence`` messages of ``sessions.presence_tracking``; a candidate offline too long
+during a running exam raises a ``disconnected`` alert, at the moment it is due (a timer per
+session), and when they come back (or the exam ends)::
+
+    {"kind": "alert_cleared", "id": "...", "sessionId": "..."}
 """
 
 from __future__ import annotations
@@ -31,12 +38,13 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, Final
 
+from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.utils import timezone
 
 from ioa.events import Audience
-from sessions import overview
+from sessions import overview, presence
 from sessions.broadcast import group_name
 from sessions.models import ExamSession, Sitting
 from sessions.scheduling import sitting_group
@@ -78,6 +86,11 @@ class SittingOverviewConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     _dirty: set[str]
     _flush: asyncio.Task[None] | None = None
     _refresh: asyncio.Task[None] | None = None
+    presences: dict[str, presence.Presence]
+    _offline: presence.DisconnectAlerts
+    _checks: dict[str, asyncio.Task[None]]
+    _told: dict[str, int]
+    """Presence messages received per session (a roster read older than one is not applied)."""
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -96,6 +109,8 @@ class SittingOverviewConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self._sent: dict[str, tuple[Any, ...]] = {}
         self._urls: dict[str, str] = {}
         self._behind: dict[str, int] = {}
+        self.presences, self._checks, self._told = {}, {}, {}
+        self._offline = presence.DisconnectAlerts(presence.alert_ms())
         self._lock = asyncio.Lock()
         await self.channel_layer.group_add(sitting_group(self.sitting_id), self.channel_name)
         await self.accept()
@@ -109,7 +124,10 @@ class SittingOverviewConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
                 "kind": "snapshot",
                 "rows": rows,
                 "alerts": sorted(
-                    (a for v in self.views.values() for a in v.alerts),
+                    [
+                        *(a for v in self.views.values() for a in v.alerts),
+                        *self._offline.active.values(),
+                    ],
                     key=lambda a: str(a["at"]),
                     reverse=True,
                 ),
@@ -119,7 +137,7 @@ class SittingOverviewConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self._refresh = asyncio.create_task(self._refresher())
 
     async def disconnect(self, code: int) -> None:
-        for task in (self._refresh, self._flush):
+        for task in (self._refresh, self._flush, *getattr(self, "_checks", {}).values()):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -148,6 +166,10 @@ class SittingOverviewConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         is read outside the lock, so live events are not held up by a refresh."""
         roster = await database_sync_to_async(_roster)(self.sitting_id)
         health = await database_sync_to_async(overview.bot_health)([s.pk for s in roster])
+        told = dict(self._told)
+        present = await sync_to_async(presence.presence_for, thread_sensitive=False)(
+            [s.pk for s in roster]
+        )
         new = [s for s in roster if str(s.pk) not in self._joined]
         for session in new:  # join before reading, so nothing falls between them
             await self.channel_layer.group_add(
@@ -167,8 +189,16 @@ class SittingOverviewConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
                     self._dirty.add(key)
                 if health.get(key) != self.health.get(key):
                     self._dirty.add(key)
+                if self._told.get(key) != told.get(key):  # a message came during the read
+                    present[key] = self.presences.get(key, present[key])
+                if present.get(key) != self.presences.get(key):
+                    self._dirty.add(key)
                 await self._repair(key, session)
             self.health = health
+            self.presences = present
+            now = overview.epoch_ms(timezone.now())
+            for session in roster:
+                await self._check_offline(str(session.pk), now, send=send)
             if send:
                 self._schedule_flush()
             else:
@@ -221,6 +251,7 @@ class SittingOverviewConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
                 # the exam moved on, so a bot runs it now: read its lease at once
                 found = await database_sync_to_async(overview.bot_health)([key])
                 self.health[key] = found.get(key, overview.BotHealth())
+            await self._check_offline(key, overview.epoch_ms(timezone.now()), send=True)
             self._dirty.add(key)
             self._schedule_flush()
 
@@ -228,6 +259,50 @@ class SittingOverviewConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         for event in events:
             for alert in view.apply(event):
                 await self.send_json({"kind": "alert", "alert": alert})
+
+    # --- the candidate's connection ----------------------------------------------------------
+
+    async def session_presence(self, message: Mapping[str, Any]) -> None:
+        """The candidate's connection changed (``sessions.presence_tracking``)."""
+        key = str(message["sessionId"])
+        async with self._lock:
+            if key not in self.sessions:
+                return
+            self.presences[key] = presence.Presence.from_wire(message["presence"])
+            self._told[key] = self._told.get(key, 0) + 1
+            await self._check_offline(key, overview.epoch_ms(timezone.now()), send=True)
+            self._dirty.add(key)
+            self._schedule_flush()
+
+    async def _check_offline(self, key: str, now: int, *, send: bool) -> None:
+        """Raise or clear the session's disconnection alert; look again when one falls due.
+        Callers hold ``_lock`` (or run before the socket is live)."""
+        view = self.views.get(key)
+        if view is None:
+            return
+        found = self.presences.get(key, presence.Presence())
+        raised, cleared, check_at = self._offline.update(key, view.exam_state, found, now)
+        if send and cleared is not None:
+            await self.send_json({"kind": "alert_cleared", "id": cleared["id"], "sessionId": key})
+        if send and raised is not None:
+            await self.send_json({"kind": "alert", "alert": raised})
+        pending = self._checks.pop(key, None)
+        if pending is not None and pending is not asyncio.current_task():
+            pending.cancel()
+        if check_at is not None:
+            delay = max(0.0, (check_at - now) / 1000) + 0.01
+            self._checks[key] = asyncio.create_task(self._check_later(key, delay))
+
+    async def _check_later(self, key: str, delay: float) -> None:
+        """When a disconnection alert falls due: the row turns "disconnected", the alert goes
+        out."""
+        await asyncio.sleep(delay)
+        async with self._lock:
+            if self._checks.get(key) is asyncio.current_task():
+                del self._checks[key]
+            await self._check_offline(key, overview.epoch_ms(timezone.now()), send=True)
+            self._dirty.add(key)
+            self._schedule_flush()
 
     # --- sending -----------------------------------------------------------------------------
 
@@ -238,6 +313,7 @@ class SittingOverviewConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             self.health.get(key, overview.BotHealth()),
             now,
             self._urls.get(key),
+            presence=self.presences.get(key, presence.Presence()),
         )
 
     def _changed(self, row: dict[str, Any], now: int) -> bool:

@@ -27,7 +27,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
@@ -35,9 +35,10 @@ from django.views.decorators.http import require_http_methods, require_POST
 from accounts.access import area_required
 from accounts.roles import Area
 from publishing.models import PublishedVersion
-from sessions import overview, proctoring, scheduling, session_detail
-from sessions.exam_room import accommodations_set, exam_structure, voice_transport
+from sessions import overview, presence, proctoring, scheduling, session_detail
+from sessions.exam_room import accommodations_set, exam_structure
 from sessions.models import ExamSession, Sitting
+from sessions.proctor_listen import listen_in
 
 FILTERS = [
     ("all", "All candidates"),
@@ -80,24 +81,37 @@ def _rows(sitting: Sitting) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
     sessions = overview.sitting_sessions(sitting)
     views = overview.sitting_views(sessions)
     health = overview.bot_health(s.pk for s in sessions)
+    present = presence.presence_for(s.pk for s in sessions)
     rows = [
-        overview.row(s, views[str(s.pk)], health.get(str(s.pk), overview.BotHealth()))
+        overview.row(
+            s,
+            views[str(s.pk)],
+            health.get(str(s.pk), overview.BotHealth()),
+            presence=present[str(s.pk)],
+        )
         for s in sessions
     ]
+    offline = presence.disconnect_alerts(
+        {k: v.exam_state for k, v in views.items()}, present, presence.now_ms()
+    )
     alerts = sorted(
-        (a for v in views.values() for a in v.alerts), key=lambda a: a["at"], reverse=True
+        [*(a for v in views.values() for a in v.alerts), *offline],
+        key=lambda a: a["at"],
+        reverse=True,
     )
     return rows, alerts
 
 
 def needs_attention(row: dict[str, Any]) -> bool:
     """Rows the "Needs attention" filter keeps: a raised hand, a candidate waiting for the
-    proctor's start, a recovery, a lost or unstable connection, an aborted exam."""
+    proctor's start, a recovery, a lost or unstable connection (the bot's, or the candidate's
+    gone too long during the exam), an aborted exam."""
     return bool(
         row["handRaised"]
         or row["examState"] == "ready"
         or row["status"] in ("recovering", "aborted")
         or row["health"] in ("lost", "unstable")
+        or row["candidateConnection"]["alert"]
     )
 
 
@@ -210,6 +224,7 @@ def sitting_overview(request: HttpRequest, sitting_id: uuid.UUID) -> HttpRespons
         row["elapsedText"] = minutes_text(row["elapsedMs"])
         row["examLeftText"] = minutes_text(row["examRemainingMs"])
         row["nodeLeftText"] = minutes_text(row["nodeRemainingMs"])
+        row["candidateText"] = presence.describe(row["candidateConnection"])
     context = {
         "sitting": sitting,
         "rows": _filtered(rows, show, query),
@@ -353,16 +368,6 @@ def session_accommodations(request: HttpRequest, session_id: uuid.UUID) -> HttpR
 # --- one session ----------------------------------------------------------------------------------
 
 
-def _listen_url(session: ExamSession) -> str | None:
-    """The listen-only LiveKit token URL for a LiveKit voice session, else ``None``."""
-    if session.exam_mode != "voice" or voice_transport() != "livekit":
-        return None
-    try:
-        return reverse("voice:livekit-token", kwargs={"session_id": session.pk})
-    except NoReverseMatch:
-        return None
-
-
 @never_cache
 @area_required(Area.PROCTOR)
 def session_view(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
@@ -372,6 +377,7 @@ def session_view(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
     (view,) = overview.sitting_views([session]).values()
     health = overview.bot_health([session.pk]).get(str(session.pk), overview.BotHealth())
     summary = overview.row(session, view, health)
+    listen = listen_in(session, request.user)
     config = {
         "sessionId": str(session.pk),
         "socketPath": f"/ws/sessions/{session.pk}/events/",
@@ -380,13 +386,16 @@ def session_view(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
         "examinerName": structure.examiner_name,
         "candidateName": session.candidate.name,
         "outline": session_detail.package_outline(session),
-        "listenUrl": _listen_url(session),
+        "listenUrl": listen.token_url,
         "summary": summary,
     }
     context = {
         "session": session,
         "sitting": session.sitting,
         "summary": summary,
+        "candidate_connection": presence.describe(summary["candidateConnection"]),
+        "listen": listen,
+        "examiner_name": structure.examiner_name,
         "config": config,
         "categories": proctoring.CATEGORIES,
         "requests": proctoring.requests_for(session, limit=20),

@@ -623,6 +623,38 @@ class ProctorActionTaken(Payload):
         return self
 
 
+CloseCode = Annotated[int, Field(ge=1000, le=4999)]
+"""A WebSocket close code (RFC 6455 §7.4: 1000-2999 protocol, 3000-4999 applications)."""
+
+
+class CandidateConnectionChanged(Payload):
+    """The candidate's exam room connection came or went while the exam was running: the first
+    of the candidate's sockets opened when none was open (``connected``), or the last one
+    closed (``disconnected``). Written by the web tier, not the controller, which ignores it;
+    for the proctor and the record only (docs/proctoring.md).
+
+    ``reconnects`` counts the candidate's returns after their first connection, this one
+    included. ``offlineMs`` (``connected`` only) is how long the exam room had been without a
+    connection, when known (also after a server crash, when no ``disconnected`` was written);
+    ``closeCode`` (``disconnected`` only) is the WebSocket close code (1001: the page was
+    left; 1006: the connection broke).
+    """
+
+    type: Literal["candidate_connection_changed"] = "candidate_connection_changed"
+    status: Literal["connected", "disconnected"]
+    reconnects: Count
+    offlineMs: Count | None = None
+    closeCode: CloseCode | None = None
+
+    @model_validator(mode="after")
+    def _fields_of_the_status(self) -> Self:
+        if self.status == "connected" and self.closeCode is not None:
+            raise ValueError("closeCode belongs to disconnected only")
+        if self.status == "disconnected" and self.offlineMs is not None:
+            raise ValueError("offlineMs belongs to connected only")
+        return self
+
+
 EventPayload = Annotated[
     BotReady
     | NodeEntered
@@ -648,7 +680,8 @@ EventPayload = Annotated[
     | ProctorInstruction
     | Heartbeat
     | UsageReported
-    | ProctorActionTaken,
+    | ProctorActionTaken
+    | CandidateConnectionChanged,
     Field(discriminator="type"),
 ]
 """Any event payload, discriminated by ``type``."""

@@ -230,6 +230,12 @@ REGISTRY: Final[Mapping[EventType, EventTypeSpec]] = {
                 {"pause", "resume", "extend_time", "terminate", "skip_node", "authorise_start"},
             ),
         ),
+        _spec(
+            T.CANDIDATE_CONNECTION_CHANGED,
+            p.CandidateConnectionChanged,
+            {P, S},
+            "candidate's exam room connected or disconnected during the exam",
+        ),
     )
 }
 """Every event type, in :class:`EventType` order."""

@@ -40,6 +40,7 @@ class EventType(StrEnum):
     HEARTBEAT = "heartbeat"
     USAGE_REPORTED = "usage_reported"
     PROCTOR_ACTION = "proctor_action"
+    CANDIDATE_CONNECTION_CHANGED = "candidate_connection_changed"
 
 
 CHAPTER_EVENT_TYPES: Final = tuple(EventType)[:17]

@@ -32,7 +32,7 @@ from accounts.access import AreaPermission
 from accounts.roles import Area
 from config.api.pagination import StandardPagination
 from publishing.models import PublishedVersion
-from sessions import overview, proctoring, scheduling, session_detail
+from sessions import overview, presence, proctoring, scheduling, session_detail
 from sessions.exam_room import accommodations_set
 from sessions.models import ExamSession, ProctorActionRequest, Sitting
 
@@ -66,8 +66,14 @@ def _error(code: str, message: str, http: int, **details: Any) -> Response:
 def _rows(sessions: list[ExamSession]) -> list[dict[str, Any]]:
     views = overview.sitting_views(sessions)
     health = overview.bot_health(s.pk for s in sessions)
+    present = presence.presence_for(s.pk for s in sessions)
     return [
-        overview.row(s, views[str(s.pk)], health.get(str(s.pk), overview.BotHealth()))
+        overview.row(
+            s,
+            views[str(s.pk)],
+            health.get(str(s.pk), overview.BotHealth()),
+            presence=present[str(s.pk)],
+        )
         for s in sessions
     ]
 
@@ -166,12 +172,23 @@ class OverviewApi(APIView):
         sessions = overview.sitting_sessions(sitting)
         views = overview.sitting_views(sessions)
         health = overview.bot_health(s.pk for s in sessions)
+        present = presence.presence_for(s.pk for s in sessions)
         rows = [
-            overview.row(s, views[str(s.pk)], health.get(str(s.pk), overview.BotHealth()))
+            overview.row(
+                s,
+                views[str(s.pk)],
+                health.get(str(s.pk), overview.BotHealth()),
+                presence=present[str(s.pk)],
+            )
             for s in sessions
         ]
+        offline = presence.disconnect_alerts(
+            {k: v.exam_state for k, v in views.items()}, present, presence.now_ms()
+        )
         alerts = sorted(
-            (a for v in views.values() for a in v.alerts), key=lambda a: a["at"], reverse=True
+            [*(a for v in views.values() for a in v.alerts), *offline],
+            key=lambda a: a["at"],
+            reverse=True,
         )
         return Response({"sittingId": str(sitting.pk), "rows": rows, "alerts": alerts})
 

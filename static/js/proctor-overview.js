@@ -2,10 +2,13 @@
  *
  * Socket: ws/proctor/sittings/<id>/ (sessions/proctor_consumers.py). Frames received:
  *   {"kind":"snapshot","rows":[...],"alerts":[...],"asOf"}  then
- *   {"kind":"rows","rows":[...]} (changed rows)  and  {"kind":"alert","alert":{...}}.
+ *   {"kind":"rows","rows":[...]} (changed rows),  {"kind":"alert","alert":{...}}  and
+ *   {"kind":"alert_cleared","id","sessionId"} (a candidate who was disconnected came back).
  * Sent: {"kind":"ping"} every 15 s (its "pong" carries the server time).
  *
  * Rows carry their clocks as of "asOf" and whether they run; the page ticks them every second.
+ * The "Connection" column shows the candidate's exam room (row.candidateConnection: connected,
+ * reconnecting, disconnected since, reconnects; sessions/presence.py) and the examiner bot.
  * Filters (status, search) apply at once and are kept in the URL. Alerts are listed newest first,
  * announced in an assertive live region, and, only if the proctor ticks the box (remembered in
  * this browser), sound a short tone (WebAudio; nothing is downloaded). A dismissed alert stays
@@ -30,6 +33,12 @@
     lost: "Bot not running",
     idle: "Not started",
     ended: "Ended",
+  };
+  const CANDIDATE = {
+    connected: "Connected",
+    reconnecting: "Reconnecting",
+    disconnected: "Disconnected",
+    not_connected: "Not connected yet",
   };
   const dismissedKey = `viva-dismissed-${cfg.sittingId}`;
   const soundKey = "viva-alert-sound";
@@ -68,7 +77,7 @@
 
   function needsAttention(row) {
     return row.handRaised || row.status === "recovering" || row.status === "aborted" || row.examState === "ready" ||
-      row.health === "lost" || row.health === "unstable";
+      row.health === "lost" || row.health === "unstable" || Boolean(row.candidateConnection && row.candidateConnection.alert);
   }
 
   function shown(row) {
@@ -82,6 +91,36 @@
   function cell(tr, index, text) {
     const td = tr.children[index];
     if (td.textContent !== text) td.textContent = text;
+  }
+
+  // The candidate's exam room connection in words (sessions/presence.py describe() says the same).
+  function candidateText(c) {
+    if (!c) return "";
+    const when = c.since ? new Date(c.since).toLocaleTimeString() : "";
+    let text = CANDIDATE[c.status] || c.status;
+    if (c.status === "reconnecting") text += ` (offline since ${when})`;
+    else if (c.status === "disconnected") text += ` since ${when}`;
+    else if (c.status === "connected" && c.sockets > 1) text += ` in ${c.sockets} tabs`;
+    if (c.reconnects) text += ` · ${c.reconnects} reconnect${c.reconnects === 1 ? "" : "s"}`;
+    return text;
+  }
+
+  function connectionCell(td, row) {
+    if (td.children.length !== 2) {
+      const candidate = document.createElement("span");
+      const bot = document.createElement("span");
+      candidate.className = "conn-line conn-candidate";
+      bot.className = "conn-line conn-bot";
+      td.replaceChildren(candidate, bot);
+    }
+    const [candidate, bot] = td.children;
+    const c = row.candidateConnection || {};
+    const who = `Candidate: ${candidateText(c)}`;
+    if (candidate.textContent !== who) candidate.textContent = who;
+    candidate.dataset.status = c.status || "";
+    const restarts = row.botRestarts ? `, ${row.botRestarts} restart${row.botRestarts === 1 ? "" : "s"}` : "";
+    const examiner = `Examiner bot: ${HEALTH[row.health] || row.health}${restarts}`;
+    if (bot.textContent !== examiner) bot.textContent = examiner;
   }
 
   function rowElement(row) {
@@ -116,8 +155,7 @@
     cell(tr, 7, String(row.guardrails));
     const open = row.openRecoveries.length ? ` (now: ${row.openRecoveries.join(", ")})` : "";
     cell(tr, 8, `${row.recoveries}${open}`);
-    const restarts = row.botRestarts ? `, ${row.botRestarts} restart${row.botRestarts === 1 ? "" : "s"}` : "";
-    cell(tr, 9, `${HEALTH[row.health] || row.health}${restarts}`);
+    connectionCell(tr.children[9], row);
     tr.classList.toggle("needs-attention", needsAttention(row));
   }
 
@@ -223,6 +261,25 @@
     $("no-alerts").hidden = $("alerts").children.length > 0;
   }
 
+  function clearAlert(id, sessionId) {
+    const shown = S.alerts.has(id);
+    S.alerts.delete(id);
+    const li = $("alerts").querySelector(`li[data-alert-id="${CSS.escape(id)}"]`);
+    if (li) {
+      const focused = li.contains(document.activeElement);
+      li.remove();
+      renderAlertsEmpty();
+      if (focused) $("alerts-heading").focus();
+    }
+    if (shown && !S.dismissed.has(id)) {
+      const row = S.rows.get(sessionId);
+      const line = document.createElement("p");
+      line.textContent = `Reconnected: ${row ? row.candidate : "a candidate"}.`;
+      $("alert-announcer").append(line);
+      window.setTimeout(() => line.remove(), 15000);
+    }
+  }
+
   function addAlert(alert, fresh) {
     if (S.alerts.has(alert.id) || S.dismissed.has(alert.id)) return;
     S.alerts.set(alert.id, alert);
@@ -273,6 +330,8 @@
         applyRows(frame.rows);
       } else if (frame.kind === "alert") {
         addAlert(frame.alert, true);
+      } else if (frame.kind === "alert_cleared") {
+        clearAlert(frame.id, frame.sessionId);
       } else if (frame.kind === "pong") {
         S.offset = Date.parse(frame.asOf) - Date.now();
       }

@@ -6,6 +6,10 @@
  * (both speakers), the evidence ledger per target, guardrail interceptions (original and
  * replacement text), recoveries, and the timeline grouped by correlationId. After a dropped
  * connection it reconnects with after_seq = the last seq it has: nothing is shown twice.
+ * The socket also sends {"kind":"presence"} frames (the candidate's exam room connection,
+ * sessions/presence.py): "Candidate's connection" shows connected / reconnecting / disconnected
+ * since, ticking from reconnecting to disconnected after presence.reconnectingMs, and changes
+ * are announced.
  *
  * Actions: the forms work without JavaScript (POST, then a message on this page); here they are
  * sent to the REST API (POST /api/v1/sessions/<id>/actions/, JSON, CSRF header, one
@@ -48,6 +52,13 @@
     groups: new Map(),
     signals: new Map(),
     partial: null,
+    presence: cfg.summary.candidateConnection || null,
+  };
+  const CANDIDATE = {
+    connected: "Connected",
+    reconnecting: "Reconnecting",
+    disconnected: "Disconnected",
+    not_connected: "Not connected yet",
   };
 
   const serverNow = () => Date.now() + S.offset;
@@ -88,6 +99,38 @@
     $("sum-recoveries").textContent = String(S.recoveries.size);
     if (TERMINAL.has(S.examState)) $("sum-health").textContent = "ended";
     document.body.dataset.examState = S.examState;
+    renderPresence(now);
+  }
+
+  // --- the candidate's connection ------------------------------------------------------------------
+  function presenceStatus(c, now) {
+    if (c.status !== "reconnecting" && c.status !== "disconnected") return c.status;
+    return c.since && now - Date.parse(c.since) >= c.reconnectingMs ? "disconnected" : "reconnecting";
+  }
+
+  function renderPresence(now) {
+    const c = S.presence;
+    if (!c) return;
+    const status = presenceStatus(c, now);
+    const when = c.since ? new Date(c.since).toLocaleTimeString() : "";
+    let text = CANDIDATE[status] || status;
+    if (status === "reconnecting") text += ` (offline since ${when})`;
+    else if (status === "disconnected") text += ` since ${when}`;
+    else if (status === "connected" && c.sockets > 1) text += ` in ${c.sockets} tabs`;
+    if (c.reconnects) text += ` · ${c.reconnects} reconnect${c.reconnects === 1 ? "" : "s"}`;
+    const dd = $("sum-candidate");
+    if (dd.textContent !== text) dd.textContent = text;
+    dd.dataset.status = status;
+  }
+
+  function presence(c) {
+    const before = S.presence ? S.presence.status === "connected" : null;
+    S.presence = c;
+    const now = c.status === "connected";
+    if (before !== null && before !== now) {
+      announce(now ? "The candidate is connected again." : "The candidate's connection dropped.");
+    }
+    renderPresence(serverNow());
   }
 
   function announce(text) {
@@ -229,6 +272,10 @@
         return `${p.code}: ${p.message}`;
       case "exam_completed":
         return `completed: ${p.reason}`;
+      case "candidate_connection_changed":
+        return `candidate ${p.status}${p.offlineMs ? ` after ${fmt(p.offlineMs)} offline` : ""}${
+          p.closeCode ? ` (close code ${p.closeCode})` : ""
+        }, ${p.reconnects} reconnect${p.reconnects === 1 ? "" : "s"}`;
       default:
         return "";
     }
@@ -356,6 +403,7 @@
         return;
       }
       if (frame.kind === "event") handle(frame.event);
+      else if (frame.kind === "presence") presence(frame.presence);
       else if (frame.kind === "caught_up") {
         S.live = true;
         S.retry = 0;
@@ -487,25 +535,6 @@
     pending = null;
     $("reason-terminate").focus();
   });
-
-  const listen = $("listen-token");
-  if (listen) {
-    listen.addEventListener("click", async () => {
-      const response = await fetch(listen.dataset.url, {
-        method: "POST",
-        credentials: "same-origin",
-        headers: { "X-CSRFToken": csrfToken(), Accept: "application/json" },
-      });
-      const answer = await response.json().catch(() => ({}));
-      $("listen-result").hidden = false;
-      if (response.ok) {
-        $("listen-token-value").value = answer.token || "";
-        $("listen-room").textContent = `Room ${answer.room || ""} at ${answer.url || ""}`;
-      } else {
-        $("listen-room").textContent = (answer.error && answer.error.message) || "No token.";
-      }
-    });
-  }
 
   window.setInterval(renderSummary, 1000);
   window.setInterval(() => {

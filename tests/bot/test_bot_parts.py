@@ -207,6 +207,8 @@ def test_the_candidates_socket_forwards_to_the_bot_and_a_proctors_does_not(
         connected, _ = await communicator.connect(timeout=10)
         assert connected
         await communicator.receive_json_from(timeout=5)  # caught_up
+        if user.role != "candidate":  # staff then get the candidate's connection
+            assert (await communicator.receive_json_from(timeout=5))["kind"] == "presence"
         return communicator
 
     async def scenario() -> tuple[list[Any], Any]:

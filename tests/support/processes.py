@@ -71,6 +71,14 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 @contextmanager
 def asgi_server(**env: str) -> Iterator[str]:
     """Runs daphne on a free port; yields ``127.0.0.1:PORT``."""
+    with asgi_server_process(**env) as (address, _):
+        yield address
+
+
+@contextmanager
+def asgi_server_process(**env: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """Runs daphne on a free port; yields ``127.0.0.1:PORT`` and the process (a test may kill
+    it, as a crash would)."""
     port = free_port()
     process = subprocess.Popen(
         [str(VENV_BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
@@ -81,7 +89,7 @@ def asgi_server(**env: str) -> Iterator[str]:
     )
     try:
         _wait_port(port, process, timeout=30)
-        yield f"127.0.0.1:{port}"
+        yield f"127.0.0.1:{port}", process
     finally:
         _stop(process)
 

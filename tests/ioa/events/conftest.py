@@ -182,6 +182,7 @@ VALID_PAYLOADS: dict[str, dict[str, Any]] = {
         "remainingMs": 420000,
         "nodeId": "q1",
     },
+    "candidate_connection_changed": {"status": "connected", "reconnects": 2, "offlineMs": 7400},
 }
 
 

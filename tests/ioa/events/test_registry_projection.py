@@ -52,6 +52,7 @@ NEVER_FOR_CANDIDATES = {
     "self_correction_detected",
     "proctor_instruction",
     "usage_reported",
+    "candidate_connection_changed",
 }
 
 # Payload keys that reveal evidence, rubric, misconceptions or guardrail internals.
