@@ -60,6 +60,7 @@ from ioa.events import payloads as p
 from ioa.runtime import (
     AdjustSpeech,
     BotReady,
+    CandidateInterrupted,
     Command,
     Decision,
     Effect,
@@ -729,6 +730,10 @@ class ExaminerCore:
 
     def utterance_finished(self, utterance_id: str, duration_ms: int) -> None:
         self.post(UtteranceFinished(utterance_id, max(0, duration_ms)))
+
+    def candidate_interrupted(self, utterance_id: str) -> None:
+        """The candidate barged in while ``utterance_id`` was being spoken."""
+        self.post(CandidateInterrupted(utterance_id))
 
     def text_without_tool(self, text: str) -> None:
         """The LLM answered in text without calling the tool: the controller decides on it

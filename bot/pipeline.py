@@ -19,7 +19,9 @@ connect Pipecat to the runtime controller).
   to the core, which submits it to the controller as an observation (so it is validated first).
 * :class:`SpeechReporter`: reports each examiner utterance's start and end (the TTS context's
   ``TTSStartedFrame`` / ``TTSStoppedFrame`` after the output) as ``UtteranceStarted`` /
-  ``UtteranceFinished``, so the controller records ``examiner_utterance_started`` / ``_final``.
+  ``UtteranceFinished``, so the controller records ``examiner_utterance_started`` / ``_final``;
+  a barge-in (``InterruptionFrame``) while an interruptible utterance is being spoken is
+  reported first as ``CandidateInterrupted``.
 * :class:`UsageMeter`: Pipecat's usage metrics (LLM tokens, STT seconds, TTS characters).
 
 The seam for voice (:class:`BotIO`): a transport (or an input/output processor pair) and
@@ -107,6 +109,8 @@ class PipelineCore(Protocol):
     def utterance_started(self, utterance_id: str) -> None: ...
 
     def utterance_finished(self, utterance_id: str, duration_ms: int) -> None: ...
+
+    def candidate_interrupted(self, utterance_id: str) -> None: ...
 
     def text_without_tool(self, text: str) -> None: ...
 
@@ -204,7 +208,7 @@ class SpeechReporter(FrameProcessor):
         super().__init__()
         self._core = core
         self._pending: deque[tuple[str, bool]] = deque()
-        self._current: tuple[str, float] | None = None
+        self._current: tuple[str, float, bool] | None = None
 
     def expect(self, utterance_id: str, *, interruptible: bool = True) -> None:
         """An :class:`ExaminerSpeakFrame` with this id was queued."""
@@ -218,7 +222,7 @@ class SpeechReporter(FrameProcessor):
     def _finish(self) -> None:
         if self._current is None:
             return
-        utterance_id, started = self._current
+        utterance_id, started, _ = self._current
         self._current = None
         self._core.utterance_finished(utterance_id, int((time.monotonic() - started) * 1000))
 
@@ -227,14 +231,17 @@ class SpeechReporter(FrameProcessor):
         if isinstance(frame, TTSStartedFrame) and direction is FrameDirection.DOWNSTREAM:
             self._finish()
             if self._pending:
-                utterance_id, _ = self._pending.popleft()
-                self._current = (utterance_id, time.monotonic())
+                utterance_id, interruptible = self._pending.popleft()
+                self._current = (utterance_id, time.monotonic(), interruptible)
                 self._core.utterance_started(utterance_id)
         elif isinstance(frame, TTSStoppedFrame) and direction is FrameDirection.DOWNSTREAM:
             self._finish()
         elif isinstance(frame, InterruptionFrame):
-            # The candidate barged in: what was being said ends now; queued utterances are
-            # dropped by the interruption and never reported (never recorded as spoken).
+            # The candidate barged in: the controller hears of it (an interruption recovery,
+            # when the node has a handler), what was being said ends now; queued utterances
+            # are dropped by the interruption and never reported (never recorded as spoken).
+            if self._current is not None and self._current[2]:
+                self._core.candidate_interrupted(self._current[0])
             self._finish()
             self._pending = deque(item for item in self._pending if not item[1])
         await self.push_frame(frame, direction)

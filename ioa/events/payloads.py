@@ -341,6 +341,8 @@ GuardrailType = Literal[
     "topic_containment",
     "length",
     "leading_question",
+    # our 03 chapter §8: a repetition loop at a node without a repetition_loop handler
+    "repetition_loop",
 ]
 
 

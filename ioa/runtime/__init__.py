@@ -31,6 +31,7 @@ from ioa.runtime.effects import (
 from ioa.runtime.ids import Rng, SeededRng
 from ioa.runtime.inputs import (
     BotReady,
+    CandidateInterrupted,
     CandidateReady,
     Command,
     Fault,
@@ -51,6 +52,7 @@ from ioa.runtime.state import RuntimeState
 __all__ = [
     "AdjustSpeech",
     "BotReady",
+    "CandidateInterrupted",
     "CandidateReady",
     "Clock",
     "Command",

@@ -32,6 +32,7 @@ from ioa.runtime.effects import Effect
 from ioa.runtime.evolve import apply_event
 from ioa.runtime.ids import Rng, SeededRng
 from ioa.runtime.instructions import issue
+from ioa.runtime.interruption import handle_interruption
 from ioa.runtime.lifecycle import (
     bot_ready,
     candidate_ready,
@@ -154,6 +155,8 @@ class RuntimeController:
             fault(step, item)
         elif isinstance(item, i.FaultCleared):
             fault_cleared(step, item)
+        elif isinstance(item, i.CandidateInterrupted):
+            handle_interruption(step, item)
         else:  # pragma: no cover - the union is closed
             raise InvalidInputError(f"unknown input {type(item).__name__}")
 

@@ -13,7 +13,7 @@ from ioa.events import payloads as p
 from ioa.runtime.clock import to_ms
 from ioa.runtime.plan import ExamPlan
 from ioa.runtime.state import Episode, Instruction, NodeVisit, RuntimeState, StopWatch, Turn
-from ioa.schema import RecoveryAction, RecoveryScenario
+from ioa.schema import CandidateCommandType, RecoveryAction, RecoveryScenario
 
 PAUSE_REASON = "paused"
 
@@ -133,6 +133,19 @@ def _command(
         node.finish_pending = payload.commandId
     elif payload.command == "thinking_aloud" and payload.accepted:
         node.thinking = True
+    if payload.accepted and payload.command in _ASKED_AGAIN:
+        node.examiner_texts.clear()  # hearing the question again is what they asked for
+
+
+_ASKED_AGAIN = frozenset(
+    {
+        CandidateCommandType.REPEAT,
+        CandidateCommandType.REQUEST_REPHRASE,
+        CandidateCommandType.CLARIFICATION,
+    }
+)
+"""Accepted commands after which the examiner may say its question again (the
+repetition-loop window restarts)."""
 
 
 def _recovery_started(
@@ -244,12 +257,11 @@ def apply_event(state: RuntimeState, event: EventEnvelope, plan: ExamPlan) -> No
         state.examiner_turns += 1
         state.monologue_ms = 0
         node = state.node
-        if (
-            node is not None
-            and node.node_id == payload.nodeId
-            and payload.purpose in ("question", "follow_up")
-        ):
-            node.last_question = payload.text
+        if node is not None and node.node_id == payload.nodeId:
+            if payload.purpose in ("question", "follow_up"):
+                node.last_question = payload.text
+            if payload.purpose in ("question", "follow_up", "prompt"):
+                node.examiner_texts.append(payload.text)
     elif isinstance(payload, p.EvidenceSignal):
         state.ledger.apply_payload(payload.model_dump(mode="json"))
     elif isinstance(payload, p.FollowUpUsed):

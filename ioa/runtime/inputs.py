@@ -145,6 +145,18 @@ class UtteranceFinished:
     duration_ms: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class CandidateInterrupted:
+    """The candidate started speaking while the examiner was speaking (voice barge-in).
+
+    ``utterance_id`` is the ``Speak`` effect that was being spoken, when the bot knows it;
+    otherwise the latest utterance in flight is meant. Without an utterance in flight the
+    input is ignored. With an ``interruption`` handler at the node it is a recovery attempt
+    (our 03 chapter §8); without one nothing is recorded."""
+
+    utterance_id: str | None = None
+
+
 RuntimeInput = (
     BotReady
     | CandidateReady
@@ -158,5 +170,6 @@ RuntimeInput = (
     | FaultCleared
     | UtteranceStarted
     | UtteranceFinished
+    | CandidateInterrupted
 )
 """Everything :meth:`ioa.runtime.RuntimeController.handle` accepts."""

@@ -9,11 +9,12 @@
    merged, STT min confidence < 0.5 rejected and routed to ``stt_low_confidence``);
 4. misconceptions (and self-corrections) are recorded;
 5. guardrails: low STT confidence recovery, distress, anxiety (POL-008), off-topic limit,
-   unclear/silent answers, follow-up budget;
+   unclear/silent answers, repetition loop (:mod:`ioa.runtime.repetition`), follow-up budget;
 6. transitions are evaluated (first match wins; natural-completion edges only when the LLM's
    ``evidenceSufficient`` is approved by the completion policy), else a forced exit when a
    guardrail demands one;
-7. otherwise the examiner speaks (follow-up counted when asked for and within budget), every
+7. otherwise a repetition-loop attempt is carried out instead of speaking, or the examiner
+   speaks (follow-up counted when asked for and within budget), every
    text through the output filters; queued proctor instructions are marked delivered.
 """
 
@@ -24,7 +25,7 @@ from typing import Final, Literal
 from ioa.events import ExamState
 from ioa.events import payloads as p
 from ioa.output_filters import NEUTRAL_SUPPORT, check_neutrality
-from ioa.runtime import recovery, texts
+from ioa.runtime import recovery, repetition, texts
 from ioa.runtime.classifier import detect_command
 from ioa.runtime.command_handlers import dispatch
 from ioa.runtime.commands import canonical
@@ -48,6 +49,8 @@ from ioa.schema import (
     AlwaysCondition,
     CandidateCommandType,
     EvidenceSatisfiedCondition,
+    RecoveryAction,
+    RecoveryEscalation,
     RecoveryScenario,
 )
 
@@ -194,6 +197,54 @@ def _forced(step: Step, plan_node: NodePlan, decision: str, exit_reason: str) ->
 def _target_of(step: Step, target_id: str) -> str:
     members = step.plan.pools.get(target_id)
     return members[0] if members else target_id
+
+
+def _repetition(
+    step: Step, spoken: str, answer: list[Turn]
+) -> RecoveryAction | recovery.Escalated | None:
+    """Check for a repetition loop (:mod:`ioa.runtime.repetition`): the action to carry out
+    instead of speaking, an escalation (already carried out, nothing more to do), or None
+    (nothing repeats, or there is no handler: then only a ``guardrail_triggered`` warning).
+    An open episode resolves (``re_prompted``) once the candidate has answered again and
+    nothing repeats."""
+    state = step.state
+    scenario = RecoveryScenario.REPETITION_LOOP
+    episode = state.episode(scenario.value)
+    since = episode.last_attempt_ms if episode is not None else None
+    found = repetition.detect(state, spoken, answer, since)
+    if found is None:
+        if episode is not None and repetition.new_answer(state, answer, since) is not None:
+            recovery.resolve(step, scenario, "re_prompted")
+        return None
+    outcome = recovery.attempt(step, scenario, found.description)
+    if outcome is None:
+        _guard(
+            step,
+            f"repetition-loop:{state.current_node_id}:{state.events_applied + 1}",
+            "repetition_loop",
+            "warning",
+            f"{found.description}; no repetition_loop handler: event only",
+            "event_only",
+        )
+        return None
+    if isinstance(outcome, recovery.Attempt):
+        return outcome.action
+    if outcome.escalation is RecoveryEscalation.RETRY and state.exam_state is ExamState.IN_PROGRESS:
+        handler = recovery.handler_for(step, scenario)
+        if handler is not None and not outcome.left_node:
+            return handler.action  # a fresh episode started: its first attempt
+    step.result.setdefault("status", "recovery")
+    return outcome
+
+
+def _carry_out_loop(step: Step, action: RecoveryAction) -> None:
+    """One repetition-loop attempt: the LLM's text is not spoken; ``rephrase`` asks the LLM to
+    say it differently, every other action speaks its fixed text."""
+    if action is RecoveryAction.REPHRASE:
+        step.effect(PromptLlm(texts.REPETITION_INSTRUCTION))
+    else:
+        step.say(recovery.ACTION_TEXTS.get(action, texts.GENTLE_REPROMPT), "recovery")
+    step.result.update({"status": "recovery", "recovery": "repetition_loop"})
 
 
 def _evaluate(step: Step, observation: ParsedObservation, node: NodeVisit) -> None:
@@ -348,7 +399,11 @@ def _evaluate(step: Step, observation: ParsedObservation, node: NodeVisit) -> No
             RecoveryScenario.SILENCE,
         ):
             recovery.resolve(step, resolved)
-    # 5e. follow-up budget
+    # 5e. repetition loop
+    loop = None if anxious or stt_attempt is not None else _repetition(step, spoken, answer)
+    if isinstance(loop, recovery.Escalated):
+        return
+    # 5f. follow-up budget
     exhausted = False
     if (
         observation.needs_follow_up
@@ -387,6 +442,9 @@ def _evaluate(step: Step, observation: ParsedObservation, node: NodeVisit) -> No
             exit_reason="completed",
             bridge=bridge,
         )
+        return
+    if loop is not None and not exhausted:
+        _carry_out_loop(step, loop)
         return
     if observation.evidence_sufficient and not approved:
         why = (

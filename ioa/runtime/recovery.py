@@ -15,7 +15,9 @@ for technical scenarios, technical-failure) end node, ``retry`` and ``rephrase``
 Scenarios without a handler at the node: ``anxiety`` uses :data:`DEFAULT_HANDLERS` (calm
 support, POL-008), ``off_topic`` too (the off-topic limit), ``network_issue`` too; silence,
 unclear answers and low STT confidence have no recovery without a handler (low STT confidence
-is then flagged for human review, EVD-010).
+is then flagged for human review, EVD-010); a repetition loop is then only a
+``guardrail_triggered`` warning (:mod:`ioa.runtime.repetition`) and an interruption is not
+recorded (:mod:`ioa.runtime.interruption`).
 """
 
 from __future__ import annotations

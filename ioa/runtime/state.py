@@ -123,6 +123,10 @@ class NodeVisit:
     """The candidate said they are thinking aloud: no silence prompts until they speak."""
     misconceptions: list[str] = field(default_factory=list)
     """Descriptions of the misconceptions recorded at this visit (for self-corrections)."""
+    examiner_texts: list[str] = field(default_factory=list)
+    """What the examiner said at this visit (``examiner_utterance_final`` with purpose
+    ``question``, ``follow_up`` or ``prompt``), oldest first, since the candidate last asked for
+    a repeat, rephrase or clarification (the repetition-loop window, our 03 chapter §8)."""
 
 
 @dataclass

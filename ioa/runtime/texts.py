@@ -86,3 +86,16 @@ LANGUAGE_INSTRUCTION: Final = (
     "The candidate asked to switch language. Continue in the language they asked for if you "
     "can, keeping every question unchanged in meaning."
 )
+REPETITION_INSTRUCTION: Final = (
+    "You are about to repeat something you already said at this part of the examination, or "
+    "the candidate keeps giving the same answer. Do not repeat yourself: ask about the same "
+    "point in different words (or move to another aspect of the current question) without "
+    "adding hints, then call report_observation with what you will say."
+)
+INTERRUPTION_INSTRUCTION: Final = (
+    "The candidate started speaking while you were still speaking. Let them finish and respond "
+    "to what they say; do not repeat your unfinished sentence word for word."
+)
+INTERRUPTION_REPHRASE_INSTRUCTION: Final = (
+    " If you need to come back to your question, ask it in different words."
+)

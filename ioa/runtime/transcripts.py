@@ -6,8 +6,9 @@ Each segment of the current node becomes a ``transcript_final`` (source ``bot``)
   starts at least :data:`AFTER_QUESTION_MS` after the examiner finished (``after_question``),
   or at least :data:`MID_RESPONSE_MS` after the candidate's previous segment with no examiner
   speech in between (``mid_response``);
-* open recoveries the candidate's speech ends are resolved (silence; a network issue or low
-  STT confidence once a segment is clear again, confidence >= :data:`CLEAR_CONFIDENCE`);
+* open recoveries the candidate's speech ends are resolved (silence; an interruption once the
+  examiner has been heard to the end since, :mod:`ioa.runtime.interruption`; a network issue or
+  low STT confidence once a segment is clear again, confidence >= :data:`CLEAR_CONFIDENCE`);
 * the safety-net classifier looks for a prompt-injection attempt (recorded, the LLM is warned,
   the turn is distrusted) and, while the exam is paused, for the candidate saying they are
   ready to resume.
@@ -28,6 +29,7 @@ from ioa.runtime.classifier import detect_command, detect_injection
 from ioa.runtime.command_handlers import dispatch
 from ioa.runtime.effects import InjectContext
 from ioa.runtime.inputs import TranscriptSegment
+from ioa.runtime.interruption import resolve_if_heard
 from ioa.runtime.step import Step, guardrail_payload
 from ioa.schema import CandidateCommandType, RecoveryScenario
 
@@ -93,6 +95,7 @@ def handle_transcript(step: Step, segment: TranscriptSegment) -> None:
         return
     _hesitation(step, turn_id, start_abs, examiner_end, previous_end)
     recovery.resolve(step, RecoveryScenario.SILENCE)
+    resolve_if_heard(step)
     if segment.confidence >= CLEAR_CONFIDENCE:
         recovery.resolve(step, RecoveryScenario.NETWORK_ISSUE)
         recovery.resolve(step, RecoveryScenario.STT_LOW_CONFIDENCE, "re_prompted")

@@ -124,6 +124,7 @@ class RecordingCore:
         self.turns: list[tuple[str, float]] = []
         self.started: list[str] = []
         self.finished: list[tuple[str, int]] = []
+        self.interrupted: list[str] = []
         self.usage_seen: list[tuple[str, Counter, str | None]] = []
         self.heard = asyncio.Event()
         self.spoken = asyncio.Event()
@@ -147,6 +148,9 @@ class RecordingCore:
     def utterance_finished(self, utterance_id: str, duration_ms: int) -> None:
         self.finished.append((utterance_id, duration_ms))
         self.spoken.set()
+
+    def candidate_interrupted(self, utterance_id: str) -> None:
+        self.interrupted.append(utterance_id)
 
     def text_without_tool(self, text: str) -> None:
         raise AssertionError(f"the LLM ran: {text!r}")

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from ioa.runtime import (
     BotReady,
+    CandidateInterrupted,
     CandidateReady,
     Command,
     Fault,
@@ -31,6 +32,7 @@ from ioa.runtime import (
     UtteranceFinished,
     UtteranceStarted,
 )
+from tests.ioa.builders import example, node
 from tests.ioa.runtime.harness import T0, package
 from tests.ioa.runtime.properties import (
     check_completion,
@@ -43,6 +45,29 @@ from tests.ioa.runtime.properties import (
 )
 
 PACKAGE = package()
+
+
+def _with_loop_handlers() -> Any:
+    """The example with repetition_loop and interruption handlers at the question nodes."""
+    document = example()
+    for node_id, (action, escalation) in {
+        "q-dijkstra": ("rephrase", "skip_node"),
+        "scn-delivery-routes": ("gentle_reprompt", "retry"),
+        "scn-network-latency": ("gentle_reprompt", "pause_session"),
+    }.items():
+        for scenario in ("repetition_loop", "interruption"):
+            node(document, node_id)["recoveryHandlers"].append(
+                {
+                    "scenario": scenario,
+                    "maxAttempts": 2,
+                    "action": action,
+                    "escalation": escalation,
+                }
+            )
+    return package(document)
+
+
+LOOP_PACKAGE = _with_loop_handlers()
 
 TARGETS = [
     "tgt-greedy-choice",
@@ -78,6 +103,9 @@ CANDIDATE_TEXTS = [
     "Hmm, let me think.",
     "Yes.",
     "My holiday was lovely, thanks.",
+    # near-repeats of the first answer (repetition loops)
+    "It settles the nearest unvisited vertex and relaxes its edges, I think.",
+    "It settles the nearest unvisited vertex and relaxes its edges.",
 ]
 SPOKEN = [
     "Please go on.",
@@ -91,6 +119,11 @@ SPOKEN = [
     "Consider the algorithm step by step from the source vertex. " * 12,
     "Explains settling, relaxation and why the greedy choice is safe.",
     "",
+    # near-repeats of each other (repetition loops)
+    "Which vertex does Dijkstra's algorithm settle next, and why?",
+    "Which vertex does Dijkstra's algorithm settle next, and why exactly?",
+    "Which vertex does Dijkstra's algorithm settle next, and why?",
+    "Take your time. Whenever you are ready, please go ahead.",
 ]
 ENVELOPES = [
     ("repeat_question", {"nodeId": "x"}),
@@ -203,6 +236,26 @@ class SmartObservation:
         )
 
 
+@dataclass(frozen=True)
+class Barge:
+    """The candidate talks over the examiner: at feed time, the latest utterance the bot has
+    not acknowledged starts, is interrupted (named or not) and ends; with nothing pending, a
+    bare (ignored) interruption."""
+
+    named: bool
+
+    def expand(self, controller: RuntimeController) -> list[RuntimeInput]:
+        pending = [u for u, p in controller.outbox.pending.items() if not p.started]
+        if not pending:
+            return [CandidateInterrupted()]
+        utterance = pending[-1]
+        return [
+            UtteranceStarted(utterance),
+            CandidateInterrupted(utterance if self.named else None),
+            UtteranceFinished(utterance, 300),
+        ]
+
+
 smart_observations = st.builds(
     SmartObservation,
     st.lists(st.integers(0, 5), min_size=1, max_size=3).map(tuple),
@@ -217,6 +270,7 @@ smart_observations = st.builds(
 
 inputs: st.SearchStrategy[Any] = st.one_of(
     observations,
+    st.builds(Barge, st.booleans()),
     smart_observations,
     smart_observations,
     st.builds(
@@ -307,14 +361,19 @@ def _run(
     session_id: str,
     warm: bool = True,
     authorised: bool = False,
+    pkg: Any = PACKAGE,
 ) -> dict[str, Any]:
     clock = ManualClock(T0)
-    controller = RuntimeController(PACKAGE, session_id=session_id, clock=clock)
+    controller = RuntimeController(pkg, session_id=session_id, clock=clock)
     recording = record_speech(controller)
     events = []
     spoken: list[Speak] = []
 
     def feed(item: Any, ack: bool = True) -> None:
+        if isinstance(item, Barge):
+            for part in item.expand(controller):
+                feed(part, ack)
+            return
         if isinstance(item, SmartObservation):
             if item.answer is not None:
                 feed(TranscriptSegment("candidate", item.answer, 0.9), ack)
@@ -353,11 +412,12 @@ def _run(
     st.sampled_from(["s-a", "s-b", "s-c"]),
     st.sampled_from([True, True, False]),
     st.sampled_from([False, False, True]),
+    st.sampled_from([PACKAGE, LOOP_PACKAGE]),
 )
 def test_random_streams_hold_every_invariant(
-    stream: list[Any], session_id: str, warm: bool, authorised: bool
+    stream: list[Any], session_id: str, warm: bool, authorised: bool, pkg: Any
 ) -> None:
-    run = _run(stream, session_id, warm, authorised)
+    run = _run(stream, session_id, warm, authorised, pkg)
     controller, events = run["controller"], run["events"]
     check_sequence(events)
     check_completion(events, must_complete=True)
@@ -368,27 +428,33 @@ def test_random_streams_hold_every_invariant(
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(streams)
-def test_same_inputs_same_outputs(stream: list[Any]) -> None:
-    first = [e.to_wire() for e in _run(stream, "s-det")["events"]]
-    second = [e.to_wire() for e in _run(stream, "s-det")["events"]]
+@given(streams, st.sampled_from([PACKAGE, LOOP_PACKAGE]))
+def test_same_inputs_same_outputs(stream: list[Any], pkg: Any) -> None:
+    first = [e.to_wire() for e in _run(stream, "s-det", pkg=pkg)["events"]]
+    second = [e.to_wire() for e in _run(stream, "s-det", pkg=pkg)["events"]]
     assert first == second
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(streams, st.integers(0, 45))
-def test_a_restored_controller_continues_like_the_live_one(stream: list[Any], cut: int) -> None:
+@given(streams, st.integers(0, 45), st.sampled_from([PACKAGE, LOOP_PACKAGE]))
+def test_a_restored_controller_continues_like_the_live_one(
+    stream: list[Any], cut: int, pkg: Any
+) -> None:
     """Crash after ``cut`` inputs, rebuild from the stored events, feed the rest: the same
     events as a controller that never crashed (utterances in flight are acknowledged at once
     here, so nothing is lost with the crash)."""
     cut = min(cut, len(stream))
-    live = _run(stream, "s-restore")["events"]
+    live = _run(stream, "s-restore", pkg=pkg)["events"]
 
     clock = ManualClock(T0)
-    first = RuntimeController(PACKAGE, session_id="s-restore", clock=clock)
+    first = RuntimeController(pkg, session_id="s-restore", clock=clock)
     events = []
 
     def feed(controller: RuntimeController, item: Any, ack: bool = True) -> None:
+        if isinstance(item, Barge):
+            for part in item.expand(controller):
+                feed(controller, part, ack)
+            return
         if isinstance(item, SmartObservation):
             if item.answer is not None:
                 feed(controller, TranscriptSegment("candidate", item.answer, 0.9), ack)
@@ -409,7 +475,7 @@ def test_a_restored_controller_continues_like_the_live_one(stream: list[Any], cu
         clock.advance(delay)
         feed(first, item, True)
     restored = RuntimeController.restore(
-        PACKAGE, session_id="s-restore", events=list(events), clock=clock
+        pkg, session_id="s-restore", events=list(events), clock=clock
     )
     assert restored.state == first.state
     for delay, item, ack in stream[cut:]:
