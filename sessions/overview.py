@@ -482,3 +482,40 @@ def sitting_views(sessions: list[ExamSession]) -> dict[str, SessionView]:
         if not session.last_seq:
             view.last_event_ms = None
     return views
+
+
+def session_rows(
+    sessions: list[ExamSession],
+    *,
+    views: Mapping[str, SessionView] | None = None,
+    present: Mapping[str, presence_.Presence] | None = None,
+) -> list[dict[str, Any]]:
+    """Overview rows of ``sessions`` (their views folded from the log and the candidates'
+    presence are read unless given)."""
+    views = views if views is not None else sitting_views(sessions)
+    health = bot_health(s.pk for s in sessions)
+    if present is None:
+        present = presence_.presence_for(s.pk for s in sessions)
+    return [
+        row(s, views[str(s.pk)], health.get(str(s.pk), BotHealth()), presence=present[str(s.pk)])
+        for s in sessions
+    ]
+
+
+def sitting_snapshot(sitting: Sitting) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The sitting's overview as the dashboard and the API show it: one row per session (exam
+    state from the log, bot health, the candidate's connection) and every alert, newest first
+    (the sessions' own alerts and the candidates offline for too long)."""
+    sessions = sitting_sessions(sitting)
+    views = sitting_views(sessions)
+    present = presence_.presence_for(s.pk for s in sessions)
+    rows = session_rows(sessions, views=views, present=present)
+    offline = presence_.disconnect_alerts(
+        {k: v.exam_state for k, v in views.items()}, present, presence_.now_ms()
+    )
+    alerts = sorted(
+        [*(a for v in views.values() for a in v.alerts), *offline],
+        key=lambda a: a["at"],
+        reverse=True,
+    )
+    return rows, alerts

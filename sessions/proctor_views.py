@@ -77,31 +77,6 @@ def _session(request: HttpRequest, session_id: uuid.UUID) -> ExamSession:
     return session
 
 
-def _rows(sitting: Sitting) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    sessions = overview.sitting_sessions(sitting)
-    views = overview.sitting_views(sessions)
-    health = overview.bot_health(s.pk for s in sessions)
-    present = presence.presence_for(s.pk for s in sessions)
-    rows = [
-        overview.row(
-            s,
-            views[str(s.pk)],
-            health.get(str(s.pk), overview.BotHealth()),
-            presence=present[str(s.pk)],
-        )
-        for s in sessions
-    ]
-    offline = presence.disconnect_alerts(
-        {k: v.exam_state for k, v in views.items()}, present, presence.now_ms()
-    )
-    alerts = sorted(
-        [*(a for v in views.values() for a in v.alerts), *offline],
-        key=lambda a: a["at"],
-        reverse=True,
-    )
-    return rows, alerts
-
-
 def needs_attention(row: dict[str, Any]) -> bool:
     """Rows the "Needs attention" filter keeps: a raised hand, a candidate waiting for the
     proctor's start, a recovery, a lost or unstable connection (the bot's, or the candidate's
@@ -210,7 +185,7 @@ def _datetime(value: str, errors: list[str]) -> datetime | None:
 def sitting_overview(request: HttpRequest, sitting_id: uuid.UUID) -> HttpResponse:
     """The live overview of a sitting (rendered now, then kept live by the socket)."""
     sitting = _sitting(request, sitting_id)
-    rows, alerts = _rows(sitting)
+    rows, alerts = overview.sitting_snapshot(sitting)
     show = request.GET.get("show", "all")
     show = show if show in dict(FILTERS) else "all"
     query = request.GET.get("q", "")

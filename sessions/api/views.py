@@ -32,7 +32,7 @@ from accounts.access import AreaPermission
 from accounts.roles import Area
 from config.api.pagination import StandardPagination
 from publishing.models import PublishedVersion
-from sessions import overview, presence, proctoring, scheduling, session_detail
+from sessions import overview, proctoring, scheduling, session_detail
 from sessions.exam_room import accommodations_set
 from sessions.models import ExamSession, ProctorActionRequest, Sitting
 
@@ -61,21 +61,6 @@ def _session(request: Request, session_id: Any) -> ExamSession:
 
 def _error(code: str, message: str, http: int, **details: Any) -> Response:
     return Response({"error": {"code": code, "message": message, "details": details}}, status=http)
-
-
-def _rows(sessions: list[ExamSession]) -> list[dict[str, Any]]:
-    views = overview.sitting_views(sessions)
-    health = overview.bot_health(s.pk for s in sessions)
-    present = presence.presence_for(s.pk for s in sessions)
-    return [
-        overview.row(
-            s,
-            views[str(s.pk)],
-            health.get(str(s.pk), overview.BotHealth()),
-            presence=present[str(s.pk)],
-        )
-        for s in sessions
-    ]
 
 
 class UserSerializer(serializers.Serializer):
@@ -169,27 +154,7 @@ class OverviewApi(APIView):
     @extend_schema(responses=dict)
     def get(self, request: Request, sitting_id: Any) -> Response:
         sitting = _sitting(request, sitting_id)
-        sessions = overview.sitting_sessions(sitting)
-        views = overview.sitting_views(sessions)
-        health = overview.bot_health(s.pk for s in sessions)
-        present = presence.presence_for(s.pk for s in sessions)
-        rows = [
-            overview.row(
-                s,
-                views[str(s.pk)],
-                health.get(str(s.pk), overview.BotHealth()),
-                presence=present[str(s.pk)],
-            )
-            for s in sessions
-        ]
-        offline = presence.disconnect_alerts(
-            {k: v.exam_state for k, v in views.items()}, present, presence.now_ms()
-        )
-        alerts = sorted(
-            [*(a for v in views.values() for a in v.alerts), *offline],
-            key=lambda a: a["at"],
-            reverse=True,
-        )
+        rows, alerts = overview.sitting_snapshot(sitting)
         return Response({"sittingId": str(sitting.pk), "rows": rows, "alerts": alerts})
 
 
@@ -325,7 +290,7 @@ class SessionListApi(APIView):
         sitting = request.query_params.get("sitting")
         if sitting:
             qs = qs.filter(sitting=_sitting(request, sitting))
-        rows = _rows(list(qs.order_by("created_at")))
+        rows = overview.session_rows(list(qs.order_by("created_at")))
         wanted = request.query_params.get("status")
         if wanted:
             rows = [r for r in rows if r["status"] == wanted]
@@ -343,7 +308,7 @@ class SessionDetailApi(APIView):
     @staticmethod
     def body(session: ExamSession) -> dict[str, Any]:
         session = ExamSession.objects.select_related("candidate", "invitation").get(pk=session.pk)
-        (row,) = _rows([session])
+        (row,) = overview.session_rows([session])
         return {
             **row,
             "sittingId": str(session.sitting_id),
