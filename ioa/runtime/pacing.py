@@ -223,7 +223,7 @@ def _fire(step: Step, kind: TimerKind) -> None:
 def speak_recovery(step: Step, outcome: recovery.Attempt) -> None:
     """Carry out a recovery attempt the runtime itself initiated (no LLM text to use)."""
     if outcome.action.value == "rephrase":
-        step.effect(PromptLlm(texts.REPHRASE_INSTRUCTION))
+        step.effect(PromptLlm(recovery.rephrase_instruction(outcome.scenario)))
         return
     if outcome.scenario is RecoveryScenario.STT_LOW_CONFIDENCE:
         step.say(texts.STT_REPROMPT, "recovery")

@@ -231,5 +231,14 @@ def escalate(
     resolve_recovery(step, episode.recovery_id, "re_prompted")
     _start(step, scenario, handler, f"{description}; starting again", None)
     if escalation is E.REPHRASE:
-        step.effect(PromptLlm(texts.REPHRASE_INSTRUCTION))
+        step.effect(PromptLlm(rephrase_instruction(scenario)))
     return Escalated(scenario, escalation, False)
+
+
+def rephrase_instruction(scenario: RecoveryScenario) -> str:
+    """What the LLM is told when a recovery rephrases: a loop asks for different words on the
+    same point; every other scenario for the question in simpler words (never "the candidate
+    asked", which only a candidate's own request may say)."""
+    if scenario is RecoveryScenario.REPETITION_LOOP:
+        return texts.REPETITION_INSTRUCTION
+    return texts.RECOVERY_REPHRASE_INSTRUCTION

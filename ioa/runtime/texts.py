@@ -61,6 +61,13 @@ REPHRASE_INSTRUCTION: Final = (
     "The candidate asked you to rephrase the question. Ask the same question in different, "
     "simpler words without adding hints, then call report_observation with what you will say."
 )
+RECOVERY_REPHRASE_INSTRUCTION: Final = (
+    "Rephrase the current question: the candidate has not managed to answer it yet. Ask the "
+    "same question in different, simpler words without adding hints, then call "
+    "report_observation with what you will say."
+)
+"""A recovery's ``rephrase`` (action or escalation): unlike :data:`REPHRASE_INSTRUCTION`, it
+does not claim that the candidate asked for it."""
 CHALLENGE_INSTRUCTION: Final = (
     'The candidate questions a premise of the question: "{text}". Ask them neutrally to '
     "explain their reasoning; do not say whether they are right."

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ioa.runtime import EnterNode
+from ioa.runtime import EnterNode, PromptLlm, texts
 from tests.ioa.builders import example, node, put
 from tests.ioa.runtime.harness import Harness
 
@@ -195,3 +195,27 @@ def test_pause_timer_recovery_stops_the_node_clock() -> None:
     assert h.node == "q-dijkstra"
     h.tick(411 + 345)
     assert h.node != "q-dijkstra"
+
+
+def test_a_rephrasing_silence_recovery_does_not_claim_the_candidate_asked() -> None:
+    document = example()
+    for handler in node(document, "q-dijkstra")["recoveryHandlers"]:
+        if handler["scenario"] == "silence":
+            handler["action"] = "rephrase"
+    h = Harness(document).to_q1()
+    decision = h.tick(6 + 15)
+    assert [s.recoveryType for s in h.of("recovery_started")] == ["silence"]
+    assert PromptLlm(texts.RECOVERY_REPHRASE_INSTRUCTION) in decision.effects
+    assert PromptLlm(texts.REPHRASE_INSTRUCTION) not in decision.effects
+    assert "asked" not in texts.RECOVERY_REPHRASE_INSTRUCTION
+    assert h.replayed_equal()
+
+
+def test_each_recovery_rephrases_in_its_own_words() -> None:
+    from ioa.runtime.recovery import rephrase_instruction
+    from ioa.schema import RecoveryScenario
+
+    assert rephrase_instruction(RecoveryScenario.REPETITION_LOOP) == texts.REPETITION_INSTRUCTION
+    for scenario in RecoveryScenario:
+        if scenario is not RecoveryScenario.REPETITION_LOOP:
+            assert rephrase_instruction(scenario) == texts.RECOVERY_REPHRASE_INSTRUCTION
