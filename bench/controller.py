@@ -44,6 +44,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.scratch import bench_sitting, scratch_database  # noqa: E402
+from bench.stats import percentile  # noqa: E402 (after the path set-up)
+
 TARGET_MEMORY_P99_MS = 1.0
 TARGET_PERSISTED_P99_MS = 10.0
 PER_SESSION = 40
@@ -115,22 +118,16 @@ def _package_document() -> dict[str, Any]:
     return document
 
 
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
-    return ordered[index]
-
-
 def _report(label: str, samples: list[float], target: float, cpu: list[float]) -> bool:
-    p50, p99 = _percentile(samples, 0.5), _percentile(samples, 0.99)
+    p50, p99 = percentile(samples, 0.5), percentile(samples, 0.99)
     ok = p99 < target
     print(
         f"{label:<12} n={len(samples):>5}  p50 {p50:7.3f} ms  p99 {p99:7.3f} ms  "
         f"max {max(samples):7.3f} ms  (target p99 < {target:g} ms: {'OK' if ok else 'MISSED'})"
     )
     print(
-        f"{'':<12} CPU time of the handling thread: p50 {_percentile(cpu, 0.5):7.3f} ms  "
-        f"p99 {_percentile(cpu, 0.99):7.3f} ms  (load average {os.getloadavg()[0]:.2f})"
+        f"{'':<12} CPU time of the handling thread: p50 {percentile(cpu, 0.5):7.3f} ms  "
+        f"p99 {percentile(cpu, 0.99):7.3f} ms  (load average {os.getloadavg()[0]:.2f})"
     )
     return ok
 
@@ -254,23 +251,13 @@ def main() -> int:
     cpu: list[float] = []
     ok = _report("in memory", run_sessions(args.observations, cpu=cpu), TARGET_MEMORY_P99_MS, cpu)
 
-    from django.conf import settings
     from django.db import connection
 
     if connection.vendor != "postgresql":
         print("persisted    skipped: set DATABASE_URL to a Postgres database")
         return 0 if ok else 1
-    db = settings.DATABASES["default"]
-    db.setdefault("TEST", {})["NAME"] = f"test_{db['NAME']}_bench_controller"
-    test_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
-    try:
+    with scratch_database("bench_controller"):
         ok = _persisted(args.persisted) and ok
-    finally:
-        from sessions import broadcast
-
-        broadcast.flush(5)
-        connection.close()
-        connection.creation.destroy_test_db(test_name, verbosity=0)
     return 0 if ok else 1
 
 
@@ -278,28 +265,12 @@ def _persisted(count: int) -> bool:
     import uuid
 
     from accounts.models import User
-    from authoring.models import DraftPackage
-    from publishing.models import PublishedVersion
     from sessions.event_store import append_events
-    from sessions.models import ExamSession, Sitting
+    from sessions.models import ExamSession
 
     author = User.objects.create(username="bench-author", role="author")
     candidate = User.objects.create(username="bench-candidate", role="candidate")
-    draft = DraftPackage.objects.create(owner=author, title="bench", document={})
-    version = PublishedVersion.objects.create(
-        draft=draft,
-        number=1,
-        package_id="bench",
-        title="bench",
-        ir_version="ioa-orm/0.2",
-        adapter_version="bench",
-        canonical_json="{}",
-        checksum="sha256:" + "0" * 64,
-        compiled_json="{}",
-        validation_report={},
-        published_by=author,
-    )
-    sitting = Sitting.objects.create(version=version, title="bench", created_by=author)
+    sitting = bench_sitting(author)
     sessions: dict[str, ExamSession] = {}
 
     def session_id(index: int) -> str:

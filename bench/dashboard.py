@@ -49,6 +49,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.scratch import bench_sitting, scratch_database  # noqa: E402
+from bench.stats import percentile  # noqa: E402 (after the path set-up)
+
 TARGET_P99_MS = 200.0
 TARGET_SESSIONS = 200
 BASELINE_SESSIONS = 10
@@ -134,12 +137,6 @@ def run_clients(
 # --- helpers -------------------------------------------------------------------------------------
 
 
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
-    return ordered[index]
-
-
 def _batch(make: Any, session_id: str, turn: int) -> list[Any]:
     from ioa.events import payloads as p
 
@@ -223,46 +220,21 @@ def main() -> int:
     if connection.vendor != "postgresql" or not settings.REDIS_URL:
         print("bench/dashboard.py needs Postgres and Redis: set DATABASE_URL and REDIS_URL")
         return 2
-    db = settings.DATABASES["default"]
-    db.setdefault("TEST", {})["NAME"] = f"test_{db['NAME']}_dashbench"
-    test_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
-    try:
+    with scratch_database("dashbench") as test_name:
         return _run(args, test_name)
-    finally:
-        from sessions import broadcast
-
-        broadcast.flush(5)
-        connection.close()
-        connection.creation.destroy_test_db(test_name, verbosity=0)
 
 
 def _setup(count: int) -> tuple[Any, Any, list[Any]]:
     """A sitting with ``count`` sessions in progress at node ``q1``, and its proctor."""
     from accounts.models import User
-    from authoring.models import DraftPackage
     from ioa.events import EventFactory
     from ioa.events import payloads as p
-    from publishing.models import PublishedVersion
     from sessions.event_store import append_events
-    from sessions.models import ExamSession, Sitting
+    from sessions.models import ExamSession
 
     author = User.objects.create(username="bench-author", role="author")
     proctor = User.objects.create(username="bench-proctor", role="proctor")
-    draft = DraftPackage.objects.create(owner=author, title="bench", document={})
-    version = PublishedVersion.objects.create(
-        draft=draft,
-        number=1,
-        package_id="bench",
-        title="bench",
-        ir_version="ioa-orm/0.2",
-        adapter_version="bench",
-        canonical_json="{}",
-        checksum="sha256:" + "0" * 64,
-        compiled_json="{}",
-        validation_report={},
-        published_by=author,
-    )
-    sitting = Sitting.objects.create(version=version, title="bench", created_by=author)
+    sitting = bench_sitting(author)
     sitting.proctors.add(proctor)
     candidates = User.objects.bulk_create(
         [User(username=f"c{i}@bench.test", role="candidate") for i in range(count)]
@@ -427,12 +399,12 @@ def _run(args: argparse.Namespace, test_name: str) -> int:
             if not overview:
                 print(f"  {size:4d} sessions: no measurement")
                 continue
-            p50, p99 = statistics.median(overview), _percentile(overview, 0.99)
+            p50, p99 = statistics.median(overview), percentile(overview, 0.99)
             baselines[size] = baseline
             events_per_s = batches * 3.33 / args.seconds
             own = (
                 f"; baseline median {statistics.median(baseline):5.1f} ms, "
-                f"p99 {_percentile(baseline, 0.99):6.1f} ms"
+                f"p99 {percentile(baseline, 0.99):6.1f} ms"
                 if baseline
                 else ""
             )
@@ -448,7 +420,7 @@ def _run(args: argparse.Namespace, test_name: str) -> int:
         print(
             f"  baseline at {size} sessions (the same batches on {BASELINE_SESSIONS} sessions' "
             f"own event sockets): median {statistics.median(reference):.1f} ms, "
-            f"p99 {_percentile(reference, 0.99):.1f} ms over {len(reference)} batches"
+            f"p99 {percentile(reference, 0.99):.1f} ms over {len(reference)} batches"
         )
     ok = sustained >= TARGET_SESSIONS
     print(

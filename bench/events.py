@@ -44,6 +44,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.scratch import bench_sitting, scratch_database  # noqa: E402
+from bench.stats import percentile  # noqa: E402 (after the path set-up)
+
 TARGET_CONCURRENT = 2000.0
 TARGET_RATIO = 0.5
 TARGET_P99_MS = 50.0
@@ -279,12 +282,6 @@ def _threads(count: int, work: Callable[[int], None]) -> float:
     return elapsed
 
 
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
-    return ordered[index]
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--single", type=int, default=3000, help="events in the single-session run")
@@ -304,23 +301,13 @@ def main() -> int:
     import django
 
     django.setup()
-    from django.conf import settings
     from django.db import connection
 
     if connection.vendor != "postgresql":
         print("bench/events.py needs Postgres: set DATABASE_URL", file=sys.stderr)
         return 2
-    db = settings.DATABASES["default"]
-    db.setdefault("TEST", {})["NAME"] = f"test_{db['NAME']}_bench"
-    test_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
-    try:
+    with scratch_database("bench") as test_name:
         return _run(args, test_name)
-    finally:
-        from sessions import broadcast
-
-        broadcast.flush(5)
-        connection.close()
-        connection.creation.destroy_test_db(test_name, verbosity=0)
 
 
 def _run(args: argparse.Namespace, test_name: str) -> int:
@@ -329,29 +316,13 @@ def _run(args: argparse.Namespace, test_name: str) -> int:
     from django.test import Client
 
     from accounts.models import User
-    from authoring.models import DraftPackage
-    from publishing.models import PublishedVersion
     from sessions import broadcast
     from sessions.event_store import append_event
-    from sessions.models import ExamSession, Sitting
+    from sessions.models import ExamSession
 
     author = User.objects.create(username="bench-author", role="author")
     proctor = User.objects.create(username="bench-proctor", role="proctor")
-    draft = DraftPackage.objects.create(owner=author, title="bench", document={})
-    version = PublishedVersion.objects.create(
-        draft=draft,
-        number=1,
-        package_id="bench",
-        title="bench",
-        ir_version="ioa-orm/0.2",
-        adapter_version="bench",
-        canonical_json="{}",
-        checksum="sha256:" + "0" * 64,
-        compiled_json="{}",
-        validation_report={},
-        published_by=author,
-    )
-    sitting = Sitting.objects.create(version=version, title="bench", created_by=author)
+    sitting = bench_sitting(author)
     sitting.proctors.add(proctor)
 
     def new_sessions(count: int, prefix: str) -> list[ExamSession]:
@@ -470,7 +441,7 @@ def _run(args: argparse.Namespace, test_name: str) -> int:
             process.join(30)
         latencies = [(at - sent[event_id]) * 1000 for event_id, at in arrivals if event_id in sent]
         expected = len(sent) * per_session
-        p50, p99 = _percentile(latencies, 0.50), _percentile(latencies, 0.99)
+        p50, p99 = percentile(latencies, 0.50), percentile(latencies, 0.99)
         print(
             f"  WebSocket delivery, {len(specs)} clients: {len(latencies)}/{expected} deliveries, "
             f"p50 {p50:.1f} ms, p99 {p99:.1f} ms, mean {statistics.fmean(latencies):.1f} ms "
