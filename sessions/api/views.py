@@ -354,52 +354,47 @@ class AccommodationsApi(APIView):
         return Response(SessionDetailApi.body(session))
 
 
-class TimelineApi(APIView):
+class _SessionReadApi(APIView):
+    """A read-only part of a session the proctor view shows, as ``{"sessionId", ...part}``."""
+
+    area = Area.PROCTOR
+    permission_classes = [AreaPermission]
+
+    def part(self, session: ExamSession) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @extend_schema(responses=dict)
+    def get(self, request: Request, session_id: Any) -> Response:
+        session = _session(request, session_id)
+        return Response({"sessionId": str(session.pk), **self.part(session)})
+
+
+class TimelineApi(_SessionReadApi):
     """The session's stored events (proctor view) grouped by ``correlationId``."""
 
-    area = Area.PROCTOR
-    permission_classes = [AreaPermission]
-
-    @extend_schema(responses=dict)
-    def get(self, request: Request, session_id: Any) -> Response:
-        session = _session(request, session_id)
-        return Response({"sessionId": str(session.pk), "groups": session_detail.timeline(session)})
+    def part(self, session: ExamSession) -> dict[str, Any]:
+        return {"groups": session_detail.timeline(session)}
 
 
-class TranscriptApi(APIView):
+class TranscriptApi(_SessionReadApi):
     """Both speakers' final words, in order."""
 
-    area = Area.PROCTOR
-    permission_classes = [AreaPermission]
-
-    @extend_schema(responses=dict)
-    def get(self, request: Request, session_id: Any) -> Response:
-        session = _session(request, session_id)
-        return Response({"sessionId": str(session.pk), "turns": session_detail.transcript(session)})
+    def part(self, session: ExamSession) -> dict[str, Any]:
+        return {"turns": session_detail.transcript(session)}
 
 
-class LedgerApi(APIView):
+class LedgerApi(_SessionReadApi):
     """The evidence ledger per node and evidence target (proctor-only)."""
 
-    area = Area.PROCTOR
-    permission_classes = [AreaPermission]
-
-    @extend_schema(responses=dict)
-    def get(self, request: Request, session_id: Any) -> Response:
-        session = _session(request, session_id)
-        return Response({"sessionId": str(session.pk), "nodes": session_detail.ledger(session)})
+    def part(self, session: ExamSession) -> dict[str, Any]:
+        return {"nodes": session_detail.ledger(session)}
 
 
-class InterceptionsApi(APIView):
+class InterceptionsApi(_SessionReadApi):
     """Guardrail interceptions (original and replacement text) and recoveries."""
 
-    area = Area.PROCTOR
-    permission_classes = [AreaPermission]
-
-    @extend_schema(responses=dict)
-    def get(self, request: Request, session_id: Any) -> Response:
-        session = _session(request, session_id)
-        return Response({"sessionId": str(session.pk), **session_detail.interceptions(session)})
+    def part(self, session: ExamSession) -> dict[str, Any]:
+        return dict(session_detail.interceptions(session))
 
 
 class ActionRequestSerializer(serializers.Serializer):
