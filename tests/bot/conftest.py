@@ -196,3 +196,20 @@ def check_log(events: Sequence[Mapping[str, Any]]) -> None:
     assert seqs == list(range(1, len(seqs) + 1)), seqs
     ids = [e["eventId"] for e in events]
     assert len(ids) == len(set(ids))
+
+
+async def start_exam(
+    session_id: uuid.UUID, watcher: Watcher
+) -> tuple[asyncio.Task[Any], Candidate]:
+    """Run the session's bot inline (its stored events go to ``watcher``), say the candidate is
+    ready and wait for the examiner's opening; returns the bot's task and the candidate."""
+    from bot.runners import run_bot
+    from bot.session_runner import BotOptions
+
+    watcher.bind()
+    bot = asyncio.create_task(run_bot(session_id, options=BotOptions(on_stored=watcher)))
+    await watcher.until_count("bot_ready", 1)
+    candidate = Candidate(session_id, watcher)
+    await candidate.ready()
+    await watcher.until_count("examiner_utterance_final", 1)
+    return bot, candidate

@@ -12,7 +12,15 @@ import pytest
 from bot.runners import run_bot
 from bot.session_runner import BotOptions, Outcome
 from ioa.runtime import Observation, RuntimeController
-from tests.bot.conftest import ANSWERS, Candidate, Watcher, check_log, drive, stored
+from tests.bot.conftest import (
+    ANSWERS,
+    Candidate,
+    Watcher,
+    check_log,
+    drive,
+    start_exam,
+    stored,
+)
 from tests.support.openai_server import OpenAICompatibleServer, Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -86,14 +94,7 @@ def test_malformed_tool_arguments_get_the_fallback_and_the_llm_reports_again(
         )
 
         async def main() -> None:
-            watcher.bind()
-            bot = asyncio.create_task(
-                run_bot(exam_session.pk, options=BotOptions(on_stored=watcher))
-            )
-            await watcher.until_count("bot_ready", 1)
-            candidate = Candidate(exam_session.pk, watcher)
-            await candidate.ready()
-            await watcher.until_count("examiner_utterance_final", 1)
+            bot, candidate = await start_exam(exam_session.pk, watcher)
             await candidate.answer("I enjoyed graph algorithms most.")
             await watcher.until(lambda w: "q-dijkstra" in w.nodes(), what="q-dijkstra")
             await candidate.says("stop")
@@ -128,14 +129,7 @@ def test_an_llm_outage_pauses_the_exam_and_resumes_it(exam_session: Any, bot_set
         server.script(*[Reply.error(500, "provider unavailable")] * 3)
 
         async def main() -> None:
-            watcher.bind()
-            bot = asyncio.create_task(
-                run_bot(exam_session.pk, options=BotOptions(on_stored=watcher))
-            )
-            await watcher.until_count("bot_ready", 1)
-            candidate = Candidate(exam_session.pk, watcher)
-            await candidate.ready()
-            await watcher.until_count("examiner_utterance_final", 1)
+            bot, candidate = await start_exam(exam_session.pk, watcher)
             await candidate.says("I enjoyed graph algorithms most.")
             await watcher.until(
                 lambda w: any(
@@ -177,14 +171,7 @@ def test_a_permanent_llm_failure_ends_at_the_technical_failure_node(
         server.script(Reply.error(401, "invalid api key"))
 
         async def main() -> Outcome:
-            watcher.bind()
-            bot = asyncio.create_task(
-                run_bot(exam_session.pk, options=BotOptions(on_stored=watcher))
-            )
-            await watcher.until_count("bot_ready", 1)
-            candidate = Candidate(exam_session.pk, watcher)
-            await candidate.ready()
-            await watcher.until_count("examiner_utterance_final", 1)
+            bot, candidate = await start_exam(exam_session.pk, watcher)
             await candidate.says("I enjoyed graph algorithms most.")
             return await asyncio.wait_for(bot, 60)
 

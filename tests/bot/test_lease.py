@@ -121,19 +121,14 @@ def test_two_runners_for_one_session_the_second_refuses(
 def test_a_stopped_bot_resumes_where_the_session_was(exam_session: Any, bot_settings: Any) -> None:
     """Stopped in the middle of the exam and started again: the new run restores the
     controller from the log and resumes at the same node (through a bot fault)."""
-    from tests.bot.conftest import ANSWERS, Candidate
+    from tests.bot.conftest import ANSWERS, start_exam
 
     watcher = Watcher()
 
     async def main() -> None:
         from bot.channels import send_to_bot
 
-        watcher.bind()
-        candidate = Candidate(exam_session.pk, watcher)
-        bot = asyncio.create_task(run_bot(exam_session.pk, options=BotOptions(on_stored=watcher)))
-        await watcher.until_count("bot_ready", 1)
-        await candidate.ready()
-        await watcher.until_count("examiner_utterance_final", 1)
+        bot, candidate = await start_exam(exam_session.pk, watcher)
         await candidate.answer(ANSWERS["warmup"][0])
         await candidate.answer(ANSWERS["q-dijkstra"][0])
         await send_to_bot(exam_session.pk, "stop")
