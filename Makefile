@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export VIVA_PUBLIC_URL ?= http://$(HOST):$(PORT)
 
-.PHONY: run test install lint format typecheck services-run worker migrate seed schema-docs clean frontend
+.PHONY: run test install lint format typecheck services-run worker migrate seed schema-docs messages clean frontend frontend-test
 
 $(STAMP): requirements/base.txt requirements/bot.txt requirements/dev.txt
 	@python=$$(bin/find-python) || exit 1; \
@@ -29,21 +29,23 @@ run: seed
 	@echo "Serving on http://$(HOST):$(PORT)/ (Ctrl-C to stop)"
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
-## make test: the whole suite; uses Postgres/Redis when set or reachable on localhost.
-test: install
+## make test: the whole suite (the browser's unit tests, then pytest); uses Postgres/Redis when
+## set or reachable on localhost.
+test: install frontend-test
 	@exports=$$(bin/detect-services) || exit 1; eval "$$exports"; \
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 format: install
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
 typecheck: install
-	$(VENV)/bin/mypy ioa
+	$(VENV)/bin/mypy ioa config web accounts authoring publishing sessions bot marking lti webhooks
 
 ## make services-run: web (daphne) + Celery worker against Postgres and Redis.
 services-run: install
@@ -51,19 +53,35 @@ services-run: install
 	   $${REDIS_URL:?set REDIS_URL, e.g. redis://127.0.0.1:6379/0}
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_demo
-	$(VENV)/bin/celery -A config worker -Q default,bots,marking --loglevel=INFO & \
+	$(VENV)/bin/celery -A config worker -Q default,bots,marking --pool=threads --concurrency=4 --loglevel=INFO & \
 	worker=$$!; trap "kill $$worker" EXIT; \
 	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) config.asgi:application
 
 worker: install
-	$(VENV)/bin/celery -A config worker -Q default,bots,marking --loglevel=INFO
+	$(VENV)/bin/celery -A config worker -Q default,bots,marking --pool=threads --concurrency=4 --loglevel=INFO
 
 schema-docs: install
 	$(PY) -m ioa.schema.export
 	$(PY) -m ioa.validation.catalogue
 
+## make messages: refresh locale/*/LC_MESSAGES/*.po from the sources (needs GNU gettext's
+## xgettext), then compile the committed .mo files with polib (pure Python). docs/i18n.md.
+messages: install
+	$(PY) manage.py makemessages --all --no-obsolete --ignore=.venv --ignore=var --ignore=tests \
+	  --ignore=frontend --ignore=bench
+	$(PY) manage.py makemessages -d djangojs --all --no-obsolete --ignore=.venv --ignore=var \
+	  --ignore=static/vendor --ignore=tests --ignore=frontend --ignore=bench
+	$(PY) -m config.messages
+
 clean:
 	rm -rf $(VENV) var/*.sqlite3* var/staticfiles
+
+## make frontend-test: `node --test` over frontend/test/events (the exam room's and proctor page's
+## event handling, static/js/events/; plain Node, no npm). With frontend/node_modules installed
+## (make frontend), over all of frontend/test.
+frontend-test:
+	@command -v node >/dev/null || { echo "make frontend-test: needs Node.js 20 or later (node)"; exit 1; }
+	@if [ -d frontend/node_modules ]; then node --test frontend/test/; else node --test frontend/test/events/; fi
 
 ## make frontend: rebuild the vendored editor bundle (static/vendor/) and axe-core for the browser
 ## tests from frontend/ (needs npm; the outputs are committed, so `make run` does not).

@@ -15,8 +15,21 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
 
+from accounts.models import User
 from accounts.roles import Area
+
+
+def signed_in_user(request: HttpRequest | Request) -> User:
+    """The request's signed-in user; a view behind ``area_required`` or ``AreaPermission`` has one.
+
+    Fails closed: an anonymous request that reaches here gets 403, never a half-served page.
+    """
+    user = request.user
+    if not isinstance(user, User) or not user.is_authenticated:
+        raise PermissionDenied("Sign in to use this page.")
+    return user
 
 
 def area_required(
@@ -27,10 +40,9 @@ def area_required(
     def decorator(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
         @wraps(view)
         def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-            user = request.user
-            if not user.is_authenticated:
+            if not request.user.is_authenticated:
                 return redirect_to_login(request.get_full_path())
-            if not user.may_enter(area):  # type: ignore[union-attr]
+            if not signed_in_user(request).may_enter(area):
                 raise PermissionDenied(f"Your role cannot open the {area.value} area.")
             return view(request, *args, **kwargs)
 

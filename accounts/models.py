@@ -85,3 +85,51 @@ class Invitation(models.Model):
         if self.expires_at <= timezone.now():
             return "expired"
         return "usable"
+
+
+class ApiTokenQuerySet(models.QuerySet["ApiToken"]):
+    def active(self) -> ApiTokenQuerySet:
+        return self.filter(revoked_at__isnull=True)
+
+
+class ApiToken(models.Model):
+    """A named key for the REST API (``Authorization: Token <key>``), issued from the web UI.
+
+    Only a SHA-256 digest of the key is stored (``key_hash``); the key itself is shown once, when
+    it is issued. A key is 256 random bits, so a plain (unsalted) digest is as strong as a
+    password hash for it and lets a request's key be found by an indexed lookup. ``prefix`` (the
+    key's first characters) lets a person recognise a key in the list; it is not secret.
+    """
+
+    name = models.CharField(max_length=100)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    prefix = models.CharField(max_length=16)
+    key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    # The issuing form's idempotency key: sending the same form twice issues one token.
+    request_key = models.UUIDField(null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+
+    objects = ApiTokenQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["user", "-created_at"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "request_key"], name="api_token_one_per_request_key"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…) of {self.user}"

@@ -36,6 +36,9 @@ AREA_ROLES: dict[Area, frozenset[str]] = {
     Area.ADMIN: frozenset({Role.ADMIN}),
 }
 
+LISTENER_ROLES: frozenset[str] = frozenset({Role.PROCTOR, Role.ADMIN})
+"""Roles that may listen in on a voice session they can see (proctors of its sitting, admins)."""
+
 # Where each role lands after signing in.
 HOME_AREA: dict[str, Area] = {
     Role.AUTHOR: Area.STUDIO,

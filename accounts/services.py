@@ -1,7 +1,9 @@
-"""Writes for accounts: users and invitations. Keyword-only arguments, atomic."""
+"""Writes for accounts: users, invitations and API tokens. Keyword-only arguments, atomic."""
 
 from __future__ import annotations
 
+import ipaddress
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -9,9 +11,12 @@ from django.conf import settings
 from django.db import transaction
 from django.urls import reverse
 from django.utils import formats, timezone
+from django.utils.translation import gettext as _
 
+from accounts.api_tokens import SHOWN_PREFIX_LENGTH as TOKEN_SHOWN_PREFIX
+from accounts.api_tokens import key_digest, new_key
 from accounts.invitation_tokens import TokenInvalid, make_token, read_token
-from accounts.models import Invitation, User
+from accounts.models import ApiToken, Invitation, User
 from accounts.roles import Role
 
 
@@ -113,8 +118,10 @@ def invitation_redeem(*, token: str, address: str | None) -> Invitation:
     except TokenInvalid:
         raise InvitationRefused(
             "tampered",
-            "This invitation link is not valid: it has been altered or copied incompletely. "
-            "Open the link exactly as you received it, or ask your proctor for a new one.",
+            _(
+                "This invitation link is not valid: it has been altered or copied incompletely. "
+                "Open the link exactly as you received it, or ask your proctor for a new one."
+            ),
         ) from None
     invitation = (
         Invitation.objects.select_for_update()
@@ -124,31 +131,34 @@ def invitation_redeem(*, token: str, address: str | None) -> Invitation:
     )
     if invitation is None:
         raise InvitationRefused(
-            "unknown", "This invitation no longer exists. Ask your proctor for a new link."
+            "unknown", _("This invitation no longer exists. Ask your proctor for a new link.")
         )
     now = timezone.now()
     if invitation.revoked_at:
         raise InvitationRefused(
-            "revoked", "This invitation was withdrawn. Ask your proctor for a new link."
+            "revoked", _("This invitation was withdrawn. Ask your proctor for a new link.")
         )
     if invitation.used_at:
         raise InvitationRefused(
             "used",
-            f"This invitation link was already used on {_when(invitation.used_at)} and works only "
-            "once. Ask your proctor for a new link if you need to sign in again.",
+            _(
+                "This invitation link was already used on %(when)s and works only once. Ask your "
+                "proctor for a new link if you need to sign in again."
+            )
+            % {"when": _when(invitation.used_at)},
         )
     if invitation.expires_at <= now:
         raise InvitationRefused(
             "expired",
-            f"This invitation link expired on {_when(invitation.expires_at)}. "
-            "Ask your proctor for a new link.",
+            _("This invitation link expired on %(when)s. Ask your proctor for a new link.")
+            % {"when": _when(invitation.expires_at)},
         )
     if not invitation.candidate.is_active:
         raise InvitationRefused(
-            "revoked", "This candidate account is disabled. Contact your proctor."
+            "revoked", _("This candidate account is disabled. Contact your proctor.")
         )
     invitation.used_at = now
-    invitation.used_from = address
+    invitation.used_from = _ip_or_none(address)
     invitation.save(update_fields=["used_at", "used_from"])
     return invitation
 
@@ -158,3 +168,94 @@ def invitation_revoke(*, invitation: Invitation) -> Invitation:
         invitation.revoked_at = timezone.now()
         invitation.save(update_fields=["revoked_at"])
     return invitation
+
+
+def _ip_or_none(address: str | None) -> str | None:
+    """The client's IP address, or ``None`` when there is none (a Unix-socket proxy, a test
+    client): never anything else in the ``used_from`` column."""
+    try:
+        return str(ipaddress.ip_address((address or "").strip()))
+    except ValueError:
+        return None
+
+
+# --- API tokens ---------------------------------------------------------------------------------
+
+MAX_ACTIVE_API_TOKENS = 20
+API_TOKEN_NAME_MAX = 100  # ApiToken.name's max_length
+
+
+class ApiTokenRefused(Exception):
+    """An API token that cannot be issued; ``message`` says why, for the person asking."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code  # candidate | name | too_many | repeated
+        self.message = message
+
+
+@dataclass(frozen=True)
+class IssuedApiToken:
+    """A new token and its key: the only time the key exists outside the caller's hands."""
+
+    token: ApiToken
+    key: str
+
+
+def api_token_issue(
+    *, user: User, name: str, request_key: uuid.UUID | None = None
+) -> IssuedApiToken:
+    """Issue a named API key to ``user`` (staff roles only: candidates use no API).
+
+    Only the key's digest and prefix are stored; the key is returned once. Refused
+    (:class:`ApiTokenRefused`) for a candidate, a blank or over-long name, a user who already
+    holds :data:`MAX_ACTIVE_API_TOKENS` unrevoked keys, or a ``request_key`` (the issuing
+    form's idempotency key) that already issued a token: a form sent twice (a reload) issues
+    one token, whose key was shown the first time.
+    """
+    if user.role == Role.CANDIDATE:
+        raise ApiTokenRefused("candidate", _("Candidates cannot have API tokens."))
+    label = (name or "").strip()
+    if not label or len(label) > API_TOKEN_NAME_MAX:
+        raise ApiTokenRefused("name", _("Give the token a name of 1 to 100 characters."))
+    with transaction.atomic():
+        User.objects.select_for_update().filter(pk=user.pk).first()  # serialise the count
+        if request_key is not None:
+            earlier = ApiToken.objects.filter(user=user, request_key=request_key).first()
+            if earlier is not None:
+                raise ApiTokenRefused(
+                    "repeated",
+                    _(
+                        "This form was already sent: token “%(name)s” was issued then and its "
+                        "key shown once. Revoke it and issue a new one if you did not copy the key."
+                    )
+                    % {"name": earlier.name},
+                )
+        if ApiToken.objects.active().filter(user=user).count() >= MAX_ACTIVE_API_TOKENS:
+            raise ApiTokenRefused(
+                "too_many",
+                _("You already have %(count)d active tokens: revoke one first.")
+                % {"count": MAX_ACTIVE_API_TOKENS},
+            )
+        key = new_key()
+        token = ApiToken.objects.create(
+            user=user,
+            name=label,
+            prefix=key[:TOKEN_SHOWN_PREFIX],
+            key_hash=key_digest(key),
+            request_key=request_key,
+        )
+    return IssuedApiToken(token=token, key=key)
+
+
+def api_token_revoke(*, token: ApiToken, by: User) -> ApiToken:
+    """Revoke ``token`` (from then on it authenticates nothing). Revoking twice keeps the first
+    revocation. Who may revoke which token is decided by the caller's queryset
+    (``accounts.selectors.api_tokens_visible_to``)."""
+    with transaction.atomic():
+        row = ApiToken.objects.select_for_update().get(pk=token.pk)
+        if row.revoked_at is None:
+            row.revoked_at = timezone.now()
+            row.revoked_by = by
+            row.save(update_fields=["revoked_at", "revoked_by"])
+    return row

@@ -1,22 +1,38 @@
-"""Staff sign-in (rate limited), sign-out, the invitation link, and the role-based home."""
+"""Staff sign-in (rate limited), sign-out, the invitation link, the role-based home, and the
+page where staff issue, list and revoke their API tokens."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login as auth_login
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import translation
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts import login_throttle
-from accounts.roles import HOME_AREA, Area
-from accounts.services import InvitationRefused, invitation_redeem
+from accounts import login_throttle, page_language
+from accounts.invitation_tokens import TokenInvalid, read_token
+from accounts.models import Invitation
+from accounts.roles import HOME_AREA, Area, Role
+from accounts.selectors import api_tokens_visible_to
+from accounts.services import (
+    ApiTokenRefused,
+    InvitationRefused,
+    api_token_issue,
+    api_token_revoke,
+    invitation_redeem,
+)
 
 AREA_HOME_URLS = {
     Area.STUDIO: "authoring:package-list",
@@ -37,21 +53,17 @@ class LoginView(auth_views.LoginView):
     redirect_authenticated_user = True
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        username = request.POST.get("username", "")
-        address = login_throttle.client_address(request)
-        lockout = login_throttle.check(username, address)
+        # Failures are counted and locked pairs refused for every password form
+        # (accounts.login_throttle); this page only words the refusal inside its own form.
+        lockout = login_throttle.check(
+            request.POST.get("username", ""), login_throttle.client_address(request)
+        )
         if lockout is not None:
-            minutes = max(1, round(lockout.retry_after_seconds / 60))
             form = self.get_form()
             form.errors.clear()
             response = self.render_to_response(
                 self.get_context_data(
-                    form=form,
-                    lockout_message=(
-                        "Too many failed sign-in attempts. For your security, sign-in is paused "
-                        f"for this account from your address; try again in about {minutes} minute"
-                        f"{'s' if minutes != 1 else ''}."
-                    ),
+                    form=form, lockout_message=login_throttle.lockout_message(lockout)
                 )
             )
             response.status_code = 429
@@ -59,25 +71,15 @@ class LoginView(auth_views.LoginView):
             return response
         return super().post(request, *args, **kwargs)
 
-    def form_invalid(self, form: Any) -> HttpResponse:
-        login_throttle.record_failure(
-            self.request.POST.get("username", ""), login_throttle.client_address(self.request)
-        )
-        return super().form_invalid(form)
-
-    def form_valid(self, form: Any) -> HttpResponse:
-        login_throttle.record_success(
-            form.get_user().get_username(), login_throttle.client_address(self.request)
-        )
-        return super().form_valid(form)
-
 
 @never_cache
 def invitation(request: HttpRequest, token: str) -> HttpResponse:
     """Opens an invitation link: GET shows a confirm page; POST signs the candidate in.
 
     Redeeming on POST (not GET) keeps link previewers and mail scanners from using up the link.
+    The pages speak the language of the page the invitation leads to (the exam's).
     """
+    _activate_invitation_language(request, token)
     if request.method == "POST":
         try:
             invite = invitation_redeem(token=token, address=login_throttle.client_address(request))
@@ -88,8 +90,11 @@ def invitation(request: HttpRequest, token: str) -> HttpResponse:
                 {"message": refused.message, "reason": refused.reason},
                 status=410 if refused.reason in {"expired", "used", "revoked"} else 400,
             )
-        auth_login(request, invite.candidate, backend="django.contrib.auth.backends.ModelBackend")
-        messages.success(request, f"Welcome, {invite.candidate.name}. You are signed in.")
+        auth_login(request, invite.candidate, backend=settings.AUTHENTICATION_BACKENDS[0])
+        messages.success(
+            request,
+            _("Welcome, %(name)s. You are signed in.") % {"name": invite.candidate.name},
+        )
         target = invite.next_path
         if not target or not url_has_allowed_host_and_scheme(target, allowed_hosts=None):
             target = reverse("exam_sessions:candidate-home")
@@ -97,10 +102,79 @@ def invitation(request: HttpRequest, token: str) -> HttpResponse:
     return render(request, "accounts/invitation_confirm.html", {"token": token})
 
 
+def _activate_invitation_language(request: HttpRequest, token: str) -> None:
+    """Speak the language of the invitation's destination (else the browser's)."""
+    try:
+        invitation_id = read_token(token)
+    except TokenInvalid:
+        return
+    next_path = (
+        Invitation.objects.filter(pk=invitation_id).values_list("next_path", flat=True).first()
+    )
+    language = page_language.language_for_path(next_path) if next_path else None
+    if language:
+        translation.activate(language)
+        request.LANGUAGE_CODE = language
+
+
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
     """Sends each signed-in user to their role's area; anonymous visitors to sign in."""
     if not request.user.is_authenticated:
         return redirect("accounts:login")
-    area = HOME_AREA[request.user.role]  # type: ignore[union-attr]
+    area = HOME_AREA[request.user.role]
     return redirect(AREA_HOME_URLS[area])
+
+
+def _request_key(text: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(text)
+    except ValueError:
+        return None
+
+
+def _refuse_candidates(request: HttpRequest) -> None:
+    if request.user.role == Role.CANDIDATE:  # type: ignore[union-attr]
+        raise PermissionDenied("Candidates cannot have API tokens.")
+
+
+@never_cache
+@login_required
+@require_http_methods(["GET", "POST"])
+def api_tokens(request: HttpRequest) -> HttpResponse:
+    """Lists the tokens the user may see (an admin sees everyone's); POST issues one to the user.
+
+    The new key is shown in the answer to the POST itself, once, and never stored (the answer is
+    not cached); a refused request shows the reason beside the name field with status 400. The
+    form carries an idempotency key, so sending it again (a reload) issues nothing (409).
+    """
+    _refuse_candidates(request)
+    context: dict[str, Any] = {"issued": None, "error": None, "name": ""}
+    status = 200
+    if request.method == "POST":
+        name = request.POST.get("name", "")
+        try:
+            context["issued"] = api_token_issue(
+                user=request.user,  # type: ignore[arg-type]
+                name=name,
+                request_key=_request_key(request.POST.get("request_key", "")),
+            )
+        except ApiTokenRefused as refused:
+            context.update(error=refused.message, name=name)
+            status = 409 if refused.code == "repeated" else 400
+    context["request_key"] = uuid.uuid4()  # the next sending of the form
+    tokens = api_tokens_visible_to(request.user).order_by("revoked_at", "-created_at")  # type: ignore[arg-type]
+    context["tokens"] = tokens
+    context["is_admin"] = request.user.role == Role.ADMIN  # type: ignore[union-attr]
+    return render(request, "accounts/api_tokens.html", context, status=status)
+
+
+@login_required
+@require_POST
+def api_token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
+    """Revokes a token the user may see (their own; an admin any); others answer 404."""
+    _refuse_candidates(request)
+    token = get_object_or_404(api_tokens_visible_to(request.user), pk=token_id)  # type: ignore[arg-type]
+    api_token_revoke(token=token, by=request.user)  # type: ignore[arg-type]
+    messages.success(request, _("Token “%(name)s” revoked.") % {"name": token.name})
+    return redirect("accounts:api-tokens")

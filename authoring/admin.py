@@ -4,7 +4,7 @@ from authoring.models import DraftPackage
 
 
 @admin.register(DraftPackage)
-class DraftPackageAdmin(admin.ModelAdmin):
+class DraftPackageAdmin(admin.ModelAdmin[DraftPackage]):
     list_display = ("title", "owner", "revision", "last_result", "updated_at")
     list_filter = ("updated_at",)
     search_fields = ("title", "owner__username", "id")

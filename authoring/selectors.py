@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from django.db.models import Count, QuerySet
 
 from authoring.models import DraftPackage
@@ -16,6 +18,6 @@ def draft_list(*, user: object) -> QuerySet[DraftPackage]:
     )
 
 
-def draft_get(*, user: object, draft_id: object) -> DraftPackage:
+def draft_get(*, user: object, draft_id: uuid.UUID | str) -> DraftPackage:
     """The draft, or DraftPackage.DoesNotExist when it does not exist or is not the user's."""
     return DraftPackage.objects.editable_by(user).select_related("owner").get(pk=draft_id)

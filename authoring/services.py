@@ -40,15 +40,38 @@ def draft_create(*, owner: User, document: Any, title: str = "") -> DraftPackage
     if not owner.may_enter(Area.STUDIO):
         raise PermissionError("only authors and admins create packages")
     now = timezone.now()
-    draft = DraftPackage.objects.create(
+    draft = DraftPackage(
         owner=owner,
         title=title or _title_of(document, "Untitled package"),
-        document=document,
         last_report=validate_package(document, now=now).to_dict(),
         created_at=now,
         updated_at=now,
     )
+    draft.document = document
+    draft.save(force_insert=True)
     return draft
+
+
+def empty_document(*, title: str = "Untitled package") -> dict[str, Any]:
+    """The smallest start for a package built in the studio: metadata and no nodes yet (it
+    does not pass validation until it has an initial node and an end)."""
+    return {
+        "irVersion": "ioa-orm/0.2",
+        "metadata": {
+            "packageId": str(uuid.uuid4()),
+            "title": title,
+            "createdAt": timezone.now().replace(microsecond=0).isoformat().replace("+00:00", "Z"),
+            "language": "en",
+            "structureLevel": "semi-structured",
+        },
+        "initialNodeId": "",
+        "nodes": [],
+    }
+
+
+def draft_create_empty(*, owner: User, title: str = "") -> DraftPackage:
+    """A new draft with :func:`empty_document`."""
+    return draft_create(owner=owner, document=empty_document(title=title or "Untitled package"))
 
 
 def draft_create_from_example(*, owner: User, example: str) -> DraftPackage:
@@ -84,6 +107,8 @@ def draft_save(
 
 
 def draft_set_collaborators(*, draft: DraftPackage, usernames: list[str]) -> DraftPackage:
+    """Make exactly ``usernames`` (authors or admins, never the owner) the co-authors."""
+    usernames = [name for name in dict.fromkeys(usernames) if name != draft.owner.username]
     users = list(User.objects.filter(username__in=usernames))
     missing = sorted(set(usernames) - {u.username for u in users})
     if missing:
@@ -93,3 +118,23 @@ def draft_set_collaborators(*, draft: DraftPackage, usernames: list[str]) -> Dra
         raise ValueError(f"only authors can collaborate: {', '.join(not_authors)}")
     draft.collaborators.set(users)
     return draft
+
+
+class CollaboratorsRefused(PermissionError):
+    """Only the owner (or an admin) chooses a package's co-authors."""
+
+
+@transaction.atomic
+def draft_change_collaborator(
+    *, draft: DraftPackage, actor: User, username: str, add: bool
+) -> DraftPackage:
+    """Add (``add``) or remove one co-author. Only the owner or an admin may; adding someone
+    who is already a co-author, or removing someone who is not, changes nothing. Raises
+    :class:`CollaboratorsRefused` or ``ValueError`` (no such user, not an author)."""
+    locked = DraftPackage.objects.select_for_update().get(pk=draft.pk)
+    if actor.pk != locked.owner_id and actor.role != "admin":
+        raise CollaboratorsRefused("only the package's owner can change its co-authors")
+    current = set(locked.collaborators.values_list("username", flat=True))
+    username = username.strip()
+    wanted = current | {username} if add else current - {username}
+    return draft_set_collaborators(draft=locked, usernames=sorted(wanted))

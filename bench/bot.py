@@ -141,8 +141,8 @@ async def wait_ready(session_id: uuid.UUID, timeout: float = 120) -> float:
 async def stop_bot(session_id: uuid.UUID) -> None:
     from asgiref.sync import sync_to_async
 
-    from bot.channels import send_to_bot
     from bot.models import BotLease
+    from sessions.bot_channel import send_to_bot
 
     await send_to_bot(session_id, "stop")
     state = sync_to_async(
@@ -282,7 +282,7 @@ def node_of(events: Sequence[Mapping[str, Any]]) -> str:
 async def candidate(
     session_id: uuid.UUID, exams: Exams, latencies: list[float], think: float = 0.0
 ) -> None:
-    from bot.channels import send_to_bot
+    from sessions.bot_channel import send_to_bot
     from tests.support.candidate_answers import ANSWERS
 
     key = str(session_id)
@@ -371,6 +371,179 @@ async def ramp(
     )
 
 
+# --- 4. the Celery deployment shape ----------------------------------------------------------
+
+
+def start_worker(name: str, **extra: str) -> subprocess.Popen[bytes]:
+    """A real Celery worker on the bench database (threads pool; bots hosted by ``bot.hosting``)."""
+    from django.conf import settings
+
+    from config.celery import app
+
+    db = settings.DATABASES["default"]
+    env = dict(os.environ)
+    env["DATABASE_URL"] = (
+        f"postgres://{db.get('USER') or 'postgres'}"
+        f"{':' + db['PASSWORD'] if db.get('PASSWORD') else ''}@"
+        f"{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+    )
+    env["VIVA_BOT_SUPERVISOR_SECONDS"] = "0"
+    env.update(extra)
+    path = os.environ.get("BENCH_WORKER_LOG")  # the worker's output, when asked for
+    log = open(path, "ab") if path else subprocess.DEVNULL  # noqa: SIM115 - the worker's
+    worker = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "celery"),
+            "-A",
+            "config",
+            "worker",
+            "--pool=threads",
+            "--concurrency=2",
+            "-Q",
+            "bots,default,marking",
+            "-n",
+            name,
+            "--without-gossip",
+            "--without-mingle",
+            "--loglevel=WARNING",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 90
+    while not app.control.inspect(destination=[name], timeout=0.5).ping():
+        if time.monotonic() > deadline or worker.poll() is not None:
+            raise RuntimeError("the Celery worker did not start")
+    return worker
+
+
+async def poll_store(exams: Exams, sessions: Sequence[uuid.UUID], stop: asyncio.Event) -> None:
+    """Feed ``exams`` from the store (every 20 ms: one query for the heads, one for what is new),
+    as the bots run in another process."""
+    from asgiref.sync import sync_to_async
+
+    from sessions.models import ExamSession, SessionEvent
+
+    seen = {s: 0 for s in sessions}
+
+    def fetch() -> list[Mapping[str, Any]]:
+        heads = dict(ExamSession.objects.filter(pk__in=sessions).values_list("pk", "last_seq"))
+        moved = [s for s, head in heads.items() if head > seen[s]]
+        if not moved:
+            return []
+        rows = list(
+            SessionEvent.objects.filter(session_id__in=moved)
+            .exclude(seq__lte=0)
+            .filter(seq__gt=0)
+            .values("session_id", "seq", "type", "payload")
+            .order_by("session_id", "seq")
+        )
+        out = []
+        for row in rows:
+            if row["seq"] > seen[row["session_id"]]:
+                seen[row["session_id"]] = row["seq"]
+                out.append({"sessionId": str(row["session_id"]), **row})
+        return out
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    from django.db import connections
+
+    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bench-poll")
+    try:
+        while not stop.is_set():
+            batch = await sync_to_async(fetch, thread_sensitive=False, executor=executor)()
+            if batch:
+                exams._add(batch)
+            await asyncio.sleep(0.02)
+    finally:
+        await sync_to_async(connections.close_all, thread_sensitive=False, executor=executor)()
+        executor.shutdown()
+
+
+async def celery_level(
+    version: Any, count: int, think: float, worker_pid: int
+) -> tuple[list[float], float, int]:
+    """``count`` concurrent whole exams on the Celery worker; the turn latencies, the wall time
+    and the worker's peak RSS (KiB)."""
+    from asgiref.sync import sync_to_async
+
+    from bot.services import bot_start
+
+    sessions = await sync_to_async(new_sessions)(version, count)
+    exams = Exams(asyncio.get_running_loop())
+    stop = asyncio.Event()
+    poller = asyncio.create_task(poll_store(exams, sessions, stop))
+    latencies: list[float] = []
+    started = time.perf_counter()
+    for session_id in sessions:
+        await sync_to_async(bot_start)(session=session_id)
+    peak = rss_kib(worker_pid)
+    drivers = asyncio.gather(*(candidate(s, exams, latencies, think) for s in sessions))
+    try:
+        while not drivers.done():
+            peak = max(peak, rss_kib(worker_pid))
+            await asyncio.wait({drivers}, timeout=0.5)
+        drivers.result()
+    finally:
+        stop.set()
+        await poller
+    return latencies, time.perf_counter() - started, peak
+
+
+def p95(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))] if ordered else 0.0
+
+
+async def celery_shape(version: Any, args: argparse.Namespace) -> None:
+    """Text sessions through a real worker: ``--sessions`` at ``--celery-think`` seconds, memory
+    per additional session, and the back-to-back maximum with p95 within the turn limit."""
+    from asgiref.sync import sync_to_async
+
+    name = f"botbench-host-{os.getpid()}@localhost"
+    worker = await sync_to_async(start_worker, thread_sensitive=False)(
+        name, VIVA_BOT_CAPACITY=str(max(args.sessions, args.max_sessions) + 10)
+    )
+    try:
+        idle = rss_kib(worker.pid)
+        one, _, one_rss = await celery_level(version, 1, args.celery_think, worker.pid)
+        many, wall, many_rss = await celery_level(
+            version, args.sessions, args.celery_think, worker.pid
+        )
+        per = (many_rss - one_rss) / 1024 / max(1, args.sessions - 1)
+        verdict = "ok" if p95(many) < args.turn_limit and per < 20 else "MISSED"
+        print(f"   worker idle {idle / 1024:.0f} MiB; 1 session: {fmt_ms(one)}")
+        print(
+            f"   {args.sessions} sessions, {args.celery_think:g} s thinking: {len(many)} turns "
+            f"in {wall:.1f} s; {fmt_ms(many)}; worker {many_rss / 1024:.0f} MiB "
+            f"({per:.1f} MiB per additional session) {verdict}"
+        )
+        print(f"   load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}")
+        sustained = 0
+        count = 1
+        while count <= args.max_sessions:
+            latencies, wall, _ = await celery_level(version, count, 0.0, worker.pid)
+            ok = p95(latencies) <= args.turn_limit
+            print(
+                f"   back to back, {count:>3} sessions: {fmt_ms(latencies)} "
+                f"{'ok' if ok else 'TOO SLOW'} (load {os.getloadavg()[0]:.2f})"
+            )
+            if not ok:
+                break
+            sustained = count
+            count *= 2
+        print(f"   back-to-back maximum on one worker: {sustained} sessions (p95 within limit)")
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+
+
 async def close_connections() -> None:
     """Close the connections of the bots' database threads and of ``sync_to_async``'s."""
     from asgiref.sync import sync_to_async
@@ -398,7 +571,7 @@ async def run_all(args: argparse.Namespace, database: str) -> None:
         times = await startup_inline(version, args.samples)
         print(f"   first {times[0] * 1000:.0f} ms; {fmt_ms(times[1:] or times)}")
 
-        if settings.REDIS_URL and connection.vendor == "postgresql":
+        if settings.REDIS_URL and connection.vendor == "postgresql" and not args.celery_only:
             settings.VIVA_BOT_RUNNER = "celery"
             celery_times, idle, running = await sync_to_async(
                 startup_celery, thread_sensitive=False
@@ -418,11 +591,20 @@ async def run_all(args: argparse.Namespace, database: str) -> None:
             print("2. memory (this process):")
         print(f"   this process after the start-up runs: {rss_kib() / 1024:.0f} MiB RSS")
 
-        print(
-            f"3. concurrent text-mode sessions (offline examiner, turns <= "
-            f"{args.turn_limit:.1f} s):"
-        )
-        await ramp(version, args.turn_limit, args.max_sessions, args.budget, args.think)
+        if not args.celery_only:
+            print(
+                f"3. baseline: concurrent text-mode sessions in this process (inline, offline "
+                f"examiner, turns <= {args.turn_limit:.1f} s):"
+            )
+            await ramp(version, args.turn_limit, args.max_sessions, args.budget, args.think)
+        if settings.REDIS_URL and connection.vendor == "postgresql":
+            settings.VIVA_BOT_RUNNER = "celery"
+            print(
+                f"4. the Celery deployment shape (one worker, bots hosted on one loop; reply "
+                f"p95 target < {args.turn_limit:.1f} s):"
+            )
+            await celery_shape(version, args)
+            settings.VIVA_BOT_RUNNER = "inline"
     finally:
         await close_connections()
 
@@ -438,6 +620,11 @@ def main() -> int:
         type=float,
         default=0.0,
         help="seconds each candidate waits before answering (0: back to back, the worst case)",
+    )
+    parser.add_argument("--sessions", type=int, default=100, help="Celery-shape sessions")
+    parser.add_argument("--celery-think", type=float, default=5.0)
+    parser.add_argument(
+        "--celery-only", action="store_true", help="skip the in-process baseline ramp"
     )
     args = parser.parse_args()
 

@@ -12,7 +12,9 @@ prints:
    as bots do in Celery workers, each with its connections open before the clock starts;
 3. the same workload, same harness, as plain INSERTs of the same rows through psycopg
    (persistent autocommit connections, psycopg's prepared statements), and the ratio of (2)
-   to (3);
+   to (3); then the same workload through the ``eventsourcing`` library's own Postgres
+   persistence (the anchor the target was set against; ``bench/eventsourcing_anchor.py``,
+   installed for the bench only: ``pip install -r requirements/bench.txt``), and our ratio to it;
 4. latency from an append call to the event's arrival on a WebSocket, p50/p99, with
    ``--clients`` (100) clients (per session one candidate and four proctor views) connected
    through a real daphne server, at ``--ws-rate`` (50) events/s over 20 sessions. The clients
@@ -20,7 +22,7 @@ prints:
    measured from just before the append call (so it includes the append itself) to arrival.
 
 Exit status 0 when the targets hold (>= 2,000 events/s with 50 sessions, >= half the plain
-INSERT rate, p99 < 50 ms), else 1.
+INSERT rate, >= 4x eventsourcing, p99 < 50 ms), else 1.
 
 Usage: ``DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/events.py``
 """
@@ -50,6 +52,7 @@ from bench.stats import percentile  # noqa: E402 (after the path set-up)
 TARGET_CONCURRENT = 2000.0
 TARGET_RATIO = 0.5
 TARGET_P99_MS = 50.0
+TARGET_ANCHOR_RATIO = 4.0
 
 
 # --- WebSocket clients (a separate, Django-free process) -----------------------------------------
@@ -156,7 +159,13 @@ def writer_process(
     results: Any,
 ) -> None:
     """One writer process: a thread per session, one event per transaction, through the
-    append service (``kind="append"``) or as plain psycopg INSERTs of the same rows."""
+    append service (``kind="append"``), as plain psycopg INSERTs of the same rows
+    (``"plain"``), or through the ``eventsourcing`` library (``"eventsourcing"``)."""
+    if kind == "eventsourcing":
+        from bench.eventsourcing_anchor import writer_process as anchor_writer
+
+        anchor_writer(database_url, session_ids, per_session, barrier, results)
+        return
     _setup_django(database_url)
     import psycopg
     from django.db import connection
@@ -255,6 +264,34 @@ def _concurrent(
 
 
 # --- helpers ----------------------------------------------------------------------------------
+
+
+def _anchor(args: argparse.Namespace, database_url: str, append_rate: float) -> float | None:
+    """Run the workload through ``eventsourcing`` (``bench/eventsourcing_anchor.py``) and print
+    its rate and our ratio to it; ``None`` when the library is not installed."""
+    from bench.eventsourcing_anchor import count_gap_free, create_tables
+
+    try:
+        create_tables(database_url)  # imports the library: absent unless bench.txt was installed
+    except ImportError:
+        print("  eventsourcing anchor: skipped (pip install -r requirements/bench.txt)")
+        return None
+    ids = [f"anchor-{i}" for i in range(args.sessions)]
+    rate = _concurrent("eventsourcing", database_url, ids, args.per_session, args.processes)
+    stored, gap_free = count_gap_free(database_url, args.per_session)
+    ratio = append_rate / rate
+    print(
+        f"  {args.sessions} sessions concurrently (eventsourcing {_version()}): {rate:6.0f} "
+        f"events/s ({stored} events; versions gap-free: {gap_free})"
+    )
+    print(f"  append / eventsourcing ratio:              {ratio:6.2f}")
+    return ratio
+
+
+def _version() -> str:
+    from importlib.metadata import version
+
+    return version("eventsourcing")
 
 
 def _threads(count: int, work: Callable[[int], None]) -> float:
@@ -388,6 +425,9 @@ def _run(args: argparse.Namespace, test_name: str) -> int:
     print(f"  {args.sessions} sessions concurrently (plain INSERT): {plain_rate:6.0f} events/s")
     print(f"  append / plain INSERT ratio:               {ratio:6.2f}")
 
+    # 3b. the anchor: the same workload through the eventsourcing library, same harness
+    anchor_ratio = _anchor(args, database_url, append_rate)
+
     # 4. persisted-to-WebSocket latency
     p50 = p99 = None
     if settings.REDIS_URL:
@@ -453,11 +493,13 @@ def _run(args: argparse.Namespace, test_name: str) -> int:
     ok = (
         append_rate >= TARGET_CONCURRENT
         and ratio >= TARGET_RATIO
+        and (anchor_ratio is None or anchor_ratio >= TARGET_ANCHOR_RATIO)
         and (p99 is None or p99 < TARGET_P99_MS)
     )
     print(
         f"targets: >= {TARGET_CONCURRENT:.0f} events/s concurrent, ratio >= {TARGET_RATIO}, "
-        f"p99 < {TARGET_P99_MS:.0f} ms: {'met' if ok else 'NOT met'}"
+        f">= {TARGET_ANCHOR_RATIO:g}x eventsourcing, p99 < {TARGET_P99_MS:.0f} ms: "
+        f"{'met' if ok else 'NOT met'}"
     )
     return 0 if ok else 1
 

@@ -3,32 +3,33 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from django.contrib import admin
+from django.db.models import Model
+from django.http import HttpRequest
 from django.utils.html import format_html
 
 from bot.models import BotLease, BotUsage
 
 
-class _ReadOnly(admin.ModelAdmin):
-    def get_readonly_fields(self, request: Any, obj: Any = None) -> list[str]:
+class _ReadOnly[M: Model](admin.ModelAdmin[M]):
+    def get_readonly_fields(self, request: HttpRequest, obj: M | None = None) -> list[str]:
         return [f.name for f in self.model._meta.fields] + list(self.readonly_extra)
 
     readonly_extra: tuple[str, ...] = ()
 
-    def has_add_permission(self, request: Any) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: M | None = None) -> bool:
         return False
 
-    def has_delete_permission(self, request: Any, obj: Any = None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: M | None = None) -> bool:
         return False
 
 
 @admin.register(BotLease)
-class BotLeaseAdmin(_ReadOnly):
+class BotLeaseAdmin(_ReadOnly[BotLease]):
     list_display = (
         "session",
         "state",
@@ -46,7 +47,7 @@ class BotLeaseAdmin(_ReadOnly):
 
 
 @admin.register(BotUsage)
-class BotUsageAdmin(_ReadOnly):
+class BotUsageAdmin(_ReadOnly[BotUsage]):
     """What each exam cost: provider usage priced with ``VIVA_PRICING``."""
 
     list_display = (

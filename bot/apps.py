@@ -4,3 +4,10 @@ from django.apps import AppConfig
 class BotConfig(AppConfig):
     name = "bot"
     verbose_name = "Examiner bot"
+
+    def ready(self) -> None:
+        from bot import checks  # noqa: F401  (registers the system checks)
+        from bot.session_port import SessionExaminerBot
+        from sessions import bot_port
+
+        bot_port.register(SessionExaminerBot())  # sessions starts and asks the bot through it

@@ -12,6 +12,7 @@ the bot runs the same inline, in a Celery worker or in a test: see :func:`voice_
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import wave
@@ -24,6 +25,9 @@ from pipecat.audio.vad.vad_analyzer import VADParams
 from pipecat.frames.frames import InputAudioRawFrame
 from pipecat.pipeline.worker import PipelineParams
 from pipecat.processors.audio.vad_processor import VADProcessor
+
+from bot.speech_providers import build_hosted_stt, build_hosted_tts, resolve_speech
+from bot.voice.languages import VoiceLanguageError, offline_stt_available, offline_voice
 
 VOICE_IN_SAMPLE_RATE: Final = 16000
 """Candidate audio: what Silero VAD and the en-US PocketSphinx model take."""
@@ -132,6 +136,19 @@ def voice_user_params(*, turn_timeout_secs: float | None = None) -> Any:
     )
 
 
+def offline_tts_language(language: str) -> dict[str, str]:
+    """The eSpeak voice of an exam not in English; English keeps ``VIVA_TTS_VOICE``."""
+    return {} if language == "en" else {"voice": offline_voice(language)}
+
+
+def in_language(choice: Any, language: str) -> Any:
+    """``choice`` (a hosted provider's ``SpeechChoice``) asked for the exam's ``language``
+    (English keeps the configured ``VIVA_*_LANGUAGE``, such as ``en-GB``)."""
+    if language == "en" or str(choice.language).split("-")[0].lower() == language:
+        return choice
+    return dataclasses.replace(choice, language=language)
+
+
 def voice_io(
     transport: Any = None,
     *,
@@ -140,15 +157,22 @@ def voice_io(
     slower: bool = False,
     stt: Any = None,
     tts: Any = None,
+    language: str = "en",
 ) -> Any:
-    """The bot core's ``BotIO`` for voice (``bot.pipeline``).
+    """The bot core's ``BotIO`` for voice (``bot.pipeline``), in the exam's ``language``.
 
     * input: the transport's input (or ``input``) followed by Silero VAD
       (:func:`build_vad_processor`), so the segmented STT sees the VAD frames before the audio
       leaves it, at any pace; the user aggregator's turn strategies see them too;
-    * offline STT and TTS unless given (``slower``: start at the slower speech rate);
+    * STT and TTS unless given: the providers ``VIVA_STT_PROVIDER`` / ``VIVA_TTS_PROVIDER``
+      select (``bot.speech_providers``; offline by default; ``slower``: the offline voice
+      starts at the slower speech rate);
     * speech controls for the controller's ``AdjustSpeech`` effects, and the provider names for
       usage records.
+
+    The offline TTS speaks with the language's eSpeak voice; a hosted provider is asked for the
+    language; the offline STT refuses a language it has no model for
+    (:class:`bot.voice.languages.VoiceLanguageError`) rather than hear it as English.
     """
     from pipecat.pipeline.pipeline import Pipeline
 
@@ -156,15 +180,35 @@ def voice_io(
     from bot.voice.offline_stt import PocketsphinxSTTService
     from bot.voice.offline_tts import EspeakTTSService
 
-    stt = stt if stt is not None else build_offline_stt()
-    tts = tts if tts is not None else build_offline_tts(slower=slower)
+    stt_choice = resolve_speech("stt") if stt is None else None
+    tts_choice = resolve_speech("tts") if tts is None else None
+    if stt is None:
+        assert stt_choice is not None
+        if stt_choice.offline and not offline_stt_available(language):
+            raise VoiceLanguageError(f"the offline STT has no model for {language!r}")
+        stt = (
+            build_offline_stt()
+            if stt_choice.offline
+            else build_hosted_stt(in_language(stt_choice, language))
+        )
+    if tts is None:
+        assert tts_choice is not None
+        tts = (
+            build_offline_tts(slower=slower, **offline_tts_language(language))
+            if tts_choice.offline
+            else build_hosted_tts(in_language(tts_choice, language))
+        )
     source = input if input is not None else (transport.input() if transport else None)
     vad = build_vad_processor()
     providers: dict[str, tuple[str, str]] = {}
     if isinstance(stt, PocketsphinxSTTService):
         providers["stt"] = ("pocketsphinx", "en-us")
+    elif stt_choice is not None:
+        providers["stt"] = stt_choice.usage_label
     if isinstance(tts, EspeakTTSService):
         providers["tts"] = ("espeak-ng", tts.voice.name)
+    elif tts_choice is not None:
+        providers["tts"] = tts_choice.usage_label
 
     def adjust_speech(setting: str, value: str) -> list[Any]:
         if not isinstance(tts, EspeakTTSService):

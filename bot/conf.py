@@ -16,6 +16,8 @@ from typing import Any, Final
 
 from django.conf import settings
 
+from ioa.runtime.timing import Timing
+
 PROVIDERS: Final = frozenset(
     {"openai", "anthropic", "google", "openai_compatible", "vllm", "ollama", "offline"}
 )
@@ -106,6 +108,11 @@ class BotSettings:
     db_threads: int
     pipecat_log_level: str
     pricing: Mapping[str, Any] = field(default_factory=dict)
+    turn_deadline_seconds: float = 10.0
+    max_llm_requests_per_turn: int = 4
+    provider_failures_to_pause: int = 3
+    capacity: int = 100
+    """``VIVA_BOT_CAPACITY``: bots one worker process hosts (``bot.hosting``)."""
 
 
 def bot_settings() -> BotSettings:
@@ -141,4 +148,29 @@ def bot_settings() -> BotSettings:
         db_threads=max(1, _int("VIVA_BOT_DB_THREADS", 8)),
         pipecat_log_level=(_str("VIVA_PIPECAT_LOG_LEVEL") or "WARNING").upper(),
         pricing=_pricing(),
+        turn_deadline_seconds=max(0.5, _float("VIVA_BOT_TURN_DEADLINE_SECONDS", 10.0)),
+        max_llm_requests_per_turn=max(1, _int("VIVA_BOT_MAX_LLM_REQUESTS_PER_TURN", 4)),
+        provider_failures_to_pause=max(1, _int("VIVA_BOT_PROVIDER_FAILURES_TO_PAUSE", 3)),
+        capacity=max(1, _int("VIVA_BOT_CAPACITY", 100)),
+    )
+
+
+def runtime_timing() -> Timing:
+    """The controller's host settings (issue 15; docs/configuration.md): how long a lost
+    connection is waited for before the exam pauses itself and before it ends ``aborted``, the
+    recogniser's latency after speech, the grace for a typed draft to be sent."""
+    defaults = Timing()
+    return Timing(
+        connection_grace_ms=round(
+            1000 * _float("VIVA_CONNECTION_GRACE_SECONDS", defaults.connection_grace_ms / 1000)
+        ),
+        absence_limit_ms=round(
+            1000 * _float("VIVA_ABSENCE_LIMIT_SECONDS", defaults.absence_limit_ms / 1000)
+        ),
+        recogniser_latency_ms=round(
+            1000 * _float("VIVA_RECOGNISER_LATENCY_SECONDS", defaults.recogniser_latency_ms / 1000)
+        ),
+        draft_grace_ms=round(
+            1000 * _float("VIVA_DRAFT_GRACE_SECONDS", defaults.draft_grace_ms / 1000)
+        ),
     )

@@ -19,6 +19,7 @@ All functions here are synchronous; the bot calls them through :class:`DbThreads
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
@@ -31,15 +32,29 @@ from decimal import Decimal
 from typing import Any, Final, ParamSpec, TypeVar
 
 from asgiref.sync import sync_to_async
-from django.db import connections
+from django.db import connections, transaction
 
-from ioa.compiler import CompiledFlow
-from ioa.events import EventEnvelope, EventFactory, EventSource, EventType, ExamState
+from bot.conf import runtime_timing
+from ioa.compiler import CompiledFlow, compile_package
+from ioa.events import (
+    EventEnvelope,
+    EventFactory,
+    EventSource,
+    EventType,
+    ExamState,
+    validate_event,
+)
 from ioa.events import payloads as p
 from ioa.runtime import Clock, Decision, ExamPlan, RuntimeController, SystemClock
 from ioa.runtime.evolve import apply_event
 from ioa.runtime.replay import envelopes
 from ioa.schema import AssessmentPackage, load_package
+from ioa.validation import validate_for_session
+from publishing.models import PublishedVersion
+from sessions.event_store import append_events
+from sessions.inbox import mark_processed
+from sessions.models import ExamSession
+from sessions.selectors import iter_rows, wire_from_row
 
 logger = logging.getLogger(__name__)
 
@@ -115,9 +130,6 @@ def scale_time(document: Mapping[str, Any], multiplier: Decimal) -> dict[str, An
 
 @functools.lru_cache(maxsize=64)
 def _artifacts(version_id: uuid.UUID, checksum: str, multiplier: Decimal) -> VersionArtifacts:
-    from ioa.compiler import compile_package
-    from ioa.validation import validate_for_session
-    from publishing.models import PublishedVersion
 
     version = PublishedVersion.objects.get(pk=version_id)
     document = json.loads(version.canonical_json)
@@ -147,9 +159,6 @@ def load_artifacts(
 
 def load_session(session_id: uuid.UUID | str) -> LoadedSession:
     """Load a session for its bot; :class:`SessionUnavailable` when it cannot run."""
-    from sessions.models import ExamSession
-    from sessions.selectors import iter_rows, wire_from_row
-
     key = uuid.UUID(str(session_id))
     row = (
         ExamSession.objects.filter(pk=key)
@@ -175,13 +184,9 @@ def load_session(session_id: uuid.UUID | str) -> LoadedSession:
 
 def stored_after(session_id: uuid.UUID, after_seq: int) -> list[EventEnvelope]:
     """Stored events after ``after_seq`` (to adopt another writer's events)."""
-    from sessions.selectors import iter_rows, wire_from_row
-
     wires = [wire_from_row(r) for r in iter_rows(session_id=session_id, after_seq=after_seq)]
     out = []
     for wire in wires:
-        from ioa.events import validate_event
-
         out.append(validate_event(wire).with_seq(wire["seq"]))
     return out
 
@@ -195,11 +200,13 @@ class Journal:
         self.session_id = loaded.session_id
         self.artifacts = loaded.artifacts
         self.clock: Clock = clock or SystemClock()
+        self.timing = runtime_timing()
         self.controller = RuntimeController.restore(
             loaded.artifacts.plan,
             session_id=str(loaded.session_id),
             events=loaded.events,
             clock=self.clock,
+            timing=self.timing,
         )
         self.restored_events = len(loaded.events)
         self._factory = EventFactory(session_id=str(self.session_id), source=EventSource.BOT)
@@ -213,20 +220,29 @@ class Journal:
         """Store a decision's events (one batch, fenced by ``expected_version``)."""
         self.record_many([decision])
 
-    def record_many(self, decisions: Sequence[Decision]) -> None:
+    def record_many(self, decisions: Sequence[Decision], *, inputs: Sequence[str] = ()) -> None:
         """Store consecutive decisions' events in one write (fenced by ``expected_version``,
-        the seq before the first of them), exactly as the simulator stores each decision."""
+        the seq before the first of them), exactly as the simulator stores each decision.
+        ``inputs``: ids of the candidate inputs these decisions consumed, marked processed in
+        the same transaction (``sessions.inbox``), so an input is never lost nor acted on twice."""
         events = [event for decision in decisions for event in decision.events]
-        if not events:
+        if not events and not inputs:
             return
-        from sessions.event_store import append_events
 
+        if not events:
+            mark_processed(session_id=self.session_id, input_ids=inputs)
+            return
         first = events[0].seq
-        result = append_events(
-            session=self.session_id,
-            events=events,
-            expected_version=None if first is None else first - 1,
-        )
+        with contextlib.ExitStack() as stack:
+            if inputs:
+                stack.enter_context(transaction.atomic())
+            result = append_events(
+                session=self.session_id,
+                events=events,
+                expected_version=None if first is None else first - 1,
+            )
+            if inputs:
+                mark_processed(session_id=self.session_id, input_ids=inputs)
         if self._on_stored is not None:
             self._on_stored([e.wire for e in result.events])
 
@@ -234,8 +250,6 @@ class Journal:
         self, payloads: Iterable[p.Payload], *, correlation_id: str | None = None
     ) -> list[EventEnvelope]:
         """Store events the bot emits itself and fold them into the controller's state."""
-        from sessions.event_store import append_events
-
         built = [self._factory(payload, correlation_id=correlation_id) for payload in payloads]
         if not built:
             return []
@@ -273,6 +287,7 @@ class Journal:
             session_id=str(self.session_id),
             events=loaded.events,
             clock=self.clock,
+            timing=self.timing,
         )
 
 

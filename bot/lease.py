@@ -210,10 +210,13 @@ def claim_expired(*, grace_seconds: float, limit: int = 100) -> list[uuid.UUID]:
             .order_by("expires_at")[:limit]
         )
         for row in rows:
+            # Only a running bot whose heartbeat stopped died; a ``starting`` lease is a start
+            # no bot took up yet (or one a draining host handed back): no restart is counted.
+            died = row.state == BotLease.State.RUNNING
             row.state = BotLease.State.STARTING
             row.requested_at = now
             row.expires_at = now + timedelta(seconds=grace_seconds)
-            if row.holder and not row.holder.startswith("dead:"):
+            if died and row.holder and not row.holder.startswith("dead:"):
                 row.holder = f"dead:{row.holder}"[:200]
             row.save()
             claimed.append(row.session_id)

@@ -33,7 +33,6 @@ import json
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any, Final
 
 from livekit import api
@@ -41,6 +40,7 @@ from loguru import logger
 from pipecat.transports.livekit.transport import LiveKitParams, LiveKitTransport
 
 from bot.audio import transport_audio_params, voice_setting
+from bot.voice.participants import ParticipantRole, participant_identity, role_of_identity
 from ioa.events.projection import project
 from ioa.events.types import Audience
 
@@ -53,14 +53,6 @@ MICROPHONE: Final = "microphone"
 
 class LiveKitNotConfiguredError(RuntimeError):
     """``VIVA_LIVEKIT_URL``, ``LIVEKIT_API_KEY`` or ``LIVEKIT_API_SECRET`` is missing."""
-
-
-class ParticipantRole(StrEnum):
-    """Who joins an exam room."""
-
-    CANDIDATE = "candidate"
-    BOT = "bot"
-    PROCTOR = "proctor"
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,22 +100,6 @@ def livekit_configured() -> bool:
 def room_name(session_id: uuid.UUID | str) -> str:
     """The session's room."""
     return f"viva-session-{session_id}"
-
-
-def participant_identity(role: ParticipantRole, subject: object) -> str:
-    """``<role>-<subject>``: the user id for people, the session id for the bot."""
-    return f"{role.value}-{subject}"
-
-
-def role_of_identity(identity: str) -> ParticipantRole | None:
-    """The role an identity was minted for (``None`` for identities we did not mint)."""
-    prefix, separator, _ = identity.partition("-")
-    if not separator:
-        return None
-    try:
-        return ParticipantRole(prefix)
-    except ValueError:
-        return None
 
 
 def grants_for(role: ParticipantRole, room: str) -> api.VideoGrants:
@@ -403,9 +379,12 @@ class LiveKitVoice:
     thread) is published on ``exam-runtime-events`` from the bot's event loop, in order.
     """
 
-    def __init__(self, session_id: uuid.UUID | str, *, slower: bool = False) -> None:
+    def __init__(
+        self, session_id: uuid.UUID | str, *, slower: bool = False, language: str = "en"
+    ) -> None:
         self.session_id = session_id
         self.slower = slower
+        self.language = language
         self.publisher: RuntimeEventPublisher | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._queue: asyncio.Queue[Mapping[str, Any]] | None = None
@@ -428,7 +407,13 @@ class LiveKitVoice:
         async def _stop_publishing(transport: LiveKitTransport) -> None:
             pump.cancel()
 
-        return voice_io(built.transport, slower=self.slower)
+        return voice_io(built.transport, slower=self.slower, language=self.language)
+
+    def close(self) -> None:
+        """Stop publishing stored events (the bot's run is over); safe to call twice."""
+        if self._pump is not None:
+            self._pump.cancel()
+            self._pump = None
 
     def on_stored(self, events: Sequence[Mapping[str, Any]]) -> None:
         """Queue stored events for the data channel (thread-safe, never blocks, never raises)."""
@@ -453,6 +438,8 @@ class LiveKitVoice:
         return BotOptions(io_factory=self.io, on_stored=self.on_stored, **kwargs)
 
 
-def livekit_bot_options(session_id: uuid.UUID | str, *, slower: bool = False, **kwargs: Any) -> Any:
+def livekit_bot_options(
+    session_id: uuid.UUID | str, *, slower: bool = False, language: str = "en", **kwargs: Any
+) -> Any:
     """``BotOptions`` running the session's bot in its LiveKit room (see :class:`LiveKitVoice`)."""
-    return LiveKitVoice(session_id, slower=slower).options(**kwargs)
+    return LiveKitVoice(session_id, slower=slower, language=language).options(**kwargs)

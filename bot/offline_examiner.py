@@ -41,6 +41,10 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from ioa.languages import DEFAULT_LANGUAGE, directive_language
+from ioa.runtime.agent_boundary import candidate_command, read_consent
+from ioa.runtime.texts import for_language
+
 MODEL: Final = "viva-offline-rehearsal-examiner"
 PROVIDER: Final = "offline"
 LABEL: Final = "REHEARSAL EXAMINER - NOT FOR GRADING"
@@ -54,7 +58,14 @@ STOPWORDS: Final = _word_set(
     """a an and are as at be been but by can could do does for from had has have how i if in
     into is it its it's me my no not of on or our so such than that the their them then there
     these they this to too up us was we were what when where which while who why will with
-    would you your yes also just very really about some any each more most other"""
+    would you your yes also just very really about some any each more most other
+    der die das den dem des ein eine einen einem einer und oder aber auch noch nur sehr so zu
+    zum zur im in am an auf aus bei mit nach von vor für über um durch ist sind war bin hat
+    haben wird werden kann können ich sie es wir mir mich was wie wo wenn als dass weil gerne
+    mag dann dieser diese dieses jeder jede jedes sich man nicht kein keine
+    el la los las un una y o pero de del al en con por para es son me mi yo lo que se su sus
+    muy más como cuando porque este esta esto cada también no
+    """
 )
 GENERIC: Final = _word_set(
     """candidate says say explains explain states state identifies identify names name picks
@@ -83,9 +94,70 @@ GENERIC_FOLLOW_UP: Final = "Could you say a little more about how you would appr
 THANKS: Final = "Thank you."
 
 
+@dataclass(frozen=True, slots=True)
+class Lines:
+    """What the offline examiner itself says, in one language (the exam's: the compiled role
+    message names it, :func:`ioa.languages.language_directive`)."""
+
+    thanks: str
+    take_time: str
+    of_course: str
+    stay: str
+    """Followed by the opening question."""
+    go_on: str
+    go_ahead: str
+    another_way: str
+    """Followed by the question."""
+    to_clarify: str
+    """Followed by the question."""
+    reasoning: str
+    generic_follow_up: str
+
+
+LINES: Final = {
+    "en": Lines(
+        thanks=THANKS,
+        take_time="Take your time.",
+        of_course="Of course.",
+        stay="Let's stay with the question.",
+        go_on="Please go on.",
+        go_ahead="Please go ahead.",
+        another_way="Let me put it another way.",
+        to_clarify="To clarify, the question is:",
+        reasoning="Could you explain the reasoning behind your view?",
+        generic_follow_up=GENERIC_FOLLOW_UP,
+    ),
+    "de": Lines(
+        thanks="Vielen Dank.",
+        take_time="Nehmen Sie sich Zeit.",
+        of_course="Selbstverständlich.",
+        stay="Bleiben wir bei der Frage.",
+        go_on="Bitte fahren Sie fort.",
+        go_ahead="Bitte beginnen Sie.",
+        another_way="Ich formuliere es anders.",
+        to_clarify="Zur Klarstellung, die Frage lautet:",
+        reasoning="Können Sie die Überlegung hinter Ihrer Sicht erklären?",
+        generic_follow_up="Können Sie etwas genauer sagen, wie Sie dabei vorgehen würden?",
+    ),
+    "es": Lines(
+        thanks="Gracias.",
+        take_time="Tómese su tiempo.",
+        of_course="Por supuesto.",
+        stay="Sigamos con la pregunta.",
+        go_on="Continúe, por favor.",
+        go_ahead="Adelante, por favor.",
+        another_way="Se lo pregunto de otra manera.",
+        to_clarify="Para aclararlo, la pregunta es:",
+        reasoning="¿Podría explicar el razonamiento de su punto de vista?",
+        generic_follow_up="¿Podría explicar un poco más cómo lo abordaría?",
+    ),
+}
+"""Per supported language (:data:`ioa.languages.SUPPORTED_LANGUAGES`)."""
+
+
 def words(text: str) -> list[str]:
     """Lower-case word tokens."""
-    return re.findall(r"[a-z0-9][a-z0-9'+^()/-]*", text.lower())
+    return re.findall(r"[^\W_][\w'+^()/-]*", text.lower())
 
 
 def stem(word: str) -> str:
@@ -243,6 +315,12 @@ class Conversation:
     """The candidate's latest turn(s), even if an observation about them was already made."""
     last_call_signals: set[str] = field(default_factory=set)
     """Targets signalled by the examiner's latest report."""
+    language: str = DEFAULT_LANGUAGE
+    """The exam's language (from the role message's directive; English without one)."""
+
+    @property
+    def lines(self) -> Lines:
+        return LINES.get(self.language, LINES[DEFAULT_LANGUAGE])
 
 
 def _text(message: Mapping[str, Any]) -> str:
@@ -263,6 +341,11 @@ def read_conversation(messages: Sequence[Mapping[str, Any]]) -> Conversation:
         if message.get("role") in ("developer", "system") and "OPENING QUESTION" in text:
             start, task = index, text
     conversation = Conversation(brief=parse_brief(task), answer="")
+    for message in messages:
+        if message.get("role") in ("developer", "system"):
+            named = directive_language(_text(message))
+            if named in LINES:
+                conversation.language = named
     pending: list[str] = []
     for message in messages[start + 1 :]:
         role = message.get("role")
@@ -313,8 +396,15 @@ def read_conversation(messages: Sequence[Mapping[str, Any]]) -> Conversation:
     return conversation
 
 
-def detect_command(answer: str, last_examiner: str) -> str | None:
-    """A command in a short candidate turn (``None`` for an answer)."""
+def detect_command(answer: str, last_examiner: str, language: str = DEFAULT_LANGUAGE) -> str | None:
+    """A command in a short candidate turn (``None`` for an answer). Not English: the runtime
+    classifier's vocabulary of that language (and its yes after a finish question)."""
+    if language != DEFAULT_LANGUAGE:
+        asked_to_confirm = last_examiner.strip() == for_language(language).finish_confirm
+        if asked_to_confirm and read_consent(answer, language) == "yes":
+            return "finish"
+        found = candidate_command(answer, language)
+        return found.value if found is not None else None
     tokens = words(answer)
     if not tokens or len(tokens) > MAX_COMMAND_WORDS:
         return None
@@ -363,8 +453,9 @@ def choose_follow_up(conversation: Conversation, uncovered: Sequence[Target]) ->
                 best = (score, question)
     if best is not None:
         return best[1]
-    if GENERIC_FOLLOW_UP.lower() not in asked:
-        return GENERIC_FOLLOW_UP
+    generic = conversation.lines.generic_follow_up
+    if generic.lower() not in asked:
+        return generic
     return None
 
 
@@ -378,13 +469,13 @@ def observation(conversation: Conversation) -> dict[str, Any]:
         "evidenceSufficient": False,
         "anxietyDetected": False,
         "distressDetected": False,
-        "spokenText": THANKS,
+        "spokenText": conversation.lines.thanks,
     }
     if not answer.strip():
-        return {**base, "answerQuality": "silence", "spokenText": "Take your time."}
-    command = detect_command(answer, conversation.last_examiner)
+        return {**base, "answerQuality": "silence", "spokenText": conversation.lines.take_time}
+    command = detect_command(answer, conversation.last_examiner, conversation.language)
     if command is not None:
-        return {**base, "commandDetected": command, "spokenText": "Of course."}
+        return {**base, "commandDetected": command, "spokenText": conversation.lines.of_course}
     matched = match_targets(answer, brief.targets)
     signals = [
         {
@@ -424,7 +515,7 @@ def observation(conversation: Conversation) -> dict[str, Any]:
         return {
             **base,
             "answerQuality": quality,
-            "spokenText": f"Let's stay with the question. {brief.opening}",
+            "spokenText": f"{conversation.lines.stay} {brief.opening}",
         }
     return {**base, "signals": signals, "answerQuality": quality, "evidenceSufficient": True}
 
@@ -432,26 +523,27 @@ def observation(conversation: Conversation) -> dict[str, Any]:
 def instructed(conversation: Conversation, instruction: str) -> dict[str, Any]:
     """The ``report_observation`` arguments after a runtime instruction."""
     lowered = instruction.lower()
-    question = conversation.last_examiner or conversation.brief.opening or "the question"
+    lines = conversation.lines
+    question = conversation.last_examiner or conversation.brief.opening or ""
     base: dict[str, Any] = {
         "signals": [],
         "answerQuality": "substantive",
         "needsFollowUp": False,
         "evidenceSufficient": False,
         "anxietyDetected": False,
-        "spokenText": "Please go on.",
+        "spokenText": lines.go_on,
     }
     if lowered.startswith("proctor instruction"):
         text = instruction.split(":", 1)[1].strip() if ":" in instruction else instruction
-        return {**base, "spokenText": text or "Please go on."}
+        return {**base, "spokenText": text or lines.go_on}
     if "rephrase" in lowered:
-        return {**base, "spokenText": f"Let me put it another way. {question}"}
+        return {**base, "spokenText": f"{lines.another_way} {question}"}
     if "clarification" in lowered or "clarify" in lowered:
-        return {**base, "spokenText": f"To clarify, the question is: {question}"}
+        return {**base, "spokenText": f"{lines.to_clarify} {question}"}
     if "premise" in lowered:
-        return {**base, "spokenText": "Could you explain the reasoning behind your view?"}
+        return {**base, "spokenText": lines.reasoning}
     if "open this part" in lowered:
-        return {**base, "spokenText": conversation.brief.opening or "Please go ahead."}
+        return {**base, "spokenText": conversation.brief.opening or lines.go_ahead}
     if "went wrong" in lowered and conversation.last_answer:
         # The previous report was lost: report the same answer again.
         retry = Conversation(
@@ -461,6 +553,7 @@ def instructed(conversation: Conversation, instruction: str) -> dict[str, Any]:
             follow_ups_used=conversation.follow_ups_used,
             asked=conversation.asked,
             last_examiner=conversation.last_examiner,
+            language=conversation.language,
         )
         return observation(retry)
     if "not approved moving on" in lowered:
@@ -475,7 +568,8 @@ def instructed(conversation: Conversation, instruction: str) -> dict[str, Any]:
                 "spokenText": follow_up,
             }
         asked = {a.strip().lower() for a in conversation.asked}
-        text = GENERIC_FOLLOW_UP if GENERIC_FOLLOW_UP.lower() not in asked else "Please go on."
+        generic = lines.generic_follow_up
+        text = generic if generic.lower() not in asked else lines.go_on
         return {**base, "spokenText": text}
     return base
 

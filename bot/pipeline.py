@@ -17,6 +17,8 @@ connect Pipecat to the runtime controller).
   speaks only the controller's ``Speak`` effects (validated text), queued as
   :class:`ExaminerSpeakFrame`. A response with text but no ``report_observation`` call is handed
   to the core, which submits it to the controller as an observation (so it is validated first).
+  Every response's end is reported with the tools it called (the turn watch,
+  ``bot.turn_deadline``, judges unusable replies and unknown tools).
 * :class:`SpeechReporter`: reports each examiner utterance's start and end (the TTS context's
   ``TTSStartedFrame`` / ``TTSStoppedFrame`` after the output) as ``UtteranceStarted`` /
   ``UtteranceFinished``, so the controller records ``examiner_utterance_started`` / ``_final``;
@@ -38,7 +40,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pipecat.flows import FlowManager
 from pipecat.frames.frames import (
@@ -46,6 +48,7 @@ from pipecat.frames.frames import (
     Frame,
     FunctionCallInProgressFrame,
     FunctionCallsStartedFrame,
+    InterimTranscriptionFrame,
     InterruptionFrame,
     LLMContextFrame,
     LLMFullResponseEndFrame,
@@ -79,6 +82,7 @@ from pipecat.utils.context.llm_context_summarization import (
     LLMContextSummaryConfig,
 )
 
+from bot.activity import VoiceActivityHook
 from bot.text_transport import TextSpeech
 from bot.usage import Component, Counter
 
@@ -100,11 +104,25 @@ class PipelineCore(Protocol):
 
     def llm_allowed(self) -> bool: ...
 
-    def llm_started(self) -> None: ...
+    def llm_started(self) -> bool: ...
 
-    async def candidate_turn(self, text: str, confidence: float) -> None: ...
+    def llm_rerun_started(self) -> bool: ...
 
-    def candidate_transcript(self, text: str, confidence: float) -> None: ...
+    def llm_response_ended(self, text: str, calls: Sequence[str]) -> None: ...
+
+    async def candidate_turn(
+        self, text: str, confidence: float, *, input_id: str | None = None
+    ) -> None: ...
+
+    def candidate_activity(
+        self, activity: Literal["composing", "speaking"], active: bool, when: float | None
+    ) -> None: ...
+
+    def candidate_transcript(
+        self, text: str, confidence: float, *, input_id: str | None = None
+    ) -> None: ...
+
+    def candidate_partial(self, text: str, stability: float) -> None: ...
 
     def utterance_started(self, utterance_id: str) -> None: ...
 
@@ -137,6 +155,23 @@ def transcript_confidence(frame: TranscriptionFrame) -> float:
     return DEFAULT_STT_CONFIDENCE
 
 
+def partial_stability(frame: InterimTranscriptionFrame) -> float:
+    """How settled an interim transcript is (0-1): the service's own ``stability`` or
+    ``confidence`` when its result carries one (Google, Deepgram), else 0.5."""
+    result = frame.result
+    for name in ("stability", "confidence"):
+        value = result.get(name) if isinstance(result, Mapping) else getattr(result, name, None)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return min(1.0, max(0.0, float(value)))
+    channel = getattr(result, "channel", None)
+    alternatives = getattr(channel, "alternatives", None)
+    if alternatives:
+        value = getattr(alternatives[0], "confidence", None)
+        if isinstance(value, int | float):
+            return min(1.0, max(0.0, float(value)))
+    return 0.5
+
+
 class TranscriptHook(FrameProcessor):
     """Feeds final candidate transcripts to the controller (module docstring)."""
 
@@ -144,15 +179,28 @@ class TranscriptHook(FrameProcessor):
         super().__init__()
         self._core = core
         self._text_turns = text_turns
+        self._last_partial = ""
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         await super().process_frame(frame, direction)
         if direction is FrameDirection.DOWNSTREAM and isinstance(frame, TranscriptionFrame):
             confidence = transcript_confidence(frame)
+            input_id = getattr(frame, "input_id", None)  # a typed answer from the inbox
             if self._text_turns:
-                await self._core.candidate_turn(frame.text, confidence)
+                await self._core.candidate_turn(frame.text, confidence, input_id=input_id)
                 return
-            self._core.candidate_transcript(frame.text, confidence)
+            self._core.candidate_transcript(frame.text, confidence, input_id=input_id)
+        elif direction is FrameDirection.DOWNSTREAM and isinstance(
+            frame, InterimTranscriptionFrame
+        ):
+            # A streaming STT's partial: the live caption (``transcript_delta``); only a
+            # change of words is worth sending.
+            text = frame.text.strip()
+            if text and text != self._last_partial:
+                self._last_partial = text
+                self._core.candidate_partial(text, partial_stability(frame))
+        if isinstance(frame, TranscriptionFrame):
+            self._last_partial = ""
         await self.push_frame(frame, direction)
 
 
@@ -166,38 +214,55 @@ class LLMRunGate(FrameProcessor):
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         await super().process_frame(frame, direction)
-        if direction is FrameDirection.DOWNSTREAM and isinstance(frame, LLMContextFrame):
-            if not self._core.llm_allowed():
-                self.dropped += 1
-                return
-            self._core.llm_started()
+        if (
+            direction is FrameDirection.DOWNSTREAM
+            and isinstance(frame, LLMContextFrame)
+            and (not self._core.llm_allowed() or not self._core.llm_started())
+        ):
+            self.dropped += 1
+            return
         await self.push_frame(frame, direction)
 
 
 class LLMSpeechFilter(FrameProcessor):
-    """Drops the LLM's free text (never spoken); reports text-only responses to the core."""
+    """Drops the LLM's free text (never spoken); reports text-only responses and every
+    response's end to the core; gates the LLM re-runs that travel upstream."""
 
     def __init__(self, core: PipelineCore) -> None:
         super().__init__()
         self._core = core
         self._text: list[str] = []
-        self._called = False
+        self._calls: list[str] = []
+        self.dropped = 0
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         await super().process_frame(frame, direction)
+        if (
+            direction is FrameDirection.UPSTREAM
+            and isinstance(frame, LLMContextFrame)
+            and (not self._core.llm_allowed() or not self._core.llm_rerun_started())
+        ):
+            # The assistant aggregator re-runs the LLM upstream (after a tool result), past
+            # the LLMRunGate: the same gate and the same per-turn budget apply here.
+            self.dropped += 1
+            return
         if direction is FrameDirection.DOWNSTREAM:
             if isinstance(frame, LLMFullResponseStartFrame):
-                self._text, self._called = [], False
-            elif isinstance(frame, FunctionCallsStartedFrame | FunctionCallInProgressFrame):
-                self._called = True
+                self._text, self._calls = [], []
+            elif isinstance(frame, FunctionCallsStartedFrame):
+                self._calls += [call.function_name for call in frame.function_calls]
+            elif isinstance(frame, FunctionCallInProgressFrame):
+                if frame.function_name not in self._calls:
+                    self._calls.append(frame.function_name)
             elif isinstance(frame, LLMTextFrame):
                 self._text.append(frame.text)
                 return
             elif isinstance(frame, LLMFullResponseEndFrame):
                 text = "".join(self._text).strip()
-                if text and not self._called:
+                if text and not self._calls:
                     self._core.text_without_tool(text)
-                self._text, self._called = [], False
+                self._core.llm_response_ended(text, tuple(self._calls))
+                self._text, self._calls = [], []
         await self.push_frame(frame, direction)
 
 
@@ -371,6 +436,9 @@ def build_pipeline(
         processors.append(source)
     if io.stt is not None:
         processors.append(io.stt)
+    if not io.text_turns:
+        # Silero VAD's start/stop: the controller's silence clock follows the candidate.
+        processors.append(VoiceActivityHook(core.candidate_activity))
     processors += [
         TranscriptHook(core, text_turns=io.text_turns),
         aggregators.user(),

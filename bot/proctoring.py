@@ -2,7 +2,7 @@
 bot group become controller inputs, and the sender gets an answer.
 
 * :func:`runtime_input` — a ``proctor_action`` / ``proctor_instruction`` message
-  (``bot.channels``) as an ``ioa.runtime`` input; ``ValueError`` for a malformed one.
+  (``sessions.bot_channel``) as an ``ioa.runtime`` input; ``ValueError`` for a malformed one.
 * :func:`handle` — hands the input to the examiner core (after every earlier input), waits
   until the controller's decision is stored and applied, and answers on ``replyTo``:
   ``status`` is the controller's (``paused``, ``extended``, ``issued``, ``ignored``,
@@ -21,9 +21,10 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, Final, Protocol
 
-from bot import channels
 from ioa.errors import InvalidInputError
 from ioa.runtime import CandidateReady, Decision, ProctorAction, ProctorInstruction
+from sessions import bot_channel
+from sessions.models import Sitting
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ def runtime_input(kind: str, fields: Mapping[str, Any]) -> ProctorAction | Proct
     if kind != "proctor_action":
         raise ValueError(f"not a proctor input: {kind}")
     action = fields.get("action")
-    if action not in channels.PROCTOR_ACTIONS:
+    if action not in bot_channel.PROCTOR_ACTIONS:
         raise ValueError(f"unknown proctor action {action!r}")
     seconds = fields.get("seconds")
     if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, int | float)):
@@ -90,20 +91,20 @@ async def handle(core: Core, kind: str, fields: Mapping[str, Any]) -> None:
     try:
         item = runtime_input(kind, fields)
     except ValueError as exc:
-        await channels.reply(fields, status="invalid", reason=str(exc), eventIds=[], types=[])
+        await bot_channel.reply(fields, status="invalid", reason=str(exc), eventIds=[], types=[])
         return
     try:
         decision = await core.submit(item)
     except InvalidInputError as exc:
-        await channels.reply(fields, status="invalid", reason=str(exc), eventIds=[], types=[])
+        await bot_channel.reply(fields, status="invalid", reason=str(exc), eventIds=[], types=[])
         return
     except Exception as exc:
         logger.exception("bot %s: proctor input %s failed", core.session_id, kind)
-        await channels.reply(
+        await bot_channel.reply(
             fields, status="failed", reason=f"{type(exc).__name__}", eventIds=[], types=[]
         )
         return
-    await channels.reply(
+    await bot_channel.reply(
         fields,
         status=decision.status,
         reason=str(decision.result.get("reason") or ""),
@@ -114,8 +115,6 @@ async def handle(core: Core, kind: str, fields: Mapping[str, Any]) -> None:
 
 def start_awaits_authorisation(session_id: uuid.UUID | str) -> bool:
     """Whether the session's sitting wants a proctor to authorise each start (sync, ORM)."""
-    from sessions.models import Sitting
-
     return bool(
         Sitting.objects.filter(sessions__pk=session_id)
         .values_list("proctor_authorises_start", flat=True)

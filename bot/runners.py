@@ -21,8 +21,8 @@ Runners:
 
 * **inline** (the embedded default): the bot is an asyncio task in the ASGI server's event loop
   (:func:`start_inline`); outside an ASGI server, a background event-loop thread hosts it.
-* **celery**: ``bot.tasks.run_session_bot`` on the ``bots`` queue runs :func:`run_bot` in the
-  worker (one bot per worker process, solo or prefork pool).
+* **celery**: ``bot.tasks.run_session_bot`` on the ``bots`` queue hands :func:`run_bot` to the
+  worker process's bot host (``bot.hosting``: many bots on one event loop).
 """
 
 from __future__ import annotations
@@ -32,18 +32,22 @@ import logging
 import threading
 import uuid
 from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from asgiref.sync import SyncToAsync
+from asgiref.sync import SyncToAsync, sync_to_async
+from django.db import close_old_connections
 
 from bot.conf import bot_settings
-from bot.examiner import LeaseLost
 from bot.journal import DbThreads, Journal, SessionUnavailable, db_threads, load_session
-from bot.lease import Lease, LeaseRefused, acquire, new_holder, release
+from bot.journal_writer import LeaseLost
+from bot.lease import Lease, LeaseRefused, acquire, new_holder, release, renew
 from bot.models import BotLease
 from bot.providers import ProviderError, resolve
 from bot.session_runner import SHUTDOWN, BotOptions, Outcome, run_session
 from ioa.runtime import Fault
+from sessions.exam_room import page_language, voice_transport
+from sessions.models import ExamSession
 
 logger = logging.getLogger(__name__)
 
@@ -82,6 +86,7 @@ async def run_bot(
         await db.close(key)
         return Outcome.REFUSED
     crashes = 0
+    keeper = asyncio.create_task(_keep_lease(lease, config), name=f"bot-lease-{key}")
     try:
         while True:
             try:
@@ -119,26 +124,48 @@ async def run_bot(
                 await db.run(key, release, lease, state=str(BotLease.State.RELEASED))
             return outcome
     finally:
+        keeper.cancel()
         await db.close(key)
+
+
+_lease_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bot-lease")
+"""Lease renewals have a thread of their own: never queued behind a session's loading."""
+
+
+def _renew(lease: Lease, ttl_seconds: float) -> bool:
+    try:
+        return renew(lease, ttl_seconds=ttl_seconds)
+    finally:
+        close_old_connections()
+
+
+async def _keep_lease(lease: Lease, config: Any) -> None:
+    """Renew the lease for the bot's whole life, from the moment it is taken: loading and
+    building a session (or restarting after a crash) may take longer than the lease on a busy
+    host. (The running session's heartbeat renews it too, and stops the bot when it is lost.)"""
+    renewal = sync_to_async(_renew, thread_sensitive=False, executor=_lease_thread)
+    while True:
+        await asyncio.sleep(config.heartbeat_seconds)
+        try:
+            if not await renewal(lease, config.lease_seconds):
+                return
+        except Exception:
+            logger.warning("bot %s: lease renewal failed", lease.session_id)
 
 
 def default_options(session_id: uuid.UUID) -> BotOptions:
     """How a session's bot runs when its starter says nothing: LiveKit voice for a voice session
     when ``VIVA_VOICE_TRANSPORT=livekit`` (``bot.livekit``, slower speech as accommodated), else
     text mode. (Voice over SmallWebRTC is started by the browser's offer, with its own I/O.)"""
-    from sessions.models import ExamSession
-
     row = ExamSession.objects.filter(pk=session_id).values("exam_mode", "slower_speech").first()
-    if row is not None and row.get("exam_mode") == "voice":
-        from sessions.exam_room import voice_transport
+    if row is not None and row.get("exam_mode") == "voice" and voice_transport() == "livekit":
+        from bot.livekit import livekit_bot_options
 
-        if voice_transport() == "livekit":
-            from bot.livekit import livekit_bot_options
-
-            options: BotOptions = livekit_bot_options(
-                session_id, slower=bool(row.get("slower_speech"))
-            )
-            return options
+        session = ExamSession.objects.select_related("sitting__version").get(pk=session_id)
+        options: BotOptions = livekit_bot_options(
+            session_id, slower=bool(row.get("slower_speech")), language=page_language(session)
+        )
+        return options
     return BotOptions()
 
 

@@ -11,16 +11,46 @@ from __future__ import annotations
 
 import enum
 import uuid
+from typing import Final
 
 from django.db import transaction
+from django.utils import timezone
 
 from bot.conf import bot_settings
 from bot.lease import request_start
+from bot.models import BotLease
 from bot.providers import resolve
 from sessions.models import ExamSession
 
 INLINE_GRACE_SECONDS = 30.0
 """How long an inline start may take before another ``bot_start`` may try again."""
+
+
+PUBLISH_RETRY: Final = {"max_retries": 1, "interval_start": 0, "interval_step": 0.3}
+"""A start is put on the broker with one quick retry: a broker outage is reported in well under
+a second, never by a page that hangs."""
+
+
+class BotServiceUnavailable(Exception):
+    """The start could not be queued (the broker is down). The request is left claimable, so the
+    supervisor of any worker launches the bot once the broker is back; the caller says so
+    (503)."""
+
+
+def _enqueue(session_id: uuid.UUID) -> None:
+    from bot.tasks import BOTS_QUEUE, run_session_bot
+
+    try:
+        run_session_bot.apply_async(
+            (str(session_id),), queue=BOTS_QUEUE, retry=True, retry_policy=PUBLISH_RETRY
+        )
+    except Exception as exc:
+        # Leave the start request expired: the next bot_start, or any worker's supervisor once
+        # the broker is back, launches it (never a session stuck for the start grace).
+        BotLease.objects.filter(session_id=session_id, state=BotLease.State.STARTING).update(
+            expires_at=timezone.now()
+        )
+        raise BotServiceUnavailable(f"the bot service cannot be reached: {exc}") from exc
 
 
 class StartResult(enum.StrEnum):
@@ -50,9 +80,7 @@ def bot_start(*, session: ExamSession | uuid.UUID | str) -> StartResult:
 
             return StartResult.FINISHED if state in TERMINAL else StartResult.ALREADY_RUNNING
         if config.runner == "celery":
-            from bot.tasks import run_session_bot
-
-            transaction.on_commit(lambda: run_session_bot.delay(str(session_id)))
+            transaction.on_commit(lambda: _enqueue(session_id))
         else:
             from bot.runners import start_inline
 

@@ -9,7 +9,7 @@
 3. build the pipeline (``bot.pipeline``) with the configured LLM (``bot.providers``) and the
    session's I/O (text mode by default, ``bot.text_transport``), start it, and bring the flow to
    the session's place (the boot node, or the node a resumed session is at);
-4. listen on the session's bot group (``bot.channels``): candidate ready, typed answers,
+4. listen on the session's bot group (``sessions.bot_channel``): candidate ready, typed answers,
    commands, proctor instructions and actions;
 5. heartbeat: renew the lease and store the usage so far; a lost lease stops the bot at once;
 6. end when the pipeline ends (the closing was spoken), a stop is asked, or the lease is lost;
@@ -35,10 +35,10 @@ from channels.layers import get_channel_layer
 from pipecat.services.llm_service import LLMService
 from pipecat.workers.runner import WorkerRunner
 
-from bot import channels
 from bot.conf import BotSettings, bot_settings
-from bot.examiner import ExaminerCore, LeaseLost
+from bot.examiner import ExaminerCore
 from bot.journal import Journal, db_threads, load_session
+from bot.journal_writer import LeaseLost
 from bot.lease import Lease, record_ready, renew
 from bot.pipeline import (
     BotIO,
@@ -49,6 +49,8 @@ from bot.pipeline import (
 )
 from bot.providers import LlmChoice, build_llm, resolve
 from bot.usage import UsageLedger, flush_usage
+from bot.voice.exam_text import bias_recogniser
+from sessions import bot_channel
 
 logger = logging.getLogger(__name__)
 
@@ -103,11 +105,12 @@ async def run_session(
             return Outcome.FINISHED
         choice = resolve(config)
         io = options.io_factory()
+        bias_recogniser(io.stt, loaded.artifacts.package)
         journal = Journal(loaded, on_stored=options.on_stored)
         ledger = UsageLedger(providers={"llm": (choice.provider, choice.model), **io.providers})
         core = ExaminerCore(journal=journal, db=db, config=config, usage=ledger, lease=lease)
         pipeline = build_pipeline(
-            core=core,
+            core=core.adapter,
             llm=options.llm_factory(config, choice),
             io=io,
             summarisation=Summarisation(
@@ -192,7 +195,8 @@ async def _run(
         if not run_task.done():
             await runner.cancel("bot stopping")
         with contextlib.suppress(asyncio.CancelledError, Exception):
-            await asyncio.wait_for(run_task, timeout=10)
+            # Draining (SIGTERM): the next bot waits for this one's lease; do not linger.
+            await asyncio.wait_for(run_task, timeout=2 if SHUTDOWN.is_set() else 10)
         await _flush_usage(core, config)
 
 
@@ -207,13 +211,13 @@ async def _listen(
     # The default prefix: channels_redis receives every process-local channel through one
     # shared Redis list, so a custom prefix would starve behind the consumers' receives.
     name = await layer.new_channel()
-    group = channels.bot_group(session_id)
+    group = bot_channel.bot_group(session_id)
     await layer.group_add(group, name)
     subscribed.set()
     try:
         while True:
             message = await layer.receive(name)
-            parsed = channels.parse(message)
+            parsed = bot_channel.parse(message)
             if parsed is None:
                 continue
             kind, fields = parsed
@@ -247,6 +251,10 @@ async def _heartbeat(
             lost.set()
             return
         await _flush_usage(core, config)
+        try:
+            await core.inbox.poll()  # inputs whose live delivery was lost
+        except Exception:
+            logger.exception("bot %s: the inbox could not be read", core.session_id)
 
 
 async def _flush_usage(core: ExaminerCore, config: BotSettings) -> None:
@@ -262,5 +270,5 @@ async def _flush_usage(core: ExaminerCore, config: BotSettings) -> None:
 
 async def _watch_shutdown(stop: asyncio.Event) -> None:
     while not SHUTDOWN.is_set():
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.1)
     stop.set()

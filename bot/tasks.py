@@ -1,44 +1,63 @@
 """Celery tasks of the ``bots`` queue (``CELERY_TASK_ROUTES``: ``bot.tasks.*``).
 
-* ``bot.tasks.run_session_bot(session_id)`` — runs one session's supervised bot in this worker
-  process (``bot.runners.run_bot``) until the exam ends, the bot is stopped or another bot holds
-  the session (then it returns at once: a redelivered task is harmless).
+* ``bot.tasks.run_session_bot(session_id)`` — hands one session's supervised bot
+  (``bot.runners.run_bot``) to this worker process's bot host (``bot.hosting``: one event loop
+  hosting many bots, ``VIVA_BOT_CAPACITY`` of them) and returns at once; a full or draining host
+  puts the start back on the ``bots`` queue for another worker. A bot whose session another bot
+  holds stops at once, so a redelivered task is harmless.
 * ``bot.tasks.supervise_bots()`` — launches a new bot for every session whose bot died (lease
   expired, ``bot.lease.claim_expired``). Every worker that consumes the ``bots`` queue also runs
   it in a background thread every ``VIVA_BOT_SUPERVISOR_SECONDS`` (so surviving workers restart
   the bots of a dead one); with Celery beat, schedule it too (docs/bot.md).
 
-On a warm shutdown the worker's bots stop and mark their sessions for an immediate restart
-elsewhere (``bot.session_runner.SHUTDOWN``).
+On a warm shutdown (SIGTERM) the host drains: its bots stop taking turns, release their leases
+and their starts go back on the queue at once, so another worker resumes them from the log
+(``bot.hosting.BotHost.drain``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import threading
+import time
 import uuid
 from typing import Any
 
 from celery import shared_task
-from celery.signals import worker_ready, worker_shutting_down
+from celery.signals import (
+    worker_process_shutdown,
+    worker_ready,
+    worker_shutdown,
+    worker_shutting_down,
+)
 
 from bot.conf import bot_settings
+from bot.warmup import warm_on_start
 
 logger = logging.getLogger(__name__)
 
 BOTS_QUEUE = "bots"
 
 
+REQUEUE_SECONDS = 0.5
+"""How long a full host waits before putting a start back on the queue."""
+DRAIN_SECONDS = 15.0
+"""How long a draining host waits for its bots to stop."""
+
+
 @shared_task(name="bot.tasks.run_session_bot", bind=True, acks_late=True)
 def run_session_bot(self: Any, session_id: str) -> str:
-    """Run the session's bot here (see the module docstring); returns the outcome."""
-    from bot.runners import run_bot
+    """Host the session's bot in this process (module docstring): ``hosted`` or ``requeued``."""
+    from bot.hosting import bot_host
 
     holder = f"celery:{self.request.hostname or 'worker'}:{os.getpid()}:{self.request.id}"[:200]
-    outcome = asyncio.run(run_bot(uuid.UUID(session_id), runner="celery", holder=holder))
-    return outcome.value
+    key = uuid.UUID(session_id)
+    if bot_host().host(key, holder=holder):
+        return "hosted"
+    time.sleep(REQUEUE_SECONDS)
+    run_session_bot.apply_async((session_id,), queue=BOTS_QUEUE)
+    return "requeued"
 
 
 @shared_task(name="bot.tasks.supervise_bots")
@@ -87,8 +106,13 @@ def _consumes_bots(sender: Any) -> bool:
 @worker_ready.connect
 def _start_supervisor(sender: Any = None, **kwargs: Any) -> None:
     global _supervisor
+    if not _consumes_bots(sender):
+        return
+    from bot.hosting import warm_up
+
+    warm_up()
     interval = bot_settings().supervisor_seconds
-    if interval <= 0 or _supervisor is not None or not _consumes_bots(sender):
+    if interval <= 0 or _supervisor is not None:
         return
     _supervisor = threading.Thread(
         target=_supervise_forever, args=(interval,), name="bot-supervisor", daemon=True
@@ -96,9 +120,47 @@ def _start_supervisor(sender: Any = None, **kwargs: Any) -> None:
     _supervisor.start()
 
 
+@worker_ready.connect
+def _warm_voice(sender: Any = None, **kwargs: Any) -> None:
+    """A bots worker loads the voice dependencies at start (``bot.warmup``), not on its first
+    voice session; a misconfigured speech provider stops it with the variable named."""
+    if _consumes_bots(sender):
+        warm_on_start()
+
+
 @worker_shutting_down.connect
 def _shutting_down(**kwargs: Any) -> None:
+    """SIGTERM: stop supervising and drain this process's bots in the background (their
+    sessions go back on the queue for the other workers)."""
+    _stop_supervisor.set()
+    threading.Thread(target=drain_host, name="bot-drain", daemon=True).start()
+
+
+@worker_shutdown.connect
+@worker_process_shutdown.connect
+def _shut_down(**kwargs: Any) -> None:
+    """The process exits: wait for the drain (bounded)."""
+    drain_host()
+
+
+_drained = threading.Event()
+_drain_lock = threading.Lock()
+
+
+def drain_host() -> None:
+    """Drain this process's bot host once (``bot.hosting.BotHost.drain``)."""
+    from bot.hosting import current_host
     from bot.session_runner import SHUTDOWN
 
-    _stop_supervisor.set()
-    SHUTDOWN.set()
+    with _drain_lock:
+        if _drained.is_set():
+            return
+        host = current_host()
+        SHUTDOWN.set()
+        if host is not None:
+            handed = host.drain(
+                timeout=DRAIN_SECONDS,
+                relaunch=lambda key: run_session_bot.apply_async((str(key),), queue=BOTS_QUEUE),
+            )
+            logger.warning("drained: %d session(s) handed back to the queue", len(handed))
+        _drained.set()

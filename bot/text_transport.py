@@ -1,7 +1,7 @@
 """Text mode: the exam without audio.
 
 Typed answers reach the bot from the exam room's WebSocket through the session's bot group in
-the channel layer (``bot.channels``; the session runner listens): each becomes a final
+the channel layer (``sessions.bot_channel``; the session runner listens): each becomes a final
 transcript with confidence 1.0 (:func:`typed_answer_frame`), queued into the same pipeline a
 voice bot uses, so it passes the same transcript hook (ADP-013) into the runtime controller.
 
@@ -42,9 +42,13 @@ class TypedTranscriptionFrame(TranscriptionFrame):
     """A final transcript that was typed, not recognised: its confidence is exact."""
 
     confidence: float = TYPED_CONFIDENCE
+    input_id: str | None = None
+    """The durable inbox id of the answer (``sessions.inbox``), when it came through it."""
 
 
-def typed_answer_frame(text: str, confidence: float = TYPED_CONFIDENCE) -> TranscriptionFrame:
+def typed_answer_frame(
+    text: str, confidence: float = TYPED_CONFIDENCE, *, input_id: str | None = None
+) -> TranscriptionFrame:
     """The final transcript frame of a typed answer."""
     return TypedTranscriptionFrame(
         text=text,
@@ -52,6 +56,7 @@ def typed_answer_frame(text: str, confidence: float = TYPED_CONFIDENCE) -> Trans
         timestamp=time_now_iso8601(),
         finalized=True,
         confidence=confidence,
+        input_id=input_id,
     )
 
 

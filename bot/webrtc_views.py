@@ -18,22 +18,24 @@ the aiortc peer connection lives in the server's event loop, next to the inline 
 
 from __future__ import annotations
 
-import json
 import uuid
 from typing import Any, Final
 
+from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
+from accounts.roles import LISTENER_ROLES
 from ioa.events import TERMINAL_STATES
+from sessions.exam_room import page_language
 from sessions.models import ExamSession
+from sessions.windows import may_start
+from web.json_input import JsonInputError, parse_json
 
 MAX_BODY_BYTES: Final = 64 * 1024
 """An SDP offer is a few kilobytes; anything much larger is refused."""
 MAX_CANDIDATES: Final = 64
-LISTENER_ROLES: Final = frozenset({"proctor", "admin"})
-"""Roles that may listen to a session they can see (proctors of its sitting, admins)."""
 
 
 def _error(status: int, code: str, message: str, **details: Any) -> JsonResponse:
@@ -46,9 +48,9 @@ def _json_body(request: HttpRequest) -> dict[str, Any] | JsonResponse:
     if len(request.body) > MAX_BODY_BYTES:
         return _error(413, "too_large", "The request body is too large.")
     try:
-        body = json.loads(request.body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return _error(400, "invalid", "The request body is not JSON.")
+        body = parse_json(request.body or b"{}")
+    except JsonInputError as exc:
+        return _error(400, exc.code, exc.message)
     if not isinstance(body, dict):
         return _error(400, "invalid", "The request body must be a JSON object.")
     return body
@@ -101,6 +103,8 @@ async def webrtc_offer(request: HttpRequest, session_id: uuid.UUID) -> HttpRespo
 
     if session.state in TERMINAL_STATES:
         return _error(409, "session_over", "This exam session is over.", state=session.state)
+    if not await sync_to_async(_may_start)(session.pk):
+        return _error(403, "window_closed", "The exam cannot start now: outside its start window.")
     sdp, sdp_type = body.get("sdp"), body.get("type")
     pc_id = body.get("pc_id")
     if not isinstance(sdp, str) or not sdp.strip() or sdp_type != "offer":
@@ -109,6 +113,7 @@ async def webrtc_offer(request: HttpRequest, session_id: uuid.UUID) -> HttpRespo
         return _error(400, "invalid", "pc_id must be a string.")
     if "\nm=audio " not in sdp.replace("\r\n", "\n"):
         return _error(400, "invalid", "The SDP offer has no audio.")
+    language = await sync_to_async(page_language)(session)
     try:
         answer = await peers.answer(
             session.pk,
@@ -117,6 +122,7 @@ async def webrtc_offer(request: HttpRequest, session_id: uuid.UUID) -> HttpRespo
             pc_id=pc_id,
             restart_pc=bool(body.get("restart_pc", False)),
             slower=bool(getattr(session, "slower_speech", False)),
+            language=language,
         )
     except VoiceUnavailableError:
         return _error(503, "voice_unavailable", "Voice is not available on this server.")
@@ -136,6 +142,9 @@ async def livekit_token(request: HttpRequest, session_id: uuid.UUID) -> HttpResp
     if user is None:
         return _error(401, "not_authenticated", "Sign in first.")
     role = getattr(user, "role", None)
+    # An author's own exam-room preview (``sessions.previews``): they are its candidate.
+    if await ExamSession.objects.previews_of(user).filter(pk=session_id).aexists():
+        role = "candidate"
     if role == "candidate":
         session = await ExamSession.objects.filter(pk=session_id, candidate=user).afirst()
     elif role in LISTENER_ROLES:
@@ -155,3 +164,9 @@ async def livekit_token(request: HttpRequest, session_id: uuid.UUID) -> HttpResp
     except LiveKitNotConfiguredError:
         return _error(503, "voice_unavailable", "LiveKit is not configured on this server.")
     return JsonResponse(issued.as_json())
+
+
+def _may_start(session_id: uuid.UUID) -> bool:
+    """Whether the candidate may start now (``sessions.windows``)."""
+    session = ExamSession.objects.select_related("sitting").get(pk=session_id)
+    return may_start(session)

@@ -1,7 +1,9 @@
 """ASGI entry point: HTTP through Django, WebSockets through Channels.
 
-WebSocket connections authenticate with the HTTP session cookie and are refused unless their
-Origin is one of ALLOWED_HOSTS (checked at the handshake).
+Daphne passes every request body to Django as sent (``config.daphne_http``: Twisted does not
+parse forms first). WebSocket connections authenticate with the HTTP session cookie and are
+refused unless their Origin matches exactly (scheme, host, port; ``config.ws_origin``) at the
+handshake.
 """
 
 import os
@@ -13,15 +15,20 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from bot.warmup import warm_on_start  # noqa: E402
+from config.daphne_http import install as install_body_passing_requests  # noqa: E402
 from config.routing import websocket_urlpatterns  # noqa: E402
+from config.ws_origin import ExactOriginValidator  # noqa: E402
+
+# The web process serves voice: check the speech providers now and load the voice dependencies
+# in the background, so the first candidate's offer does not wait for them (bot.warmup).
+warm_on_start()
+install_body_passing_requests()
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
-        ),
+        "websocket": ExactOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

@@ -11,6 +11,8 @@ from typing import Any
 from django.conf import settings
 from django.core import checks
 
+from ioa.languages import SUPPORTED_LANGUAGES
+
 
 @checks.register(checks.Tags.security, deploy=True)
 def check_production_secrets(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
@@ -24,6 +26,15 @@ def check_production_secrets(app_configs: Any = None, **kwargs: Any) -> list[che
                 hint="Set DJANGO_SECRET_KEY to 50+ random characters, e.g. the output of "
                 "`python -c 'import secrets; print(secrets.token_urlsafe(64))'`.",
                 id="viva.E001",
+            )
+        )
+    if len(str(getattr(settings, "VIVA_CHAIN_KEY", "") or "")) < 32:
+        errors.append(
+            checks.Error(
+                "VIVA_CHAIN_KEY is not set (or shorter than 32 characters).",
+                hint="Set VIVA_CHAIN_KEY to 32+ random characters kept outside the database; it "
+                "signs the event-log head anchors (docs/spec/audit-chain.md).",
+                id="viva.E010",
             )
         )
     if settings.DEBUG:
@@ -60,6 +71,53 @@ def check_production_services(app_configs: Any = None, **kwargs: Any) -> list[ch
     return errors
 
 
+@checks.register(checks.Tags.security, deploy=True)
+def check_production_hosts_and_cookies(
+    app_configs: Any = None, **kwargs: Any
+) -> list[checks.CheckMessage]:
+    """No wildcard host (it would also let any Origin open a WebSocket) and cookies that only
+    travel over HTTPS and never reach scripts."""
+    errors: list[checks.CheckMessage] = []
+    wild = [h for h in settings.ALLOWED_HOSTS if "*" in h or h.strip() in {"", "."}]
+    if wild:
+        errors.append(
+            checks.Error(
+                f"DJANGO_ALLOWED_HOSTS holds a wildcard ({', '.join(repr(h) for h in wild)}).",
+                hint="List the exact host names, e.g. DJANGO_ALLOWED_HOSTS=viva.example.edu.",
+                id="viva.E007",
+            )
+        )
+    insecure = [
+        name
+        for name in ("SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE", "SESSION_COOKIE_HTTPONLY")
+        if not getattr(settings, name, False)
+    ]
+    if insecure:
+        errors.append(
+            checks.Error(
+                f"Insecure cookies: {', '.join(insecure)} off.",
+                hint="Unset DJANGO_SECURE_COOKIES (it follows DEBUG) or set it to true.",
+                id="viva.E008",
+            )
+        )
+    return errors
+
+
+@checks.register(checks.Tags.security, deploy=True)
+def check_production_origin(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """WebSocket origins are matched exactly against VIVA_PUBLIC_URL: it must be the https
+    address users open."""
+    if not settings.VIVA_PUBLIC_URL.startswith("https://"):
+        return [
+            checks.Error(
+                f"VIVA_PUBLIC_URL={settings.VIVA_PUBLIC_URL!r} is not an https:// address.",
+                hint="Set VIVA_PUBLIC_URL to the address users open, e.g. https://viva.example.edu.",
+                id="viva.E009",
+            )
+        ]
+    return []
+
+
 @checks.register()
 def check_bot_runner(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """The Celery bot runner needs a broker that other processes can reach."""
@@ -80,3 +138,21 @@ def check_bot_runner(app_configs: Any = None, **kwargs: Any) -> list[checks.Chec
             )
         ]
     return []
+
+
+@checks.register()
+def check_languages(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """The site's languages are exactly the ones exams can be conducted in (docs/i18n.md): a
+    language with runtime tables but no page translations, or the reverse, is refused."""
+    site = [code for code, _ in settings.LANGUAGES]
+    if sorted(site) == sorted(SUPPORTED_LANGUAGES):
+        return []
+    return [
+        checks.Error(
+            f"settings.LANGUAGES {site} differ from ioa.languages.SUPPORTED_LANGUAGES "
+            f"{list(SUPPORTED_LANGUAGES)}.",
+            hint="Add a language in both places (and its runtime table, classifier vocabulary "
+            "and catalogues), or in neither.",
+            id="viva.E020",
+        )
+    ]

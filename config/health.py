@@ -23,6 +23,8 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from web.ws_input import BoundedJsonConsumerMixin
+
 Probe = dict[str, Any]
 
 
@@ -122,7 +124,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse(body, status=code)
 
 
-class HealthSocketConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
+class HealthSocketConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     """Accepts, sends a message to its own channel through the channel layer, reports whether it
     came back (within 5 s), and closes: proves the WebSocket path and the consumer's layer."""
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import dj_database_url
+import django_stubs_ext
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("VIVA_VAR_DIR", BASE_DIR / "var"))
@@ -55,6 +56,10 @@ SECRET_KEY = os.environ.get(
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
+# Generic Django classes (ModelAdmin[M], QuerySet[M], ...) are subscriptable at run time, as
+# django-stubs types them.
+django_stubs_ext.monkeypatch()
+
 INSTALLED_APPS = [
     "daphne",
     "django.contrib.admin",
@@ -64,7 +69,6 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "channels",
@@ -75,18 +79,26 @@ INSTALLED_APPS = [
     "sessions.apps.ExamSessionsConfig",
     "bot",
     "marking",
+    "lti_tool",
+    "lti",
+    "webhooks",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The browser's language for staff pages; candidate pages use the exam's (docs/i18n.md).
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "accounts.login_throttle.LoginLockoutMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    # A Redis, broker or database outage is a clear 503, never a traceback (web/unavailable.py).
+    "web.unavailable.ServiceUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -117,7 +129,7 @@ else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": Path(os.environ.get("VIVA_SQLITE_PATH", VAR_DIR / "viva.sqlite3")),
+            "NAME": str(Path(os.environ.get("VIVA_SQLITE_PATH", VAR_DIR / "viva.sqlite3"))),
             # WAL lets the ASGI server read while an inline bot writes.
             "OPTIONS": {
                 "transaction_mode": "IMMEDIATE",
@@ -177,6 +189,15 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Redis redelivers an unacknowledged task after this long; longer than the longest task.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3 * 3600}
 
+# Webhooks (docs/webhooks.md): signed deliveries of exam.completed, marks.locked and
+# irregularity.reported, retried with exponential back-off (base * 2^(n-1), capped) by Celery.
+# Private, loopback and link-local targets are refused unless VIVA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES.
+VIVA_WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("VIVA_WEBHOOK_MAX_ATTEMPTS", "8"))
+VIVA_WEBHOOK_RETRY_BASE_SECONDS = float(os.environ.get("VIVA_WEBHOOK_RETRY_BASE_SECONDS", "30"))
+VIVA_WEBHOOK_RETRY_MAX_SECONDS = float(os.environ.get("VIVA_WEBHOOK_RETRY_MAX_SECONDS", "3600"))
+VIVA_WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("VIVA_WEBHOOK_TIMEOUT_SECONDS", "10"))
+VIVA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES = env_bool("VIVA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES", False)
+
 # How bots run: "inline" (asyncio task in the ASGI process) or "celery" (the bots queue).
 VIVA_BOT_RUNNER = os.environ.get("VIVA_BOT_RUNNER", "celery" if REDIS_URL else "inline")
 
@@ -185,6 +206,30 @@ AUTH_USER_MODEL = "accounts.User"
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "accounts:login"
+# Local passwords: ModelBackend with the sign-in throttle (a locked pair is refused before any
+# password check). Staff single sign-on through OpenID Connect (accounts/sso.py, docs/sso.md):
+# off unless VIVA_OIDC_ISSUER is set; local passwords stay on.
+AUTHENTICATION_BACKENDS = [
+    "accounts.login_throttle.ThrottledModelBackend",
+    "accounts.sso.StaffOIDCBackend",
+]
+VIVA_OIDC_ISSUER = os.environ.get("VIVA_OIDC_ISSUER", "")
+VIVA_OIDC_NAME = os.environ.get("VIVA_OIDC_NAME", "your organisation's sign-in")
+VIVA_OIDC_ROLE_CLAIM = os.environ.get("VIVA_OIDC_ROLE_CLAIM", "groups")
+VIVA_OIDC_ROLE_MAP = os.environ.get("VIVA_OIDC_ROLE_MAP", "")
+OIDC_RP_CLIENT_ID = os.environ.get("VIVA_OIDC_CLIENT_ID", "")
+OIDC_RP_CLIENT_SECRET = os.environ.get("VIVA_OIDC_CLIENT_SECRET", "")
+OIDC_RP_SIGN_ALGO = os.environ.get("VIVA_OIDC_SIGN_ALGO", "RS256")
+OIDC_RP_SCOPES = os.environ.get("VIVA_OIDC_SCOPES", "openid email profile")
+OIDC_OP_AUTHORIZATION_ENDPOINT = os.environ.get("VIVA_OIDC_AUTHORIZATION_ENDPOINT", "")
+OIDC_OP_TOKEN_ENDPOINT = os.environ.get("VIVA_OIDC_TOKEN_ENDPOINT", "")
+OIDC_OP_USER_ENDPOINT = os.environ.get("VIVA_OIDC_USERINFO_ENDPOINT", "")
+OIDC_OP_JWKS_ENDPOINT = os.environ.get("VIVA_OIDC_JWKS_ENDPOINT", "")
+OIDC_AUTHENTICATION_CALLBACK_URL = "accounts:sso-callback"
+OIDC_TIMEOUT = 10
+LOGIN_REDIRECT_URL_FAILURE = "/accounts/login/?sso=failed"
+# LTI Dynamic Registration: activate the deployment a platform registers at once (docs/lms.md).
+VIVA_LTI_DYNAMIC_REGISTRATION_ACTIVATE = env_bool("VIVA_LTI_DYNAMIC_REGISTRATION_ACTIVATE", False)
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -197,6 +242,17 @@ VIVA_LOGIN_MAX_FAILURES_PER_ADDRESS = int(
     os.environ.get("VIVA_LOGIN_MAX_FAILURES_PER_ADDRESS", "20")
 )
 VIVA_LOGIN_WINDOW_SECONDS = int(os.environ.get("VIVA_LOGIN_WINDOW_SECONDS", "900"))
+# The chain anchors (sessions.chain_anchor): the MAC key is never stored in the database.
+VIVA_CHAIN_KEY = os.environ.get("VIVA_CHAIN_KEY", "")
+# Personal data (docs/privacy.md): days after a session ends before ``manage.py
+# erase_personal_data --expired`` pseudonymises it; 0 keeps personal data until erased on request.
+VIVA_RETENTION_DAYS = int(os.environ.get("VIVA_RETENTION_DAYS", "0") or 0)
+VIVA_CHAIN_ANCHOR_DIR = os.environ.get("VIVA_CHAIN_ANCHOR_DIR", "") or str(
+    VAR_DIR / "chain-anchors"
+)
+# Untrusted JSON (API bodies, WebSocket frames, the WebRTC offer): web.json_input.
+VIVA_JSON_MAX_BYTES = int(os.environ.get("VIVA_JSON_MAX_BYTES", str(2 * 1024 * 1024)))
+VIVA_JSON_MAX_DEPTH = int(os.environ.get("VIVA_JSON_MAX_DEPTH", "64"))
 # Candidate invitation links: lifetime unless the inviter sets one.
 VIVA_INVITATION_TTL_HOURS = int(os.environ.get("VIVA_INVITATION_TTL_HOURS", "168"))
 # Base URL printed in invitation links (the site's public address).
@@ -233,7 +289,7 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 # Content Security Policy (Django's built-in): no inline script anywhere, same-origin everything.
 from django.utils.csp import CSP  # noqa: E402
 
-SECURE_CSP = {
+SECURE_CSP: dict[str, list[str]] = {
     "default-src": [CSP.SELF],
     "script-src": [CSP.SELF],
     "style-src": [CSP.SELF, CSP.NONCE],  # nonce: the studio editor's runtime <style> elements
@@ -264,16 +320,26 @@ VIVA_TRUST_X_FORWARDED_FOR = env_bool("VIVA_TRUST_X_FORWARDED_FOR", default=Fals
 # --- REST API -----------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        # Token first so an anonymous request gets 401 with `WWW-Authenticate: Token`.
-        "rest_framework.authentication.TokenAuthentication",
+        # Token first so an anonymous request gets 401 with `WWW-Authenticate: Token`. Named keys
+        # issued from /accounts/tokens/; only their SHA-256 digest is stored (accounts.api_tokens).
+        "accounts.api_tokens.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PAGINATION_CLASS": "config.api.pagination.StandardPagination",
+    "DEFAULT_PARSER_CLASSES": [
+        "web.api.parsers.BoundedJSONParser",  # size, depth and string limits (json_input)
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    "DEFAULT_PAGINATION_CLASS": "web.api.pagination.StandardPagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "config.api.errors.exception_handler",
-    "DEFAULT_THROTTLE_RATES": {"anon": "60/min", "user": "600/min"},
+    "DEFAULT_SCHEMA_CLASS": "web.api.schema.ApiAutoSchema",  # + the shared error body
+    "EXCEPTION_HANDLER": "web.api.errors.exception_handler",
+    # Per client (anonymous: by address; signed in: by user). docs/configuration.md.
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": os.environ.get("VIVA_API_RATE_ANON", "60/min"),
+        "user": os.environ.get("VIVA_API_RATE_USER", "600/min"),
+    },
     "DEFAULT_THROTTLE_CLASSES": [
         "rest_framework.throttling.AnonRateThrottle",
         "rest_framework.throttling.UserRateThrottle",
@@ -315,6 +381,9 @@ STORAGES = {
 LANGUAGE_CODE = "en-gb"
 TIME_ZONE = "UTC"
 USE_I18N = True
+# The languages exams are conducted in (ioa.languages.SUPPORTED_LANGUAGES); docs/i18n.md.
+LANGUAGES = [("en", "English"), ("de", "Deutsch"), ("es", "Español")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 USE_TZ = True
 
 LOGGING = {

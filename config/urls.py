@@ -1,7 +1,7 @@
 """Root URL map. Each area has its prefix; the API lives under /api/v1/."""
 
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import (
     SpectacularAPIView,
     SpectacularRedocView,
@@ -10,6 +10,8 @@ from drf_spectacular.views import (
 
 from accounts.views import home
 from config.health import healthz
+from config.i18n import javascript_catalog
+from web.api.errors import no_such_endpoint
 
 admin.site.site_header = "Viva platform administration"
 admin.site.site_title = "Viva admin"
@@ -20,11 +22,16 @@ urlpatterns = [
     path("studio/", include("authoring.urls")),
     path("", include("sessions.urls")),
     path("marking/", include("marking.urls")),
+    path("exam/", include("marking.result_urls")),
+    path("lti/", include("lti.urls")),
     path("voice/", include("bot.urls")),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("jsi18n/<str:lang>/", javascript_catalog, name="javascript-catalog"),
     path("api/v1/", include("config.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    # Last: whatever else is under /api/ answers the API's JSON 404, not the site's HTML page.
+    re_path(r"^api/", no_such_endpoint, name="api-not-found"),
 ]

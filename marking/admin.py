@@ -1,4 +1,6 @@
 from django.contrib import admin
+from django.db.models import Model
+from django.http import HttpRequest
 
 from marking.models import (
     Appeal,
@@ -12,32 +14,32 @@ from marking.models import (
 )
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin[M: Model](admin.ModelAdmin[M]):
     """Marks change only through the marking workspace (services keep the history)."""
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: M | None = None) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: M | None = None) -> bool:
         return False
 
 
 @admin.register(MarkingRequest)
-class MarkingRequestAdmin(ReadOnlyAdmin):
+class MarkingRequestAdmin(ReadOnlyAdmin[MarkingRequest]):
     list_display = ("session", "status", "requested_at", "completed_seq", "deliveries", "marked_at")
     list_filter = ("status",)
 
 
 @admin.register(MarkingScheme)
-class MarkingSchemeAdmin(ReadOnlyAdmin):
+class MarkingSchemeAdmin(ReadOnlyAdmin[MarkingScheme]):
     list_display = ("version", "compiler_version", "checksum", "created_at")
 
 
 @admin.register(SessionMark)
-class SessionMarkAdmin(ReadOnlyAdmin):
+class SessionMarkAdmin(ReadOnlyAdmin[SessionMark]):
     list_display = (
         "session",
         "state",
@@ -50,28 +52,28 @@ class SessionMarkAdmin(ReadOnlyAdmin):
 
 
 @admin.register(TargetDecision)
-class TargetDecisionAdmin(ReadOnlyAdmin):
+class TargetDecisionAdmin(ReadOnlyAdmin[TargetDecision]):
     list_display = ("mark", "target_key", "number", "level", "source", "author", "created_at")
     list_filter = ("source", "level")
 
 
 @admin.register(PanelRun)
-class PanelRunAdmin(ReadOnlyAdmin):
+class PanelRunAdmin(ReadOnlyAdmin[PanelRun]):
     list_display = ("mark", "status", "alpha_round1", "alpha_round2", "created_at")
 
 
 @admin.register(Appeal)
-class AppealAdmin(ReadOnlyAdmin):
+class AppealAdmin(ReadOnlyAdmin[Appeal]):
     list_display = ("mark", "opened_by", "opened_at", "closed_at")
 
 
 @admin.register(MarkingAuditEntry)
-class MarkingAuditEntryAdmin(ReadOnlyAdmin):
+class MarkingAuditEntryAdmin(ReadOnlyAdmin[MarkingAuditEntry]):
     list_display = ("mark", "action", "actor", "created_at")
     list_filter = ("action",)
 
 
 @admin.register(PostMarkingIrregularity)
-class PostMarkingIrregularityAdmin(ReadOnlyAdmin):
+class PostMarkingIrregularityAdmin(ReadOnlyAdmin[PostMarkingIrregularity]):
     list_display = ("mark", "category", "actor", "reported_at", "after_lock", "created_at")
     list_filter = ("category", "after_lock")

@@ -29,6 +29,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from publishing.models import PublishedVersion
+
 LEVEL_CHOICES = [
     ("excellent", "Excellent"),
     ("satisfactory", "Satisfactory"),
@@ -41,7 +43,7 @@ class ImmutableMarkingRecord(Exception):
     """Raised on an attempt to change or delete an append-only marking record."""
 
 
-class AppendOnlyQuerySet(models.QuerySet):
+class AppendOnlyQuerySet[M: models.Model](models.QuerySet[M]):
     def update(self, **kwargs: Any) -> int:
         raise ImmutableMarkingRecord(f"{self.model.__name__} rows are append-only")
 
@@ -129,8 +131,6 @@ class SessionMarkQuerySet(models.QuerySet["SessionMark"]):
         if role == "admin":
             return self.all()
         if role == "author":
-            from publishing.models import PublishedVersion
-
             versions = PublishedVersion.objects.filter(
                 models.Q(draft__owner=user) | models.Q(draft__collaborators=user)
             ).values("pk")
@@ -293,6 +293,34 @@ class Appeal(models.Model):
         return self.closed_at is None
 
 
+class ResultRelease(AppendOnly):
+    """Staff released a moderation cycle's locked marks to the candidate (a deliberate act;
+    also a ``result_released`` session event and an audit entry). The candidate sees their
+    result while the marks are locked and their current cycle has a release."""
+
+    id = models.BigAutoField(primary_key=True)
+    mark = models.ForeignKey(SessionMark, on_delete=models.PROTECT, related_name="releases")
+    cycle = models.PositiveIntegerField()
+    final_score = models.FloatField()
+    feedback = models.CharField(max_length=16)
+    """What the candidate is shown (``marking.feedback``), fixed at release."""
+    released_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    released_at = models.DateTimeField(default=timezone.now)
+    event_id = models.UUIDField()
+    """The ``result_released`` event's id."""
+
+    class Meta:
+        ordering = ["mark", "cycle"]
+        constraints = [
+            models.UniqueConstraint(fields=["mark", "cycle"], name="result_release_once_per_cycle")
+        ]
+
+    def __str__(self) -> str:
+        return f"Release of {self.mark_id} (cycle {self.cycle})"
+
+
 class MarkingAuditEntry(AppendOnly):
     """Who did what to a session's marks, when and why."""
 
@@ -306,8 +334,10 @@ class MarkingAuditEntry(AppendOnly):
         SECOND_MARK = "second_mark"
         LOCKED = "locked"
         APPEAL_OPENED = "appeal_opened"
+        RESULT_RELEASED = "result_released", "Result released to the candidate"
         IRREGULARITY_REPORTED = "irregularity_reported", "Irregularity reported after marking"
         IRREGULARITY_AFTER_LOCK = "irregularity_after_lock", "Irregularity reported after lock"
+        PERSONAL_DATA_ERASED = "personal_data_erased", "Personal data erased"
 
     id = models.BigAutoField(primary_key=True)
     mark = models.ForeignKey(SessionMark, on_delete=models.PROTECT, related_name="audit")

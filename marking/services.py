@@ -9,31 +9,33 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from accounts.models import User
 from ioa.canonical import canonical_json, checksum
 from ioa.errors import IoaError
+from ioa.events import EventFactory, EventSource
+from ioa.events.payloads import ResultReleased
 from ioa.marking import (
     COMPILER_VERSION,
-    READ_TYPES,
     Level,
-    MarkingConfig,
     compile_marking,
-    compute_scores,
     irregularity_reports,
     mark_log,
     read_log,
     run_panel,
 )
 from ioa.schema import load_package
-from marking import conf
+from marking import conf, signals
+from marking.feedback import feedback_for
 from marking.models import (
     Appeal,
     MarkingAuditEntry,
@@ -41,10 +43,23 @@ from marking.models import (
     MarkingScheme,
     PanelRun,
     PostMarkingIrregularity,
+    ResultRelease,
     SecondMark,
     SessionMark,
     TargetDecision,
 )
+from marking.selectors import (
+    current_decisions,
+    current_release,
+    final_scores,
+    marking_events,
+    result_digest,
+    scheme_config,
+    second_mark_status,
+)
+from publishing.models import PublishedVersion
+from sessions.event_store import append_events
+from sessions.models import ExamSession, SessionEvent
 
 logger = logging.getLogger(__name__)
 
@@ -74,10 +89,8 @@ class MarkingRefused(Exception):
 
 # --- the scheme ---------------------------------------------------------------------------------
 
-_CONFIG_CACHE: dict[tuple[int, str], MarkingConfig] = {}
 
-
-def scheme_for_version(version: Any) -> MarkingScheme:
+def scheme_get_or_create(version: PublishedVersion) -> MarkingScheme:
     """The version's marking scheme, compiled and stored on first use (immutable after)."""
     found = MarkingScheme.objects.filter(version=version, compiler_version=COMPILER_VERSION).first()
     if found is not None:
@@ -96,31 +109,7 @@ def scheme_for_version(version: Any) -> MarkingScheme:
         return MarkingScheme.objects.get(version=version, compiler_version=COMPILER_VERSION)
 
 
-def scheme_config(scheme: MarkingScheme) -> MarkingConfig:
-    key = (scheme.pk, scheme.checksum)
-    config = _CONFIG_CACHE.get(key)
-    if config is None:
-        config = MarkingConfig.from_dict(json.loads(scheme.config_json))
-        if len(_CONFIG_CACHE) > 256:
-            _CONFIG_CACHE.clear()
-        _CONFIG_CACHE[key] = config
-    return config
-
-
 # --- marking ------------------------------------------------------------------------------------
-
-
-def marking_events(session_id: Any, *, until_seq: int | None = None) -> list[dict[str, Any]]:
-    """The stored envelopes marking reads (chapter 05 §6.3 plus flag-only types), seq order;
-    with ``until_seq``, only those up to it (the log a stored mark was computed from)."""
-    from sessions.selectors import iter_rows, wire_from_row
-
-    rows = iter_rows(session_id=session_id, until_seq=until_seq, types=sorted(READ_TYPES))
-    return [wire_from_row(r) for r in rows]
-
-
-def _result_digest(result: Mapping[str, Any]) -> str:
-    return checksum(dict(result))
 
 
 @dataclass(frozen=True)
@@ -130,17 +119,17 @@ class MarkOutcome:
     error: str = ""
 
 
-def mark_session(*, session_id: Any) -> MarkOutcome:
+def session_mark(*, session_id: uuid.UUID | str) -> MarkOutcome:
     """Mark a completed session once. Idempotent: a re-delivery counts the delivery and returns
     the existing marks; the panel is enqueued (or skipped with a notice) after commit."""
-    from sessions.models import ExamSession, SessionEvent
-
     with transaction.atomic():
         session = (
             ExamSession.objects.select_for_update()
             .select_related("sitting__version")
             .get(pk=session_id)
         )
+        if session.is_preview:  # an author's exam-room preview never counts (sessions.previews)
+            return MarkOutcome(None, created=False, error="a preview session is never marked")
         completed = (
             SessionEvent.objects.filter(session_id=session.pk, type="exam_completed")
             .order_by("seq")
@@ -156,7 +145,7 @@ def mark_session(*, session_id: Any) -> MarkOutcome:
         if existing is not None:
             return MarkOutcome(existing, created=False)
         try:
-            scheme = scheme_for_version(session.sitting.version)
+            scheme = scheme_get_or_create(session.sitting.version)
         except (IoaError, ValueError) as exc:
             message = f"the published version cannot be compiled for marking: {exc}"[:2000]
             MarkingRequest.objects.filter(pk=request.pk).update(status="failed", error=message)
@@ -170,7 +159,7 @@ def mark_session(*, session_id: Any) -> MarkOutcome:
             session=session,
             scheme=scheme,
             result_json=document,
-            result_checksum=_result_digest(document),
+            result_checksum=result_digest(document),
             marked_seq=result.last_seq,
             proposed_score=result.scores.exam,
             final_score=result.scores.exam,
@@ -210,61 +199,9 @@ def mark_session(*, session_id: Any) -> MarkOutcome:
         )
         if not conf.panel_members():
             _record_panel_skipped(mark)
-        else:
-            from marking.tasks import run_marking_panel
-
-            run_marking_panel.delay_on_commit(mark.pk)
+        else:  # marking.receivers enqueues the panel task on commit
+            signals.panel_requested.send(sender=SessionMark, mark_id=mark.pk)
     return MarkOutcome(mark, created=True)
-
-
-def recompute(mark: SessionMark) -> dict[str, Any]:
-    """Mark the session again from its stored log up to ``marked_seq`` (nothing stored): the
-    same dict as stored when the marker is deterministic (what ``verify_marks`` compares).
-    Events stored after marking (a late irregularity report) are not part of that log: they
-    are recorded beside the marks (:func:`record_irregularity`)."""
-    config = scheme_config(mark.scheme)
-    events = marking_events(mark.session_id, until_seq=mark.marked_seq)
-    return mark_log(config, read_log(events)).to_dict()
-
-
-def verify_marks(mark: SessionMark) -> bool:
-    """Whether re-marking the stored log reproduces the stored result exactly."""
-    return _result_digest(recompute(mark)) == mark.result_checksum
-
-
-# --- current state ------------------------------------------------------------------------------
-
-
-def current_decisions(mark: SessionMark) -> dict[str, TargetDecision]:
-    """The latest decision per target key."""
-    latest: dict[str, TargetDecision] = {}
-    for decision in TargetDecision.objects.filter(mark=mark).order_by("target_key", "number"):
-        latest[decision.target_key] = decision
-    return latest
-
-
-def current_levels(mark: SessionMark) -> dict[str, Level]:
-    return {k: Level.parse(d.level) for k, d in current_decisions(mark).items()}
-
-
-def final_scores(mark: SessionMark) -> dict[str, Any]:
-    """Scores with the current levels (see ``ioa.marking.compute_scores``)."""
-    config = scheme_config(mark.scheme)
-    scores = compute_scores(config, current_levels(mark), mark.result_json["visitedNodes"])
-    return scores.to_dict()
-
-
-def second_mark_status(mark: SessionMark) -> dict[str, Any]:
-    """The current cycle's second marks: by target, and the targets still missing or disagreeing
-    with the current level."""
-    marks = {
-        s.target_key: s
-        for s in SecondMark.objects.filter(mark=mark, cycle=mark.cycle).order_by("created_at")
-    }
-    levels = current_levels(mark)
-    missing = [k for k in levels if k not in marks]
-    disagreeing = [k for k, s in marks.items() if k in levels and Level.parse(s.level) != levels[k]]
-    return {"marks": marks, "missing": missing, "disagreeing": disagreeing}
 
 
 def _state(mark: SessionMark) -> str:
@@ -279,7 +216,7 @@ def _state(mark: SessionMark) -> str:
     if (
         mark.second_marking_required
         and (status := second_mark_status(mark))
-        and (status["missing"] or status["disagreeing"])
+        and (status.missing or status.disagreeing)
     ):
         return SessionMark.State.NEEDS_REVIEW
     return SessionMark.State.PROPOSED
@@ -320,8 +257,8 @@ def _rationale(text: str, what: str = "rationale") -> str:
     return cleaned
 
 
-def override_decision(
-    *, mark: SessionMark, target_key: str, level: str, rationale: str, user: Any
+def decision_override(
+    *, mark: SessionMark, target_key: str, level: str, rationale: str, user: User
 ) -> TargetDecision:
     """Record a moderator's level for one target as a new decision (history is kept)."""
     reason = _rationale(rationale)
@@ -359,7 +296,7 @@ def override_decision(
     return decision
 
 
-def set_second_marking(*, mark: SessionMark, required: bool, user: Any) -> SessionMark:
+def second_marking_set(*, mark: SessionMark, required: bool, user: User) -> SessionMark:
     """Turn second-marker mode on or off for the session (not while locked)."""
     with transaction.atomic():
         row = _locked_row(mark)
@@ -374,8 +311,8 @@ def set_second_marking(*, mark: SessionMark, required: bool, user: Any) -> Sessi
     return mark
 
 
-def record_second_marks(
-    *, mark: SessionMark, user: Any, marks: Sequence[Mapping[str, str]]
+def second_marks_record(
+    *, mark: SessionMark, user: User, marks: Sequence[Mapping[str, str]]
 ) -> list[SecondMark]:
     """The second marker's independent levels (``targetKey``, ``level``, ``rationale``). The
     second marker must be someone who has not overridden these marks in this cycle."""
@@ -426,41 +363,42 @@ def record_second_marks(
     return stored
 
 
-def _cycle_start(mark: SessionMark) -> Any:
+def _cycle_start(mark: SessionMark) -> datetime:
     appeal = Appeal.objects.filter(mark=mark).order_by("-opened_at").first()
     return appeal.opened_at if appeal is not None and mark.cycle > 1 else mark.created_at
 
 
-def lock_marks(*, mark: SessionMark, user: Any, note: str = "") -> SessionMark:
+def marks_lock(*, mark: SessionMark, user: User, note: str = "") -> SessionMark:
     """Sign the marks off. Refused while second marking is incomplete or disagrees with the
-    current levels; closes an open appeal with ``note`` as its outcome."""
+    current levels; closes an open appeal with ``note`` as its outcome. Sends
+    ``marking.signals.marks_locked`` once the lock has committed."""
     with transaction.atomic():
         row = _locked_row(mark)
         _refuse_if_locked(row)
         if row.second_marking_required:
             status = second_mark_status(row)
-            if status["missing"]:
+            if status.missing:
                 raise MarkingRefused(
                     "second_marking_incomplete",
                     "Second marking is on: the second marker has not marked "
-                    + ", ".join(status["missing"]),
+                    + ", ".join(status.missing),
                 )
-            if status["disagreeing"]:
+            if status.disagreeing:
                 raise MarkingRefused(
                     "second_marking_disagrees",
                     "The second marker disagrees on "
-                    + ", ".join(status["disagreeing"])
+                    + ", ".join(status.disagreeing)
                     + ": override to the agreed level (with a rationale) before locking.",
                 )
         now = timezone.now()
         text = (note or "").strip()
-        open_appeal = Appeal.objects.filter(mark=row, closed_at__isnull=True).first()
-        if open_appeal is not None:
+        appeal_open = Appeal.objects.filter(mark=row, closed_at__isnull=True).first()
+        if appeal_open is not None:
             outcome = _rationale(text, "note on the appeal's outcome")
-            open_appeal.closed_at = now
-            open_appeal.closed_by = user
-            open_appeal.outcome = outcome
-            open_appeal.save(update_fields=["closed_at", "closed_by", "outcome"])
+            appeal_open.closed_at = now
+            appeal_open.closed_by = user
+            appeal_open.outcome = outcome
+            appeal_open.save(update_fields=["closed_at", "closed_by", "outcome"])
         row.locked_at = now
         row.locked_by = user
         row.save(update_fields=["locked_at", "locked_by"])
@@ -472,11 +410,18 @@ def lock_marks(*, mark: SessionMark, user: Any, note: str = "") -> SessionMark:
             details={"finalScore": final_scores(row)["exam"], "cycle": row.cycle},
         )
         _refresh(row)
+        signals.send_on_commit(
+            signals.marks_locked,
+            mark_id=row.pk,
+            session_id=row.session_id,
+            cycle=row.cycle,
+            locked_at=now,
+        )
     mark.refresh_from_db()
     return mark
 
 
-def open_appeal(*, mark: SessionMark, user: Any, reason: str) -> Appeal:
+def appeal_open(*, mark: SessionMark, user: User, reason: str) -> Appeal:
     """Reopen locked marks for an appeal (a reason is required); a new moderation cycle."""
     text = _rationale(reason, "reason for the appeal")
     with transaction.atomic():
@@ -500,12 +445,65 @@ def open_appeal(*, mark: SessionMark, user: Any, reason: str) -> Appeal:
     return appeal
 
 
+# --- results released to candidates -------------------------------------------------------------
+
+
+def result_release(*, mark: SessionMark, user: User) -> ResultRelease:
+    """Release the locked marks of the current moderation cycle to the candidate: a deliberate
+    act, stored as a :class:`ResultRelease`, a ``result_released`` session event and an audit
+    entry, in one transaction. Refused (``not_locked``) unless the marks are locked; releasing
+    a cycle again returns its release (idempotent). Lock order: the session row, then the
+    mark row (the event store appends under the session row's lock)."""
+    with transaction.atomic():
+        ExamSession.objects.select_for_update().filter(pk=mark.session_id).first()
+        row = _locked_row(mark)
+        if row.locked_at is None:
+            raise MarkingRefused("not_locked", "Only locked marks can be released.")
+        existing = ResultRelease.objects.filter(mark=row, cycle=row.cycle).first()
+        if existing is not None:
+            return existing
+        feedback = feedback_for(row.session.sitting.version)
+        score = float(row.final_score)
+        payload = ResultReleased(
+            actor=str(user.pk), cycle=row.cycle, feedback=feedback.value, finalScore=score
+        )
+        event = EventFactory(session_id=str(row.session_id), source=EventSource.SYSTEM)(payload)
+        append_events(session=row.session_id, events=[event])
+        release = ResultRelease.objects.create(
+            mark=row,
+            cycle=row.cycle,
+            final_score=score,
+            feedback=feedback.value,
+            released_by=user,
+            event_id=event.eventId,
+        )
+        MarkingAuditEntry.objects.create(
+            mark=row,
+            action=Action.RESULT_RELEASED,
+            actor=user,
+            details={"cycle": row.cycle, "finalScore": score, "feedback": feedback.value},
+        )
+    mark.refresh_from_db()
+    return release
+
+
+def appeal_open_by_candidate(*, mark: SessionMark, candidate: Any, reason: str) -> Appeal:
+    """The candidate lodges an appeal against their released result (from the result page):
+    only their own, only while it is released (``not_released`` otherwise); it reopens the
+    marks for a new moderation cycle like a staff appeal (:func:`appeal_open`)."""
+    if mark.session.candidate_id != getattr(candidate, "pk", None):
+        raise MarkingRefused("not_released", "There is no released result to appeal.")
+    if current_release(mark) is None:
+        raise MarkingRefused("not_released", "There is no released result to appeal.")
+    return appeal_open(mark=mark, user=candidate, reason=reason)
+
+
 # --- irregularities reported after marking ------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class IrregularityOutcome:
-    """What :func:`record_irregularity` did: ``recorded`` (the marks need review again),
+    """What :func:`irregularity_record` did: ``recorded`` (the marks need review again),
     ``recorded_after_lock`` (the marks are locked and unchanged), ``duplicate`` (already
     recorded), ``in_marks`` (the marks were computed with it), ``not_marked`` (no marks yet:
     marking reads it from the log), ``not_an_irregularity``."""
@@ -514,17 +512,15 @@ class IrregularityOutcome:
     record: PostMarkingIrregularity | None = None
 
 
-def _proctor(actor: str) -> Any:
+def _proctor(actor: str) -> User | None:
     """The user an event's ``actor`` (``user:<id>``) names, or None."""
-    from django.contrib.auth import get_user_model
-
     prefix, _, pk = actor.partition(":")
     if prefix != "user" or not pk.isdigit():
         return None
-    return get_user_model().objects.filter(pk=int(pk)).first()
+    return User.objects.filter(pk=int(pk)).first()
 
 
-def record_irregularity(*, session_id: Any, event_id: str) -> IrregularityOutcome:
+def irregularity_record(*, session_id: uuid.UUID | str, event_id: str) -> IrregularityOutcome:
     """Take a proctor's irregularity report stored in the session log into the session's marks.
 
     Enqueued on commit for every stored ``flag_irregularity`` (``marking.tasks``). Under the
@@ -543,12 +539,10 @@ def record_irregularity(*, session_id: Any, event_id: str) -> IrregularityOutcom
 
     Every recording leaves an audit entry naming the proctor (``actor``) and their reason.
     """
-    from sessions.models import ExamSession, SessionEvent
-
     with transaction.atomic():
         # FOR NO KEY UPDATE: waits for marking (FOR UPDATE) and for appends, but not for the
         # FOR KEY SHARE that a moderation commit takes on the session row when it checks the
-        # mark's foreign keys (a FOR UPDATE here would deadlock with a lock_marks in progress).
+        # mark's foreign keys (a FOR UPDATE here would deadlock with a marks_lock in progress).
         session = ExamSession.objects.select_for_update(no_key=True).get(pk=session_id)
         row = SessionEvent.objects.filter(session_id=session.pk, event_id=event_id).first()
         if (
@@ -633,7 +627,7 @@ def _record_panel_skipped(mark: SessionMark) -> None:
     MarkingAuditEntry.objects.create(mark=mark, action=Action.PANEL_SKIPPED, reason=OFFLINE_NOTICE)
 
 
-def run_panel_for(*, mark_id: int, client: Any = None) -> PanelRun:
+def panel_run(*, mark_id: int, client: Any = None) -> PanelRun:
     """Run the configured panel for a session once (idempotent; a stale pending run is retried).
     Offline (no members) the run is recorded as skipped with a notice."""
     from marking.panel_client import OpenAICompatibleClient

@@ -12,6 +12,7 @@ urlpatterns = [
     path("sessions/<str:session_id>/override/", views.override, name="session-override"),
     path("sessions/<str:session_id>/lock/", views.lock, name="session-lock"),
     path("sessions/<str:session_id>/appeal/", views.appeal, name="session-appeal"),
+    path("sessions/<str:session_id>/release/", views.release, name="session-release"),
     path(
         "sessions/<str:session_id>/second-marking/",
         views.second_marking,

@@ -6,9 +6,6 @@ through ``marking.services``; forms post back and redirect (no script needed to 
 
 from __future__ import annotations
 
-import csv
-from typing import Any
-
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -16,23 +13,23 @@ from django.urls import reverse
 from django.utils.text import slugify
 from django.views.decorators.http import require_POST
 
-from accounts.access import area_required
+from accounts.access import area_required, signed_in_user
 from accounts.roles import Area
 from marking import charts, selectors, services
 from marking.models import SessionMark
 from marking.services import MarkingRefused
+from publishing.models import PublishedVersion
+from web.csv_export import csv_response
 
 
-def _mark(request: HttpRequest, session_id: Any) -> SessionMark:
+def _mark(request: HttpRequest, session_id: str) -> SessionMark:
     try:
         return selectors.mark_get(user=request.user, session_id=session_id)
     except SessionMark.DoesNotExist:
         raise Http404("No such marked session.") from None
 
 
-def _version(request: HttpRequest, version_id: Any) -> Any:
-    from publishing.models import PublishedVersion
-
+def _version(request: HttpRequest, version_id: str) -> PublishedVersion:
     try:
         return selectors.version_get(user=request.user, version_id=version_id)
     except PublishedVersion.DoesNotExist:
@@ -42,53 +39,44 @@ def _version(request: HttpRequest, version_id: Any) -> Any:
 @area_required(Area.MARKING)
 def home(request: HttpRequest) -> HttpResponse:
     marks = list(selectors.mark_list(user=request.user))
-    groups: dict[Any, list[SessionMark]] = {}
+    groups: dict[PublishedVersion, list[SessionMark]] = {}
     for mark in marks:
         groups.setdefault(mark.session.sitting.version, []).append(mark)
     return render(request, "marking/home.html", {"groups": list(groups.items())})
 
 
 @area_required(Area.MARKING)
-def session_detail(request: HttpRequest, session_id: Any) -> HttpResponse:
+def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
     mark = _mark(request, session_id)
     view = selectors.mark_view(mark)
     return render(
         request,
         "marking/session.html",
-        {**view, "levels": services.LEVEL_NAMES, "user_is_second": False},
+        {**view.as_context(), "levels": services.LEVEL_NAMES, "user_is_second": False},
     )
 
 
 @area_required(Area.MARKING)
-def session_report(request: HttpRequest, session_id: Any) -> HttpResponse:
+def session_report(request: HttpRequest, session_id: str) -> HttpResponse:
     mark = _mark(request, session_id)
     view = selectors.mark_view(mark)
     return render(
         request,
         "marking/report.html",
-        {**view, "reproducible": services.verify_marks(mark)},
+        {**view.as_context(), "reproducible": selectors.verify_marks(mark)},
     )
 
 
-def _csv_response(filename: str, header: list[str], rows: list[list[str]]) -> HttpResponse:
-    response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    writer = csv.writer(response)
-    writer.writerow(header)
-    writer.writerows(rows)
-    return response
-
-
 @area_required(Area.MARKING)
-def session_csv(request: HttpRequest, session_id: Any) -> HttpResponse:
+def session_csv(request: HttpRequest, session_id: str) -> HttpResponse:
     mark = _mark(request, session_id)
     header, rows = selectors.export_rows([mark])
     name = f"marks-{slugify(mark.session.candidate.username)}-{str(mark.session_id)[:8]}.csv"
-    return _csv_response(name, header, rows)
+    return csv_response(name, header, rows)
 
 
 @area_required(Area.MARKING)
-def cohort(request: HttpRequest, version_id: Any) -> HttpResponse:
+def cohort(request: HttpRequest, version_id: str) -> HttpResponse:
     version = _version(request, version_id)
     view = selectors.cohort_view(user=request.user, version=version)
     summary = view["summary"]
@@ -109,12 +97,12 @@ def cohort(request: HttpRequest, version_id: Any) -> HttpResponse:
 
 
 @area_required(Area.MARKING)
-def cohort_csv(request: HttpRequest, version_id: Any) -> HttpResponse:
+def cohort_csv(request: HttpRequest, version_id: str) -> HttpResponse:
     version = _version(request, version_id)
     header, rows = selectors.export_rows(
         selectors.mark_list(user=request.user, version_id=version.pk)
     )
-    return _csv_response(f"marks-{slugify(version.title)}-v{version.number}.csv", header, rows)
+    return csv_response(f"marks-{slugify(version.title)}-v{version.number}.csv", header, rows)
 
 
 # --- moderation forms ---------------------------------------------------------------------------
@@ -131,16 +119,16 @@ def _refused(request: HttpRequest, refusal: MarkingRefused) -> None:
 
 @area_required(Area.MARKING)
 @require_POST
-def override(request: HttpRequest, session_id: Any) -> HttpResponse:
+def override(request: HttpRequest, session_id: str) -> HttpResponse:
     mark = _mark(request, session_id)
     key = request.POST.get("target_key", "")
     try:
-        services.override_decision(
+        services.decision_override(
             mark=mark,
             target_key=key,
             level=request.POST.get("level", ""),
             rationale=request.POST.get("rationale", ""),
-            user=request.user,
+            user=signed_in_user(request),
         )
         messages.success(request, f"Override recorded for {key}.")
     except MarkingRefused as refusal:
@@ -150,10 +138,12 @@ def override(request: HttpRequest, session_id: Any) -> HttpResponse:
 
 @area_required(Area.MARKING)
 @require_POST
-def lock(request: HttpRequest, session_id: Any) -> HttpResponse:
+def lock(request: HttpRequest, session_id: str) -> HttpResponse:
     mark = _mark(request, session_id)
     try:
-        services.lock_marks(mark=mark, user=request.user, note=request.POST.get("note", ""))
+        services.marks_lock(
+            mark=mark, user=signed_in_user(request), note=request.POST.get("note", "")
+        )
         messages.success(request, "Marks locked.")
     except MarkingRefused as refusal:
         _refused(request, refusal)
@@ -162,10 +152,12 @@ def lock(request: HttpRequest, session_id: Any) -> HttpResponse:
 
 @area_required(Area.MARKING)
 @require_POST
-def appeal(request: HttpRequest, session_id: Any) -> HttpResponse:
+def appeal(request: HttpRequest, session_id: str) -> HttpResponse:
     mark = _mark(request, session_id)
     try:
-        services.open_appeal(mark=mark, user=request.user, reason=request.POST.get("reason", ""))
+        services.appeal_open(
+            mark=mark, user=signed_in_user(request), reason=request.POST.get("reason", "")
+        )
         messages.success(request, "Appeal opened: the marks are unlocked.")
     except MarkingRefused as refusal:
         _refused(request, refusal)
@@ -174,11 +166,24 @@ def appeal(request: HttpRequest, session_id: Any) -> HttpResponse:
 
 @area_required(Area.MARKING)
 @require_POST
-def second_marking(request: HttpRequest, session_id: Any) -> HttpResponse:
+def release(request: HttpRequest, session_id: str) -> HttpResponse:
+    """Release the locked marks to the candidate (``marking.services.result_release``)."""
     mark = _mark(request, session_id)
     try:
-        services.set_second_marking(
-            mark=mark, user=request.user, required=request.POST.get("required") == "on"
+        services.result_release(mark=mark, user=signed_in_user(request))
+        messages.success(request, "Result released: the candidate can see it and appeal.")
+    except MarkingRefused as refusal:
+        _refused(request, refusal)
+    return _back(mark, "moderation")
+
+
+@area_required(Area.MARKING)
+@require_POST
+def second_marking(request: HttpRequest, session_id: str) -> HttpResponse:
+    mark = _mark(request, session_id)
+    try:
+        services.second_marking_set(
+            mark=mark, user=signed_in_user(request), required=request.POST.get("required") == "on"
         )
     except MarkingRefused as refusal:
         _refused(request, refusal)
@@ -187,7 +192,7 @@ def second_marking(request: HttpRequest, session_id: Any) -> HttpResponse:
 
 @area_required(Area.MARKING)
 @require_POST
-def second_marks(request: HttpRequest, session_id: Any) -> HttpResponse:
+def second_marks(request: HttpRequest, session_id: str) -> HttpResponse:
     mark = _mark(request, session_id)
     items = []
     for item in mark.result_json["targets"]:
@@ -198,7 +203,7 @@ def second_marks(request: HttpRequest, session_id: Any) -> HttpResponse:
                 {"targetKey": key, "level": level, "rationale": request.POST.get(f"note:{key}", "")}
             )
     try:
-        services.record_second_marks(mark=mark, user=request.user, marks=items)
+        services.second_marks_record(mark=mark, user=signed_in_user(request), marks=items)
         messages.success(request, "Second marks recorded.")
     except MarkingRefused as refusal:
         _refused(request, refusal)

@@ -29,9 +29,10 @@ class PublishedVersionQuerySet(models.QuerySet["PublishedVersion"]):
         """Versions of packages the user owns or collaborates on; admins and proctors see all."""
         if not getattr(user, "is_authenticated", False):
             return self.none()
+        published = self.filter(is_preview=False)
         if getattr(user, "role", None) in {"admin", "proctor"}:
-            return self.all()
-        return self.filter(
+            return published
+        return published.filter(
             models.Q(draft__owner=user) | models.Q(draft__collaborators=user)
         ).distinct()
 
@@ -52,21 +53,31 @@ class PublishedVersion(models.Model):
     checksum = models.CharField(max_length=80)  # "sha256:<hex>" of canonical_json
     compiled_json = models.TextField()  # serialised CompiledFlow, byte-stable
     validation_report = models.JSONField()
+    dry_run_report = models.JSONField(default=dict, blank=True)
+    """The dry run of the version at publication (``ioa.dry_run``); ``{}`` for versions
+    published before dry runs existed."""
     published_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
     )
     published_at = models.DateTimeField(default=timezone.now)
+    is_preview = models.BooleanField(default=False, editable=False, db_index=True)
+    """A preview build of a draft (``sessions.previews``): compiled by the same gate, numbered
+    0, never listed with the versions, never scheduled; real publications keep 1, 2, 3..."""
 
     objects = PublishedVersionQuerySet.as_manager()
 
     class Meta:
         ordering = ["draft", "-number"]
         constraints = [
-            models.UniqueConstraint(fields=["draft", "number"], name="unique_version_number"),
+            models.UniqueConstraint(
+                fields=["draft", "number"],
+                condition=models.Q(is_preview=False),
+                name="unique_version_number",
+            ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.title} v{self.number}"
+        return f"{self.title} preview" if self.is_preview else f"{self.title} v{self.number}"
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         if not self._state.adding:

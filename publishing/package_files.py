@@ -8,6 +8,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from web.json_input import JsonInputError, check_strings, max_depth, nesting_depth
+
 
 @dataclass(frozen=True)
 class LoadedFile:
@@ -24,13 +26,22 @@ def load_package_file(path: str) -> LoadedFile:
         return LoadedFile(path, problem=f"{path}: no such file")
     except (OSError, UnicodeDecodeError) as exc:
         return LoadedFile(path, problem=f"{path}: cannot be read ({exc})")
+    depth = nesting_depth(text)
+    if depth > max_depth():
+        return LoadedFile(
+            path, problem=f"{path}: nests {depth} levels deep; the limit is {max_depth()}"
+        )
     try:
-        return LoadedFile(path, document=json.loads(text))
+        document = json.loads(text)
+        check_strings(document)
     except json.JSONDecodeError as exc:
         return LoadedFile(
             path,
             problem=f"{path}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
         )
+    except JsonInputError as exc:
+        return LoadedFile(path, problem=f"{path}: {exc.message}")
+    return LoadedFile(path, document=document)
 
 
 def unreadable_report(loaded: LoadedFile, now: datetime | None = None) -> dict[str, Any]:

@@ -4,21 +4,25 @@ from __future__ import annotations
 
 import difflib
 import json
+import uuid
 from typing import Any
 
 from django.db.models import QuerySet
 
+from ioa.package_diff import semantic_diff
 from publishing.models import PublishedVersion
 
 
-def version_list(*, user: object, draft_id: object | None = None) -> QuerySet[PublishedVersion]:
+def version_list(
+    *, user: object, draft_id: uuid.UUID | str | None = None
+) -> QuerySet[PublishedVersion]:
     qs = PublishedVersion.objects.visible_to(user).select_related("published_by", "draft")
     if draft_id is not None:
-        qs = qs.filter(draft_id=draft_id)
+        qs = qs.filter(draft__pk=draft_id)
     return qs.order_by("draft_id", "-number")
 
 
-def version_get(*, user: object, version_id: object) -> PublishedVersion:
+def version_get(*, user: object, version_id: uuid.UUID | str) -> PublishedVersion:
     return PublishedVersion.objects.visible_to(user).select_related("draft").get(pk=version_id)
 
 
@@ -39,3 +43,11 @@ def version_diff(*, old: PublishedVersion, new: PublishedVersion, context: int =
             lineterm="",
         )
     )
+
+
+def version_changes(*, old: PublishedVersion, new: PublishedVersion) -> list[dict[str, Any]]:
+    """The differences by meaning between two versions (``ioa.package_diff``)."""
+    return [
+        change.to_dict()
+        for change in semantic_diff(json.loads(old.canonical_json), json.loads(new.canonical_json))
+    ]

@@ -6,6 +6,7 @@ latest version (same checksum) is not stored twice: publishing is idempotent.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,11 +16,15 @@ from django.utils import timezone
 
 from accounts.models import User
 from authoring.models import DraftPackage
+from authoring.services import DraftConflict
 from ioa.canonical import canonical_json, checksum
 from ioa.compiler import compile_package, serialise_compiled_flow
-from ioa.schema import load_package
+from ioa.dry_run import REPORT_VERSION, dry_run
+from ioa.schema import AssessmentPackage, load_package
 from ioa.validation import validate_package
 from publishing.models import PublishedVersion
+
+logger = logging.getLogger(__name__)
 
 
 class PublishRejected(Exception):
@@ -30,6 +35,17 @@ class PublishRejected(Exception):
         first = errors[0]["message"] if errors else "see the report"
         super().__init__(f"publication rejected with {len(errors)} error(s): {first}")
         self.report = report
+
+
+def _dry_run_or_failure(package: AssessmentPackage) -> dict[str, Any]:
+    """The dry run stored with the version. The package passed the gate, so a failure of the
+    simulation never blocks publishing: it is logged and stored as ``{"error": ...}`` (the
+    publish and versions pages say the dry run failed)."""
+    try:
+        return dry_run(package)
+    except Exception as exc:
+        logger.exception("the dry run of package %s failed", package.metadata.packageId)
+        return {"reportVersion": REPORT_VERSION, "error": f"{type(exc).__name__}: {exc}"[:500]}
 
 
 @dataclass(frozen=True)
@@ -60,8 +76,6 @@ def _publish_locked(
     # get consecutive numbers.
     locked = DraftPackage.objects.select_for_update().get(pk=draft.pk)
     if expected_revision is not None and expected_revision != locked.revision:
-        from authoring.services import DraftConflict
-
         raise DraftConflict(locked.revision)
     now = timezone.now()
     report = validate_package(locked.document, now=now)
@@ -74,13 +88,14 @@ def _publish_locked(
 
     text = canonical_json(locked.document)
     digest = checksum(locked.document)
-    latest = locked.versions.order_by("-number").first()
+    published = locked.versions.filter(is_preview=False)  # preview builds are not versions
+    latest = published.order_by("-number").first()
     if latest is not None and latest.checksum == digest:
         return PublishOutcome(version=latest, created=False)
 
     package = load_package(locked.document)
     compiled = compile_package(package)
-    number = (locked.versions.aggregate(n=Max("number"))["n"] or 0) + 1
+    number = (published.aggregate(n=Max("number"))["n"] or 0) + 1
     version = PublishedVersion(
         draft=locked,
         number=number,
@@ -92,6 +107,7 @@ def _publish_locked(
         checksum=digest,
         compiled_json=serialise_compiled_flow(compiled),
         validation_report=report_dict,
+        dry_run_report=_dry_run_or_failure(package),
         published_by=user,
         published_at=now,
     )

@@ -10,6 +10,7 @@ Server → client frames (JSON text)::
     {"kind": "event", "event": <envelope projected for the audience>}
     {"kind": "caught_up", "lastSeq": N, "audience": "candidate" | "proctor"}
     {"kind": "error", "code": "...", "message": "..."}
+    {"kind": "ack", "id": "<input id>", "duplicate": bool}   (a candidate input was stored)
 
 On connect the client first receives every stored event after ``after_seq`` that its audience
 may see (in seq order), then ``caught_up``, then the live stream: no gap and no duplicate. The
@@ -27,12 +28,18 @@ Presence (``sessions.presence``): a candidate's socket is counted in the session
 it is live, kept counted at each heartbeat and counted out when it closes
 (``sessions.presence_tracking``). A proctor's socket gets ``{"kind": "presence", "presence":
 {...}}`` after ``caught_up`` and whenever the candidate's connection changes.
+
+Client → server frames: ``ping``; a candidate's ``candidate_ready``, ``answer`` and ``command``
+(stored in the durable inbox, acknowledged, then forwarded to the bot: ``sessions.inbox``); and
+``{"kind": "composing", "active": bool}``, the exam room's throttled typing signal, forwarded to
+the bot as ``candidate_activity`` and never stored (a signal, not an input: issue 15).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 import uuid
 from typing import Any
 from urllib.parse import parse_qs
@@ -41,14 +48,20 @@ from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
+from django.db import DatabaseError
 
 from ioa.events import Audience, EventFactory, EventSource
 from ioa.events.payloads import Heartbeat
+from sessions.bot_channel import send_to_bot
 from sessions.broadcast import COALESCE_SECONDS, MEMBERSHIP_TTL, group_name
 from sessions.models import ExamSession
 from sessions.presence import Presence, alert_ms, now_ms
 from sessions.presence_tracking import CandidateSocket, presence_view
+from sessions.previews import preview_session
 from sessions.selectors import audience_for, events_after, session_for_user
+from sessions.windows import may_start
+from web.unavailable import is_outage
+from web.ws_input import BoundedJsonConsumerMixin
 
 JOIN_RECHECK_SECONDS = MEMBERSHIP_TTL + COALESCE_SECONDS + 0.25
 """When a new connection re-reads the head once: after any publisher's "group is empty"
@@ -57,6 +70,11 @@ answer from before it joined has expired."""
 
 CANDIDATE_FRAMES = ("candidate_ready", "answer", "command")
 """Frames a candidate's client may send besides ``ping``; forwarded to the session's bot."""
+COMPOSING_FRAME = "composing"
+"""``{"kind": "composing", "active": bool}``: the candidate is typing (or stopped); forwarded
+to the bot as ``candidate_activity``, never stored (issue 15)."""
+COMPOSING_MIN_SECONDS = 2.0
+"""A repeated "still typing" is forwarded at most this often per socket."""
 
 
 def _after_seq(scope: dict[str, Any]) -> int | None:
@@ -72,7 +90,7 @@ def _head(session_id: uuid.UUID) -> int:
     return int(ExamSession.objects.filter(pk=session_id).values_list("last_seq", flat=True)[0])
 
 
-class SessionEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
+class SessionEventsConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     """Streams one session's events to one authorised client (module docstring)."""
 
     session_id: uuid.UUID
@@ -81,6 +99,8 @@ class SessionEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     last_seq: int = 0
     _heartbeat: asyncio.Task[None] | None = None
     _presence: CandidateSocket | None = None
+    _composing_state: bool = False
+    _composing_at: float = 0.0
 
     @property
     def heartbeat_seconds(self) -> float:
@@ -92,19 +112,35 @@ class SessionEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         if user is None or not user.is_authenticated or after_seq is None:
             await self.close()
             return
-        session = await database_sync_to_async(session_for_user)(
-            user=user, session_id=self.scope["url_route"]["kwargs"]["session_id"]
-        )
+        session_id = self.scope["url_route"]["kwargs"]["session_id"]
+        session = await database_sync_to_async(session_for_user)(user=user, session_id=session_id)
+        # An author in their own preview (``sessions.previews``) is its candidate here.
+        preview = None
         if session is None:
+            preview = await database_sync_to_async(preview_session)(
+                user=user, session_id=session_id
+            )
+        if session is None and preview is None:
             await self.close()
             return
+        session = session or preview
+        assert session is not None
         self.session_id = session.pk
-        self.audience = audience_for(user)
+        self.audience = Audience.CANDIDATE if preview is not None else audience_for(user)
         self.group = group_name(self.session_id, self.audience)
         self._make = EventFactory(session_id=str(self.session_id), source=EventSource.SYSTEM)
         self._lock = asyncio.Lock()
         # Join the live stream before reading the backlog, so nothing falls between them.
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        try:
+            await self.channel_layer.group_add(self.group, self.channel_name)
+        except Exception as exc:  # the channel layer (Redis) is down: say so, never a 500
+            if not is_outage(exc):
+                raise
+            self.group = None
+            await self.accept()
+            await self._error("unavailable", "The live service is briefly unavailable.")
+            await self.close(code=1013)  # try again later: the page reconnects by itself
+            return
         await self.accept()
         head = await database_sync_to_async(_head)(self.session_id)
         if after_seq > head:
@@ -141,30 +177,56 @@ class SessionEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         if (
             isinstance(content, dict)
             and self.audience is Audience.CANDIDATE
+            and content.get("kind") == COMPOSING_FRAME
+        ):
+            await self._composing(content.get("active") is True)
+            return
+        if (
+            isinstance(content, dict)
+            and self.audience is Audience.CANDIDATE
             and content.get("kind") in CANDIDATE_FRAMES
         ):
             await self._to_bot(content)
             return
-        await self._error("unsupported", f"client frames: ping, {', '.join(CANDIDATE_FRAMES)}")
+        frames = ", ".join((*CANDIDATE_FRAMES, COMPOSING_FRAME))
+        await self._error("unsupported", f"client frames: ping, {frames}")
+
+    async def _composing(self, active: bool) -> None:
+        """The candidate's typing signal (``bot.activity``): a signal, not an input, so not
+        stored; a change goes to the bot at once, a repeated "still typing" at most every
+        :data:`COMPOSING_MIN_SECONDS`."""
+        now = time.monotonic()
+        if active == self._composing_state and now - self._composing_at < COMPOSING_MIN_SECONDS:
+            return
+        self._composing_state, self._composing_at = active, now
+        await send_to_bot(
+            self.session_id, "candidate_activity", activity="composing", active=active
+        )
 
     async def _to_bot(self, content: dict[str, Any]) -> None:
-        """Forward a candidate frame to the session's bot (``bot.channels``): the bot's stored
-        events (``transcript_final``, ``candidate_command_received``...) are the answer."""
-        from bot.channels import send_to_bot
+        """Store a candidate frame in the durable inbox, acknowledge it, then forward it to the
+        session's bot (``sessions.inbox``). Not stored: an error frame and no ack, so the
+        client sends it again."""
+        from sessions.inbox import InvalidInput, receive_frame
 
-        kind = content["kind"]
+        if content["kind"] == "candidate_ready" and not await database_sync_to_async(_may_start)(
+            self.session_id
+        ):
+            await self._error(
+                "window_closed", "The exam cannot start now: it is outside its start window."
+            )
+            return
         try:
-            if kind == "answer":
-                await send_to_bot(self.session_id, "candidate_text", text=str(content.get("text")))
-            elif kind == "command" and isinstance(content.get("command"), dict):
-                command = {**content["command"], "source": "candidate"}
-                await send_to_bot(self.session_id, "command", command=command)
-            elif kind == "candidate_ready":
-                await send_to_bot(self.session_id, "candidate_ready")
-            else:
-                raise ValueError(f"malformed {kind} frame")
-        except ValueError as exc:
+            receipt = await receive_frame(self.session_id, content)
+        except InvalidInput as exc:
             await self._error("invalid", str(exc))
+            return
+        except DatabaseError:
+            await self._error("unavailable", "Not stored yet: it will be sent again.")
+            return
+        await self.send_json(
+            {"kind": "ack", "id": receipt.input_id, "duplicate": not receipt.created}
+        )
 
     async def session_events(self, message: dict[str, Any]) -> None:
         """A message from ``sessions.broadcast``: every event this audience may see with
@@ -233,3 +295,9 @@ class SessionEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
 
     async def _error(self, code: str, message: str) -> None:
         await self.send_json({"kind": "error", "code": code, "message": message})
+
+
+def _may_start(session_id: uuid.UUID) -> bool:
+    """Whether the session's candidate may start now (``sessions.windows``)."""
+    session = ExamSession.objects.select_related("sitting").filter(pk=session_id).first()
+    return session is not None and may_start(session)

@@ -11,17 +11,21 @@ last saw), and:
    :class:`EventsRefused` is raised;
 2. drops events whose ``eventId`` the session already stored (E7: re-delivery is a no-op that
    returns the stored event) and repeats inside the batch;
-3. assigns ``seq`` (``last_seq + 1``, gap-free, starting at 1) and the chain hash while holding
+3. assigns ``seq`` (``last_seq + 1``, gap-free, starting at 1) and the chain hash (under the
+   session's ``chain_version``: version 2 hashes personal fields as keyed seals,
+   ``ioa.events.personal``, so they can be erased later) while holding
    the session row's lock, inserts the rows and moves the session's head
    (``last_seq``, ``head_hash``, and ``state`` for ``exam_state_changed``) in the same
    transaction. Unique constraints on ``(session, event_id)`` and ``(session, seq)`` back this
    up. Only the one session row is locked: unrelated sessions never wait on each other;
-4. after commit, publishes the stored events (and any live-only ones of the batch, which are
+4. after commit, appends the new head to the session's anchor outside the database
+   (``sessions.chain_anchor``: a keyed MAC, checked by ``verify_session_log``), publishes the
+   stored events (and any live-only ones of the batch, which are
    never stored and carry no seq) to the session's audience groups (``sessions.broadcast``),
-   and enqueues ``marking.tasks.mark_session`` when ``exam_completed`` was stored and
-   ``marking.tasks.irregularity_reported`` for each stored irregularity report
-   (``proctor_action`` / ``flag_irregularity``), whichever path stored it (the bot's journal or
-   the proctor service's direct recording).
+   and sends ``sessions.signals.events_appended`` with the newly stored events (and
+   ``session_completed`` when ``exam_completed`` is among them), whichever path stored them
+   (the bot's journal or the proctor service's direct recording). Marking subscribes there
+   (``marking.receivers``): it is never imported from here.
 
 On Postgres a single persisted event outside a transaction takes one round trip: one prepared
 statement updates the session row (which locks it; a concurrent appender waits and then sees
@@ -62,9 +66,10 @@ from ioa.events import (
     spec_for,
 )
 from ioa.events.payloads import ExamStateChanged, NodeEntered, SystemErrorPayload
+from ioa.events.personal import CHAIN_V2, chain_digest, personal_fields
 from ioa.events.registry import NODE_SCOPED_TYPES
 from ioa.events.rules import SCHEMA, node_scope
-from sessions import broadcast
+from sessions import broadcast, chain_anchor, signals
 from sessions.models import ExamSession, SessionEvent
 from sessions.selectors import wire_from_row
 
@@ -230,6 +235,8 @@ def append_events(
         stored[e.eventId] if e.eventId in stored else StoredEvent(e.to_wire(), None, None, None)
         for e in envelopes
     )
+    if any(not s.duplicate for s in stored.values()):
+        _anchor_on_commit(session_id, last_seq, head)
     _after_commit(session_id, ordered)
     return AppendResult(events=ordered, last_seq=last_seq, head_hash=head)
 
@@ -246,32 +253,32 @@ def append_event(
     ]
 
 
-def _irregularity_report(event: StoredEvent) -> bool:
-    """A newly stored proctor's irregularity report (marking must hear of it)."""
-    if event.type != EventType.PROCTOR_ACTION or not event.seq or event.duplicate:
-        return False
-    payload = event.wire.get("payload")
-    return isinstance(payload, Mapping) and payload.get("action") == "flag_irregularity"
-
-
 def _after_commit(session_id: uuid.UUID, events: Sequence[StoredEvent]) -> None:
-    """Publish new and live-only events after commit; enqueue marking on exam_completed, and
-    marking's review of each newly stored irregularity report."""
+    """Publish new and live-only events after commit, and tell the apps above of the newly
+    stored ones (``sessions.signals``: ``events_appended``, and ``session_completed`` when
+    ``exam_completed`` is among them)."""
     fresh = [e.wire for e in events if not e.duplicate]
     if fresh:
         if connections[DEFAULT_DB_ALIAS].in_atomic_block:
             transaction.on_commit(lambda: broadcast.publish_events(session_id, fresh))
         else:  # autocommit: the statement has committed already
             broadcast.publish_events(session_id, fresh)
-    if any(e.type == EventType.EXAM_COMPLETED and e.seq and not e.duplicate for e in events):
-        from marking.tasks import mark_session
+    appended = tuple(e for e in events if e.seq and not e.duplicate)
+    if not appended:
+        return
+    signals.send_on_commit(signals.events_appended, session_id=session_id, events=appended)
+    if any(e.type == EventType.EXAM_COMPLETED for e in appended):
+        signals.send_on_commit(signals.session_completed, session_id=session_id)
 
-        mark_session.delay_on_commit(str(session_id))
-    for event in events:
-        if _irregularity_report(event):
-            from marking.tasks import irregularity_reported
 
-            irregularity_reported.delay_on_commit(str(session_id), event.event_id)
+def _anchor_on_commit(session_id: uuid.UUID, last_seq: int, head: str) -> None:
+    """Anchor the new head outside the event table once it has committed (chain_anchor)."""
+    if connections[DEFAULT_DB_ALIAS].in_atomic_block:
+        transaction.on_commit(
+            lambda: chain_anchor.anchor_head(session_id=session_id, seq=last_seq, head=head)
+        )
+    else:
+        chain_anchor.anchor_head(session_id=session_id, seq=last_seq, head=head)
 
 
 def _refuse(session_id: uuid.UUID, problems: Sequence[Violation]) -> None:
@@ -309,7 +316,8 @@ WITH head AS (
     SET last_seq = last_seq + 1,
         prev_head_hash = head_hash,
         head_hash = 'sha256:' || encode(sha256(convert_to(
-            head_hash || '|' || (last_seq + 1)::text || '|' || %(digest)s, 'UTF8')), 'hex'),
+            head_hash || '|' || (last_seq + 1)::text || '|' ||
+            CASE WHEN chain_version >= 2 THEN %(sealed)s ELSE %(digest)s END, 'UTF8')), 'hex'),
         state = COALESCE(%(state)s::varchar, state),
         updated_at = now()
     WHERE id = %(session)s AND (%(expected)s::bigint IS NULL OR last_seq = %(expected)s::bigint)
@@ -337,9 +345,15 @@ def _append_one_postgres(
 ) -> tuple[StoredEvent, int, str]:
     """One statement, one round trip (autocommit): lock, seq, hash, head, insert."""
     wire = envelope.to_wire()
+    digest = body_digest(wire)  # chain version 1; version 2 differs only for personal fields
+    personal = personal_fields(wire)
+    sealed = (
+        chain_digest(wire, version=CHAIN_V2, key=chain_anchor.seal_key()) if personal else digest
+    )
     params = {
         "session": session_id,
-        "digest": body_digest(wire),
+        "digest": digest,
+        "sealed": sealed,
         "expected": expected,
         "state": _new_state(envelope),
         "event_id": envelope.eventId,
@@ -404,12 +418,13 @@ def _append_locked(
         head = (
             ExamSession.objects.select_for_update()
             .filter(pk=session_id)
-            .values_list("last_seq", "head_hash", "state")
+            .values_list("last_seq", "head_hash", "state", "chain_version")
             .first()
         )
         if head is None:
             raise SessionNotFound(f"no exam session {session_id}")
-        last_seq, prev, state = head
+        last_seq, prev, state, version = head
+        key = chain_anchor.seal_key()
         stored = {
             str(row.event_id): _stored_from_row(row, duplicate=True)
             for row in SessionEvent.objects.filter(
@@ -425,7 +440,7 @@ def _append_locked(
         for envelope in fresh:
             last_seq += 1
             wire = envelope.to_wire()
-            hash_ = link_hash(prev, last_seq, body_digest(wire))
+            hash_ = link_hash(prev, last_seq, chain_digest(wire, version=version, key=key))
             rows.append(
                 SessionEvent(
                     session_id=session_id,

@@ -30,17 +30,23 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.urls import NoReverseMatch, reverse
+from django.urls import NoReverseMatch, Resolver404, resolve, reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django_stubs_ext import StrOrPromise
 
 from ioa.events import TERMINAL_STATES, ExamState
+from ioa.languages import supported_language
 from ioa.runtime.commands import gate
 from ioa.schema import CandidateCommandPolicy, CandidateCommandType, NodeKind
 from ioa.schema.loader import load_package
+from sessions.bot_port import examiner_bot
 from sessions.models import ExamSession
 
 logger = logging.getLogger(__name__)
@@ -102,15 +108,16 @@ ALWAYS_BUTTONS: Final = (
 """Welfare and safety commands (spec-notes §3): always offered."""
 
 KIND_LABELS: Final = {
-    NodeKind.WARMUP: "Warm-up",
-    NodeKind.QUESTION: "Question",
-    NodeKind.SCENARIO: "Scenario",
-    NodeKind.TASK: "Task",
-    NodeKind.DISCUSSION: "Discussion",
-    NodeKind.WRAPUP: "Wrap-up",
-    NodeKind.BRANCH: "Question",
-    NodeKind.IDENTITY_CHECK: "Identity check",
+    NodeKind.WARMUP: gettext_lazy("Warm-up"),
+    NodeKind.QUESTION: gettext_lazy("Question"),
+    NodeKind.SCENARIO: gettext_lazy("Scenario"),
+    NodeKind.TASK: gettext_lazy("Task"),
+    NodeKind.DISCUSSION: gettext_lazy("Discussion"),
+    NodeKind.WRAPUP: gettext_lazy("Wrap-up"),
+    NodeKind.BRANCH: gettext_lazy("Question"),
+    NodeKind.IDENTITY_CHECK: gettext_lazy("Identity check"),
 }
+"""Lazy: the structure is cached across requests; each page renders them in its language."""
 
 
 # --- reads ----------------------------------------------------------------------------------------
@@ -173,7 +180,7 @@ class Part:
     nodes is drawn per candidate) counted once."""
 
     number: int
-    label: str
+    label: StrOrPromise
     node_ids: tuple[str, ...]
     budget_sec: int | None
 
@@ -184,7 +191,7 @@ class ExamStructure:
 
     title: str
     language: str
-    examiner_name: str
+    examiner_name: StrOrPromise
     total_budget_sec: int | None
     parts: tuple[Part, ...]
     commands: dict[str, tuple[str, ...]]
@@ -233,14 +240,14 @@ def _structure(checksum: str, canonical_json: str) -> ExamStructure:
         group = members.get(pool_of.get(node_id, ""), (node_id,))
         placed.update(group)
         budgets = [
-            nodes[n].timeBudget.maxDurationSec
+            budget.maxDurationSec
             for n in group
-            if nodes[n].timeBudget is not None and nodes[n].timeBudget.maxDurationSec
+            if (budget := nodes[n].timeBudget) is not None and budget.maxDurationSec
         ]
         parts.append(
             Part(
                 number=len(parts) + 1,
-                label=KIND_LABELS.get(node.kind, "Question"),
+                label=KIND_LABELS.get(node.kind, KIND_LABELS[NodeKind.QUESTION]),
                 node_ids=group,
                 budget_sec=int(max(budgets)) if budgets else None,
             )
@@ -258,7 +265,7 @@ def _structure(checksum: str, canonical_json: str) -> ExamStructure:
     return ExamStructure(
         title=package.metadata.title,
         language=package.metadata.language or "en",
-        examiner_name=(getattr(persona, "name", None) or "The examiner"),
+        examiner_name=(getattr(persona, "name", None) or gettext_lazy("The examiner")),
         total_budget_sec=int(total) if total else None,
         parts=tuple(parts),
         commands=commands,
@@ -269,6 +276,47 @@ def exam_structure(session: ExamSession) -> ExamStructure:
     """The candidate-safe structure of the session's published version."""
     version = session.sitting.version
     return _structure(version.checksum, version.canonical_json)
+
+
+@functools.lru_cache(maxsize=256)
+def _language_tag(checksum: str, canonical_json: str) -> str:
+    """``metadata.language`` of a published package ("en" when it has none), read without
+    loading the whole package: the language of a page must not depend on anything else in it."""
+    document = json.loads(canonical_json)
+    metadata = document.get("metadata") if isinstance(document, dict) else None
+    tag = metadata.get("language") if isinstance(metadata, dict) else None
+    return tag if isinstance(tag, str) and tag else "en"
+
+
+def page_language(session: ExamSession) -> str:
+    """The language the candidate's pages of ``session`` are shown in: the exam's (its package's
+    ``metadata.language``, primary subtag). A version published before languages were checked
+    may carry an unsupported tag: its pages stay in the site's default language and a warning
+    is logged (the runtime refuses to conduct it, see :func:`ioa.languages.exam_language`)."""
+    version = session.sitting.version
+    tag = _language_tag(version.checksum, version.canonical_json)
+    language = supported_language(tag)
+    if language is None:
+        logger.warning("session %s: exam language %r is not supported", session.pk, tag)
+        return settings.LANGUAGE_CODE.split("-")[0]
+    return language
+
+
+def language_for_path(path: str) -> str | None:
+    """The page language of a candidate journey path (``/exam/<id>/…``), else None: an
+    invitation link's pages speak the language of the exam it leads to."""
+    try:
+        match = resolve(urlsplit(path).path)
+    except Resolver404:
+        return None
+    if match.namespace != "exam_sessions" or "session_id" not in match.kwargs:
+        return None
+    session = (
+        ExamSession.objects.filter(pk=match.kwargs["session_id"])
+        .select_related("sitting__version")
+        .first()
+    )
+    return page_language(session) if session is not None else None
 
 
 def voice_transport() -> str:
@@ -305,8 +353,23 @@ def voice_served() -> bool:
 
 def voice_available(session: ExamSession) -> bool:
     """Whether the candidate may choose voice: no text-mode accommodation, the voice URLs are
-    mounted and the deployment can carry voice (:func:`voice_served`)."""
-    return not session.text_mode_required and voice_urls(session) is not None and voice_served()
+    mounted, the deployment can carry voice (:func:`voice_served`) and can hear the exam's
+    language (:func:`voice_language_supported`)."""
+    return (
+        not session.text_mode_required
+        and voice_urls(session) is not None
+        and voice_served()
+        and voice_language_supported(session)
+    )
+
+
+def voice_language_supported(session: ExamSession) -> bool:
+    """Whether speech recognition exists for the exam's language, as the examiner bot says
+    (``sessions.bot_port``; without a bot, none): a hosted STT provider hears any language; the
+    offline STT has an English model only, so a German exam on it is answered in text, never
+    heard as English."""
+    bot = examiner_bot()
+    return bot is not None and bot.hears(page_language(session))
 
 
 def room_config(session: ExamSession) -> dict[str, Any]:
@@ -352,7 +415,7 @@ def identity_confirm(*, session: ExamSession, identity: bool, consent: bool) -> 
     """The candidate confirmed who they are and agreed to the recording notice. Both are
     required; the first confirmation is kept (a second changes nothing)."""
     if not identity or not consent:
-        raise ValidationError("Confirm your identity and your consent to continue.")
+        raise ValidationError(_("Confirm your identity and your consent to continue."))
     row = _locked(session)
     now = timezone.now()
     fields = []
@@ -385,14 +448,14 @@ def mode_choose(*, session: ExamSession, mode: str, audio_checked: bool = False)
     The choice can change until the exam starts."""
     row = _locked(session)
     if row.state in STARTED or row.state in TERMINAL:
-        raise ValidationError("The exam has already started; the mode can no longer change.")
+        raise ValidationError(_("The exam has already started; the mode can no longer change."))
     if mode not in {m.value for m in Mode}:
-        raise ValidationError("Choose voice or text.")
+        raise ValidationError(_("Choose voice or text."))
     if mode == Mode.VOICE:
         if not voice_available(row):
-            raise ValidationError("Voice is not available for this exam; choose text.")
+            raise ValidationError(_("Voice is not available for this exam; choose text."))
         if not audio_checked:
-            raise ValidationError("Check your microphone and speakers first.")
+            raise ValidationError(_("Check your microphone and speakers first."))
         row.audio_checked_at = timezone.now()
     row.exam_mode = mode
     row.save(update_fields=["exam_mode", "audio_checked_at"])
@@ -425,7 +488,7 @@ def accommodations_set(
     has taken its budgets by then."""
     row = _locked(session)
     if row.state in STARTED or row.state in TERMINAL:
-        raise ValidationError("Accommodations cannot change once the exam has started.")
+        raise ValidationError(_("Accommodations cannot change once the exam has started."))
     fields: list[str] = []
     if extra_time_multiplier is not None:
         row.extra_time_multiplier = _multiplier(extra_time_multiplier)
@@ -456,18 +519,20 @@ def bot_started_by_page(session: ExamSession) -> bool:
 
 
 def bot_request_start(session: ExamSession) -> bool:
-    """Ask for the session's examiner bot (text mode; idempotent: a live bot is left alone).
-    Voice over SmallWebRTC starts its bot from the WebRTC offer instead. Returns whether a
-    start was requested; ``False`` when no bot service is installed or it refused (logged)."""
+    """Ask for the session's examiner bot (text mode; idempotent: a live bot is left alone)
+    through ``sessions.bot_port``. Voice over SmallWebRTC starts its bot from the WebRTC offer
+    instead. Returns whether a start was requested; ``False`` when no bot is registered or it
+    refused (logged)."""
     if session.state in TERMINAL:
         return False
-    try:
-        from bot.services import bot_start  # type: ignore[attr-defined]
-    except ImportError:
-        logger.warning("no bot service (bot.services.bot_start); session %s waits", session.pk)
+    bot = examiner_bot()
+    if bot is None:
+        logger.warning(
+            "no examiner bot is registered (sessions.bot_port); session %s waits", session.pk
+        )
         return False
     try:
-        bot_start(session=session)
+        bot.start(session=session)
     except Exception:
         logger.exception("starting the bot of session %s failed", session.pk)
         return False

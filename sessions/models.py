@@ -9,6 +9,8 @@
   ``event_id`` (idempotency, chapter 05 §6.2) and on ``seq`` (ordering, §6.1); ``hash`` /
   ``prev_hash`` form the tamper-evident chain of ``ioa.events.hashchain``.
 * :class:`ProcessedCommand` — the command deduplication record (``sessions.commands``).
+* :class:`CandidateInput` — the durable inbox (``sessions.inbox``): every candidate input,
+  stored under its client-generated id before the bot sees it.
 
 Visibility lives in :meth:`ExamSessionQuerySet.visible_to`.
 """
@@ -25,7 +27,9 @@ from django.db import models
 from django.db.models.functions import Now
 from django.utils import timezone
 
+from accounts.models import User
 from ioa.events import GENESIS_HASH, ExamState, uuid7
+from ioa.events.personal import CHAIN_V2
 
 
 class ImmutableEventError(Exception):
@@ -38,18 +42,18 @@ class SittingQuerySet(models.QuerySet["Sitting"]):
         :meth:`ExamSessionQuerySet.visible_to`: a proctor those they proctor; an author those of
         versions of drafts they own or collaborate on; an admin all. Candidates and anonymous
         users none (a candidate sees their own sessions, never a sitting)."""
-        if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
+        if not isinstance(user, User) or not user.is_active:
             return self.none()
-        role = getattr(user, "role", None)
+        role = user.role
         if role == "admin":
-            return self.all()
+            return self.filter(is_preview=False)
         if role == "proctor":
             return self.filter(pk__in=Sitting.objects.filter(proctors=user).values("pk"))
         if role == "author":
             drafts = models.Q(version__draft__owner=user) | models.Q(
                 version__draft__collaborators=user
             )
-            return self.filter(pk__in=Sitting.objects.filter(drafts).values("pk"))
+            return self.filter(pk__in=Sitting.objects.filter(drafts, is_preview=False).values("pk"))
         return self.none()
 
 
@@ -69,12 +73,22 @@ class Sitting(models.Model):
     )
     created_at = models.DateTimeField(default=timezone.now)
     scheduled_for = models.DateTimeField(
-        null=True, blank=True, help_text="When the sitting is planned to start (information)."
+        null=True,
+        blank=True,
+        help_text="The start window opens: no candidate may start before (empty: open now).",
+    )
+    start_cutoff_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Late-start cut-off: no candidate may start after (empty: no cut-off).",
     )
     proctor_authorises_start = models.BooleanField(
         default=False,
         help_text="A candidate who is ready waits until a proctor authorises the start.",
     )
+    is_preview = models.BooleanField(default=False, editable=False, db_index=True)
+    """The sandbox sitting of an author's exam-room preview (``sessions.previews``): never
+    listed, never proctored, never exported."""
 
     objects = SittingQuerySet.as_manager()
 
@@ -90,21 +104,33 @@ class ExamSessionQuerySet(models.QuerySet["ExamSession"]):
         """Sessions ``user`` may see: a candidate their own; a proctor those of sittings they
         proctor; an author those of sittings of versions of drafts they own or collaborate
         on; an admin all. Anonymous users none."""
-        if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
+        if not isinstance(user, User) or not user.is_active:
             return self.none()
-        role = getattr(user, "role", None)
+        role = user.role
         if role == "admin":
-            return self.all()
+            return self.filter(is_preview=False)
         if role == "candidate":
-            return self.filter(candidate=user)
+            return self.filter(candidate=user, is_preview=False)
         if role == "proctor":
             return self.filter(sitting__in=Sitting.objects.filter(proctors=user).values("pk"))
         if role == "author":
             drafts = models.Q(version__draft__owner=user) | models.Q(
                 version__draft__collaborators=user
             )
-            return self.filter(sitting__in=Sitting.objects.filter(drafts).values("pk"))
+            return self.filter(
+                sitting__in=Sitting.objects.filter(drafts, is_preview=False).values("pk")
+            )
         return self.none()
+
+    def previews_of(self, user: object) -> ExamSessionQuerySet:
+        """``user``'s own preview sessions (``sessions.previews``): an author or admin taking
+        their draft in the exam room. Nobody else sees them (they are left out of
+        :meth:`visible_to`, so of rosters, dashboards, exports, marking lists and the API)."""
+        if not isinstance(user, User) or not user.is_active:
+            return self.none()
+        if user.role not in {"author", "admin"}:
+            return self.none()
+        return self.filter(candidate=user, is_preview=True)
 
 
 class ExamSession(models.Model):
@@ -124,6 +150,11 @@ class ExamSession(models.Model):
     head_hash = models.CharField(max_length=71, default=GENESIS_HASH)
     prev_head_hash = models.CharField(max_length=71, default=GENESIS_HASH)
     """The hash before ``head_hash`` (the last event's ``prev_hash``)."""
+    chain_version = models.PositiveSmallIntegerField(default=CHAIN_V2, editable=False)
+    """How the chain hashes personal fields (``ioa.events.personal``): 2, as seals, so they can
+    be erased later; 1, in clear (sessions created before chain version 2)."""
+    erased_at = models.DateTimeField(null=True, blank=True, editable=False)
+    """When the session's personal data was pseudonymised (``sessions.erasure``)."""
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 
@@ -160,6 +191,9 @@ class ExamSession(models.Model):
         editable=False,
     )
     invited_at = models.DateTimeField(null=True, blank=True, editable=False)
+    is_preview = models.BooleanField(default=False, editable=False, db_index=True)
+    """An author's preview in the exam room (``sessions.previews``): a sandbox that never
+    counts: not marked, not listed, not exported, no grade passback."""
 
     objects = ExamSessionQuerySet.as_manager()
 
@@ -169,6 +203,29 @@ class ExamSession(models.Model):
 
     def __str__(self) -> str:
         return f"Session {self.id} ({self.state})"
+
+
+class WindowOverride(models.Model):
+    """A per-candidate start window that replaces the sitting's (``sessions.windows``): set by
+    staff with a reason, never edited (a later override supersedes it; the latest counts)."""
+
+    id = models.BigAutoField(primary_key=True)
+    session = models.ForeignKey(
+        ExamSession, on_delete=models.PROTECT, related_name="window_overrides"
+    )
+    opens_at = models.DateTimeField(null=True, blank=True)
+    start_cutoff_at = models.DateTimeField(null=True, blank=True)
+    reason = models.TextField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["session", "-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"Window override for {self.session_id} ({self.reason[:40]})"
 
 
 class SessionEventQuerySet(models.QuerySet["SessionEvent"]):
@@ -198,6 +255,10 @@ class SessionEvent(models.Model):
     hash = models.CharField(max_length=71)
     prev_hash = models.CharField(max_length=71)
     recorded_at = models.DateTimeField(db_default=Now())
+    erased = models.JSONField(null=True, blank=True, editable=False)
+    """Set once, by erasure only (``sessions.erasure``; the triggers refuse anything else):
+    ``{"erasure": <PersonalDataErasure id>, "seals": {field: seal}}``, the seals the chain
+    keeps for the personal fields whose values were pseudonymised."""
 
     objects = SessionEventQuerySet.as_manager()
 
@@ -314,3 +375,67 @@ class ProctorActionRequest(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} on {self.session_id}: {self.status}"
+
+
+class CandidateInput(models.Model):
+    """One candidate input (typed answer, command, "ready"), stored before it is delivered to
+    the bot (``sessions.inbox``). Unique per session on the client's ``input_id``; ``processed_at``
+    is set by the bot in the transaction that stores what the input caused."""
+
+    id = models.BigAutoField(primary_key=True)
+    session = models.ForeignKey(
+        ExamSession, on_delete=models.PROTECT, related_name="inputs", db_index=False
+    )
+    input_id = models.CharField(max_length=100)
+    kind = models.CharField(max_length=32)
+    payload = models.JSONField(default=dict)
+    received_at = models.DateTimeField(default=timezone.now)
+    processed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["session", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "input_id"], name="candidate_input_unique"),
+        ]
+        indexes = [
+            models.Index(
+                fields=["session", "id"],
+                condition=models.Q(processed_at__isnull=True),
+                name="candidate_input_pending",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.input_id}"
+
+
+class PersonalDataErasure(models.Model):
+    """The record of one session's personal data being pseudonymised (``sessions.erasure``):
+    who asked, when, why, and what was done. Never edited or deleted; the event-log triggers
+    let an event's personal fields be swapped only under one of these rows."""
+
+    class Kind(models.TextChoices):
+        REQUEST = "request", "on request"
+        RETENTION = "retention", "retention period over"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    session = models.ForeignKey(ExamSession, on_delete=models.PROTECT, related_name="erasures")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    """The staff member who asked (empty: the retention command)."""
+    reason = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+    counts = models.JSONField(default=dict)
+    """What was pseudonymised: events, fields, inputs, account."""
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"Erasure of {self.session_id} ({self.kind}, {self.created_at:%Y-%m-%d})"

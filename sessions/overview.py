@@ -10,9 +10,9 @@ returns the alerts an event raised, so the same class serves the snapshot (folde
 store) and the live stream (``sessions.proctor_consumers``).
 
 Journey facts that are not events (invited, identity confirmed) come from the session row;
-the bot's health from its lease (``bot.models.BotLease``); the candidate's connection from
-``sessions.presence``. :func:`row` assembles the JSON a client gets; :func:`sitting_views`
-builds every view of a sitting with two queries.
+the bot's health from its lease (asked of the bot: ``sessions.bot_port``); the candidate's
+connection from ``sessions.presence``. :func:`row` assembles the JSON a client gets;
+:func:`sitting_views` builds every view of a sitting with two queries.
 """
 
 from __future__ import annotations
@@ -28,9 +28,10 @@ from typing import Any, Final
 from django.urls import reverse
 from django.utils import timezone
 
-from bot.models import BotLease
 from ioa.events import TERMINAL_STATES
 from sessions import presence as presence_
+from sessions.bot_port import BotHealth as BotHealth
+from sessions.bot_port import bot_health as bot_health
 from sessions.models import ExamSession, SessionEvent, Sitting
 
 RELEVANT_TYPES: Final = (
@@ -53,6 +54,9 @@ TERMINAL: Final = frozenset(s.value for s in TERMINAL_STATES)
 GUARDRAIL_BURST: Final = 3
 """Guardrail hits within :data:`GUARDRAIL_WINDOW_MS` that raise a ``guardrails`` alert."""
 GUARDRAIL_WINDOW_MS: Final = 120_000
+SILENCE_ALERT_WINDOW_MS: Final = 300_000
+"""A ``silence`` alert is not raised again within this window (a silent candidate is one thing
+for the proctor to look at, not one alert per part: issue 15)."""
 MAX_ALERTS: Final = 20
 """Alerts kept per session (the newest)."""
 UNSTABLE_MS: Final = 60_000
@@ -94,6 +98,7 @@ ALERT_KINDS: Final = {
     "raise_hand": ("attention", "Hand raised"),
     "guardrails": ("warning", "Repeated guardrail hits"),
     "silence": ("warning", "Long silence"),
+    "away": ("urgent", "Candidate left the exam"),
     "bot_restart": ("warning", "Examiner bot restarted"),
 }
 """Alert kind → (severity, label). Severities: ``urgent``, ``warning``, ``attention``."""
@@ -166,6 +171,7 @@ class SessionView:
     last_event_ms: int | None = None
     alerts: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=MAX_ALERTS))
     _guardrail_hits: deque[int] = field(default_factory=deque)
+    _silence_alert_ms: int | None = None
 
     # --- folding ------------------------------------------------------------------------------
 
@@ -204,6 +210,8 @@ class SessionView:
                 self.exam.budget_ms = round(float(estimated) * 1000)
         elif kind == "exam_state_changed":
             self._state(str(payload.get("toState")), at)
+            if payload.get("reason") == "candidate_disconnected":
+                alert("away", "The candidate's connection was lost: the exam paused itself")
         elif kind == "node_entered":
             self.node_id = payload.get("nodeId")
             self.node_kind = payload.get("nodeKind")
@@ -236,7 +244,7 @@ class SessionView:
                 alert("distress", str(payload.get("triggerDescription") or ""))
             elif first and kind_of == "anxiety":
                 alert("distress", "Signs of anxiety: the examiner is supporting the candidate")
-            elif first and kind_of == "silence":
+            elif first and kind_of == "silence" and self._silence_alert_due(at):
                 alert("silence", "The candidate has been silent")
         elif kind == "recovery_resolved":
             self.open_recoveries.pop(str(payload.get("recoveryId")), None)
@@ -264,6 +272,13 @@ class SessionView:
             self.ended_ms = at
             self.open_recoveries.clear()
         return raised
+
+    def _silence_alert_due(self, at: int) -> bool:
+        last = self._silence_alert_ms
+        if last is not None and at - last < SILENCE_ALERT_WINDOW_MS:
+            return False
+        self._silence_alert_ms = at
+        return True
 
     def _state(self, to_state: str, at: int) -> None:
         self.exam_state = to_state
@@ -296,27 +311,6 @@ class SessionView:
         if state in ("scaffolding", "ready") or journey_started:
             return Status.WAITING
         return Status.INVITED if invited else Status.SCHEDULED
-
-
-@dataclass(frozen=True, slots=True)
-class BotHealth:
-    """The bot's lease as the overview needs it."""
-
-    state: str = "none"
-    live: bool = False
-
-
-def bot_health(session_ids: Iterable[uuid.UUID | str]) -> dict[str, BotHealth]:
-    """Per session id (str): its bot's lease state and whether it is live now."""
-    now = timezone.now()
-    out: dict[str, BotHealth] = {}
-    rows = BotLease.objects.filter(session_id__in=list(session_ids)).values_list(
-        "session_id", "state", "expires_at"
-    )
-    for session_id, state, expires in rows:
-        live = state == BotLease.State.RUNNING and expires > now
-        out[str(session_id)] = BotHealth(state=state, live=live)
-    return out
 
 
 def _health(view: SessionView, status: Status, bot: BotHealth, now_ms: int) -> str:

@@ -12,7 +12,9 @@ thread, the database through ``database_sync_to_async``. After a socket opens or
   ``presence`` frame (the candidate's group never gets it);
 * when the candidate's first socket opened or the last one closed while the exam runs
   (:data:`RECORDED_STATES`), a ``candidate_connection_changed`` event is stored (source
-  ``system``) for the record: the controller ignores it.
+  ``system``) and the session's bot is told (``presence_changed``): it folds the event in,
+  and the controller pauses the exam after the grace period and resumes it on the
+  candidate's return (``ioa.runtime.absence``).
 
 Presence is best effort: a cache or database failure is logged and never closes the socket.
 """
@@ -28,6 +30,7 @@ from channels.db import database_sync_to_async
 
 from ioa.events import Audience, EventFactory, EventSource
 from ioa.events.payloads import CandidateConnectionChanged
+from sessions.bot_channel import send_to_bot
 from sessions.broadcast import group_name
 from sessions.models import ExamSession
 from sessions.presence import Change, Presence, PresenceStore, alert_ms, now_ms, store
@@ -139,7 +142,13 @@ class CandidateSocket:
     async def _after(self, change: Change, code: int | None) -> None:
         if change.transition is not None:
             try:
-                await database_sync_to_async(record_transition)(self.session_id, change, code)
+                stored = await database_sync_to_async(record_transition)(
+                    self.session_id, change, code
+                )
+                if stored:
+                    # The bot folds it in: the controller pauses after the grace period and
+                    # resumes on the candidate's return (ioa.runtime.absence).
+                    await send_to_bot(self.session_id, "presence_changed")
             except Exception:
                 logger.exception(
                     "presence of session %s: %s not recorded", self.session_id, change.transition

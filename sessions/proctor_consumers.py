@@ -3,12 +3,15 @@
 Who: a signed-in proctor, author or admin who may see the sitting
 (``Sitting.objects.visible_to``); everyone else — candidates, anonymous users, proctors of
 other sittings — is refused at the handshake (403), without saying why. The Origin is checked
-by ``AllowedHostsOriginValidator`` (config/asgi.py).
+exactly (scheme, host, port) by ``config.ws_origin`` (config/asgi.py).
 
 What: the consumer joins the sitting's group (roster changes, ``sessions.scheduling``) and the
 proctor audience group of every session of the sitting (``sessions.broadcast``), then sends::
 
-    {"kind": "snapshot", "rows": [<row>...], "alerts": [<alert>...], "asOf": iso}
+    {"kind": "snapshot", "rows": [<row>...], "alerts": [<alert>...], "totalRows": n,
+     "totalAlerts": m, "asOf": iso}
+    {"kind": "rows", ...} and {"kind": "alerts", "alerts": [...]} pages of the rest of the
+                                                   snapshot (no frame over 256 KiB of rows)
     {"kind": "rows", "rows": [<row>...]}          rows that changed (at most every 25 ms)
     {"kind": "alert", "alert": <alert>}            at once, as it happens
     {"kind": "error", "code": "...", "message": "..."}
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import uuid
 from collections.abc import Mapping
 from typing import Any, Final
@@ -49,10 +53,30 @@ from sessions.broadcast import group_name
 from sessions.models import ExamSession, Sitting
 from sessions.scheduling import sitting_group
 from sessions.selectors import events_after
+from web.ws_input import BoundedJsonConsumerMixin
 
 FLUSH_SECONDS: Final = 0.025
 """Changed rows are gathered this long before they are sent (alerts go at once)."""
 REFRESH_SECONDS: Final = 5.0
+
+
+SNAPSHOT_PAGE_BYTES: Final = 256 * 1024
+"""The most JSON of rows (or alerts) one snapshot frame carries (daphne refuses 1 MiB)."""
+
+
+def pages(items: list[dict[str, Any]], budget: int = SNAPSHOT_PAGE_BYTES) -> list[list[Any]]:
+    """``items`` cut into consecutive pages of at most ``budget`` bytes of JSON (a single larger
+    item gets a page of its own); always at least one (possibly empty) page."""
+    out: list[list[Any]] = [[]]
+    size = 0
+    for item in items:
+        length = len(json.dumps(item, separators=(",", ":"))) + 1
+        if out[-1] and size + length > budget:
+            out.append([])
+            size = 0
+        out[-1].append(item)
+        size += length
+    return out
 
 
 def _visible_sitting(user: Any, sitting_id: uuid.UUID) -> Sitting | None:
@@ -75,7 +99,7 @@ def _missing(session_id: str, after: int, until: int | None) -> list[dict[str, A
     )
 
 
-class SittingOverviewConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
+class SittingOverviewConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     """Streams a sitting's overview rows and alerts (module docstring)."""
 
     sitting_id: uuid.UUID
@@ -119,22 +143,35 @@ class SittingOverviewConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         rows = [self._row(sid, now) for sid in self.sessions]
         for row in rows:
             self._changed(row, now)
+        alerts = sorted(
+            [*(a for v in self.views.values() for a in v.alerts), *self._offline.active.values()],
+            key=lambda a: str(a["at"]),
+            reverse=True,
+        )
+        await self._send_snapshot(rows, alerts)
+        self._refresh = asyncio.create_task(self._refresher())
+
+    async def _send_snapshot(
+        self, rows: list[dict[str, Any]], alerts: list[dict[str, Any]]
+    ) -> None:
+        """The snapshot, paged so no frame nears daphne's 1 MiB limit: the first page of rows
+        and alerts in the ``snapshot`` frame (with ``totalRows``/``totalAlerts``), the rest as
+        ``rows`` and ``alerts`` frames, each at most :data:`SNAPSHOT_PAGE_BYTES` of JSON."""
+        row_pages, alert_pages = pages(rows), pages(alerts)
         await self.send_json(
             {
                 "kind": "snapshot",
-                "rows": rows,
-                "alerts": sorted(
-                    [
-                        *(a for v in self.views.values() for a in v.alerts),
-                        *self._offline.active.values(),
-                    ],
-                    key=lambda a: str(a["at"]),
-                    reverse=True,
-                ),
+                "rows": row_pages[0],
+                "alerts": alert_pages[0],
+                "totalRows": len(rows),
+                "totalAlerts": len(alerts),
                 "asOf": overview.iso(overview.epoch_ms(timezone.now())),
             }
         )
-        self._refresh = asyncio.create_task(self._refresher())
+        for page in row_pages[1:]:
+            await self.send_json({"kind": "rows", "rows": page})
+        for page in alert_pages[1:]:
+            await self.send_json({"kind": "alerts", "alerts": page})
 
     async def disconnect(self, code: int) -> None:
         for task in (self._refresh, self._flush, *getattr(self, "_checks", {}).values()):

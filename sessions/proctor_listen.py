@@ -14,8 +14,9 @@ from typing import Any
 
 from django.urls import NoReverseMatch, reverse
 
-from bot.webrtc_views import LISTENER_ROLES
+from accounts.roles import LISTENER_ROLES
 from ioa.events import TERMINAL_STATES
+from sessions.bot_port import examiner_bot
 from sessions.exam_room import voice_transport
 from sessions.models import ExamSession
 
@@ -33,11 +34,8 @@ class ListenIn:
 
 
 def _livekit_configured() -> bool:
-    try:
-        from bot.livekit import livekit_configured
-    except ImportError:  # the web tier without the bot's requirements
-        return False
-    return livekit_configured()
+    bot = examiner_bot()  # sessions.bot_port; none on a web tier without the bot app
+    return bot is not None and bot.listen_in_configured()
 
 
 def listen_in(session: ExamSession, user: Any) -> ListenIn:

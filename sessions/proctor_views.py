@@ -35,8 +35,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 from accounts.access import area_required
 from accounts.roles import Area
 from publishing.models import PublishedVersion
-from sessions import overview, presence, proctoring, scheduling, session_detail
-from sessions.exam_room import accommodations_set, exam_structure
+from sessions import overview, presence, proctoring, scheduling, services, session_detail
+from sessions.exam_room import exam_structure
 from sessions.models import ExamSession, Sitting
 from sessions.proctor_listen import listen_in
 
@@ -126,26 +126,35 @@ def proctor_home(request: HttpRequest) -> HttpResponse:
         .order_by("-published_at")[:100]
     )
     errors: list[str] = []
-    form = {"version": "", "title": "", "scheduled_for": "", "authorise": False}
+    form = {
+        "version": "",
+        "title": "",
+        "scheduled_for": "",
+        "start_cutoff_at": "",
+        "authorise": False,
+    }
     if request.method == "POST":
         form = {
             "version": request.POST.get("version", ""),
             "title": request.POST.get("title", ""),
             "scheduled_for": request.POST.get("scheduled_for", ""),
+            "start_cutoff_at": request.POST.get("start_cutoff_at", ""),
             "authorise": request.POST.get("proctor_authorises_start") == "on",
         }
         version = next((v for v in versions if str(v.pk) == form["version"]), None)
-        when = _datetime(form["scheduled_for"], errors)
+        when = _datetime(str(form["scheduled_for"]), errors)
+        cutoff = _datetime(str(form["start_cutoff_at"]), errors)
         if version is None:
             errors.append("Choose a published assessment.")
         if not errors and version is not None:
             try:
-                sitting = scheduling.sitting_create(
+                sitting = services.sitting_create(
                     user=request.user,
                     version=version,
                     title=str(form["title"]),
                     proctor_authorises_start=bool(form["authorise"]),
                     scheduled_for=when,
+                    start_cutoff_at=cutoff,
                 )
             except ValidationError as error:
                 errors += list(error.messages)
@@ -172,7 +181,7 @@ def _datetime(value: str, errors: list[str]) -> datetime | None:
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
-        errors.append("Write the start as a date and time.")
+        errors.append(f"Write {value!r} as a date and time.")
         return None
     return timezone.make_aware(moment) if timezone.is_naive(moment) else moment
 
@@ -255,7 +264,7 @@ def sitting_candidates(request: HttpRequest, sitting_id: uuid.UUID) -> HttpRespo
             "slower": request.POST.get("slower_speech") == "on",
         }
         try:
-            session = scheduling.candidate_add(
+            session = services.candidate_add(
                 sitting=sitting,
                 email=str(form["email"]),
                 display_name=str(form["name"]),
@@ -284,7 +293,7 @@ def sitting_import(request: HttpRequest, sitting_id: uuid.UUID) -> HttpResponse:
     if upload is None:
         report = scheduling.ImportReport(problems=["Choose a CSV file to upload."])
     else:
-        report = scheduling.candidates_import(sitting=sitting, data=upload.read())
+        report = services.candidates_import(sitting=sitting, data=upload.read())
     summary = (
         f"{len(report.rows)} row{'s' if len(report.rows) != 1 else ''} read: "
         f"{report.count('added')} added, {report.count('skipped')} already in the sitting, "
@@ -311,7 +320,7 @@ def sitting_invite(request: HttpRequest, sitting_id: uuid.UUID) -> HttpResponse:
             raise Http404("No such session.") from None
     else:
         sessions = sessions.filter(invitation__isnull=True)
-    sent = scheduling.invitations_send(sitting=sitting, user=request.user, sessions=list(sessions))
+    sent = services.invitations_send(sitting=sitting, user=request.user, sessions=list(sessions))
     if not sent:
         messages.info(request, "Nobody to invite: every candidate already has a link.")
     context = _roster_context(sitting, sent=sent, form={"extra_time": "1.00"})
@@ -324,7 +333,7 @@ def session_accommodations(request: HttpRequest, session_id: uuid.UUID) -> HttpR
     """Set one candidate's accommodations (before the exam starts)."""
     session = _session(request, session_id)
     try:
-        accommodations_set(
+        services.accommodations_set(
             session=session,
             extra_time_multiplier=Decimal(request.POST.get("extra_time", "1.00") or "1.00"),
             text_mode_required=request.POST.get("text_mode") == "on",
@@ -335,6 +344,34 @@ def session_accommodations(request: HttpRequest, session_id: uuid.UUID) -> HttpR
         messages.error(request, f"Accommodations not changed: {text}")
     else:
         messages.success(request, f"Accommodations of {session.candidate.name} saved.")
+    return HttpResponseRedirect(
+        reverse("exam_sessions:proctor-candidates", args=[session.sitting_id])
+    )
+
+
+@area_required(Area.PROCTOR)
+@require_POST
+def session_window(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
+    """Give one candidate their own start window, with a reason (``sessions.windows``)."""
+    session = _session(request, session_id)
+    errors: list[str] = []
+    opens_at = _datetime(request.POST.get("opens_at", ""), errors)
+    closes_at = _datetime(request.POST.get("start_cutoff_at", ""), errors)
+    if not errors:
+        try:
+            services.window_override(
+                session=session,
+                user=request.user,
+                opens_at=opens_at,
+                closes_at=closes_at,
+                reason=request.POST.get("reason", ""),
+            )
+        except ValidationError as error:
+            errors += list(error.messages)
+    if errors:
+        messages.error(request, "Start window not changed: " + " ".join(errors))
+    else:
+        messages.success(request, f"Start window of {session.candidate.name} saved.")
     return HttpResponseRedirect(
         reverse("exam_sessions:proctor-candidates", args=[session.sitting_id])
     )
@@ -392,7 +429,7 @@ def session_action(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
     except ValueError:
         seconds = -1
     try:
-        outcome = proctoring.action_perform(
+        outcome = services.action_perform(
             session=session,
             user=request.user,
             action=post.get("action", ""),

@@ -3,7 +3,7 @@
 :func:`action_perform` is the one way a proctor steers a session, from the dashboard's forms
 and from ``POST /api/v1/sessions/<id>/actions/`` alike::
 
-    dashboard / API ──► action_perform ──► bot.channels.ask_bot_sync ──► the session's bot
+    dashboard / API ──► action_perform ──► sessions.bot_channel.ask_bot_sync ──► the session's bot
           ▲                   │                                              │
           └── request row ◄───┴──────── the bot's answer ◄── controller ─────┘ (events stored)
 
@@ -58,10 +58,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from bot import channels
-from bot.models import BotLease
 from ioa.events import TERMINAL_STATES, EventFactory, EventSource
 from ioa.events import payloads as p
+from sessions import bot_channel
+from sessions.bot_port import BotHealth, bot_health
 from sessions.event_store import append_events
 from sessions.models import ExamSession, ProctorActionRequest, SessionEvent
 
@@ -172,9 +172,7 @@ def proctor_id(user: Any) -> str:
 
 def bot_is_live(session: ExamSession) -> bool:
     """Whether a bot holds a live lease on the session (it receives and answers actions)."""
-    return BotLease.objects.filter(
-        session=session, state=BotLease.State.RUNNING, expires_at__gt=timezone.now()
-    ).exists()
+    return bot_health([session.pk]).get(str(session.pk), BotHealth()).live
 
 
 # --- input ----------------------------------------------------------------------------------------
@@ -285,7 +283,7 @@ def action_perform(
         )
     wait = timeout if timeout is not None else _timeout()
     try:
-        reply = channels.ask_bot_sync(session.pk, **_message(request, kind, user), timeout=wait)
+        reply = bot_channel.ask_bot_sync(session.pk, **_message(request, kind, user), timeout=wait)
     except Exception as exc:  # the channel layer is down: nothing reached the bot
         logger.exception("proctor action %s: the channel layer failed", request.pk)
         return ActionOutcome(
@@ -347,7 +345,7 @@ def _same(
 
 
 def _message(request: ProctorActionRequest, kind: Action, user: Any) -> dict[str, Any]:
-    """The ``bot.channels`` input for the request."""
+    """The ``sessions.bot_channel`` input for the request."""
     common = {"proctorId": proctor_id(user), "reason": request.reason}
     if kind is Action.INSTRUCT:
         return {

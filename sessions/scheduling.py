@@ -42,8 +42,14 @@ from django.core.validators import validate_email
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.invitation_tokens import make_token
 from accounts.models import Invitation
-from accounts.services import candidate_get_or_create, invitation_create, invitation_revoke
+from accounts.services import (
+    IssuedInvitation,
+    candidate_get_or_create,
+    invitation_create,
+    invitation_revoke,
+)
 from publishing.models import PublishedVersion
 from sessions.exam_room import accommodations_set
 from sessions.models import ExamSession, Sitting
@@ -88,19 +94,27 @@ def sitting_create(
     title: str,
     proctor_authorises_start: bool = False,
     scheduled_for: datetime | None = None,
+    start_cutoff_at: datetime | None = None,
 ) -> Sitting:
-    """Schedule ``version`` (which ``user`` must be able to see) as a new sitting."""
+    """Schedule ``version`` (which ``user`` must be able to see) as a new sitting. Its start
+    window (``sessions.windows``) opens at ``scheduled_for`` and closes at the late-start
+    cut-off ``start_cutoff_at``, which must come after it."""
     if not PublishedVersion.objects.visible_to(user).filter(pk=version.pk).exists():
         raise ValidationError({"version": ["No such published assessment."]})
     title = (title or "").strip() or version.title
     if len(title) > 300:
         raise ValidationError({"title": ["At most 300 characters."]})
+    if scheduled_for and start_cutoff_at and start_cutoff_at <= scheduled_for:
+        raise ValidationError(
+            {"start_cutoff_at": ["The late-start cut-off must follow the start."]}
+        )
     sitting = Sitting.objects.create(
         version=version,
         title=title,
         created_by=user,
         proctor_authorises_start=proctor_authorises_start,
         scheduled_for=scheduled_for,
+        start_cutoff_at=start_cutoff_at,
     )
     if getattr(user, "role", None) == "proctor":
         sitting.proctors.add(user)
@@ -285,9 +299,6 @@ def exam_path(session: ExamSession) -> str:
 
 def invitation_url(invitation: Invitation) -> str:
     """The link of an invitation (tokens are derived from the invitation's id)."""
-    from accounts.invitation_tokens import make_token
-    from accounts.services import IssuedInvitation
-
     return IssuedInvitation(invitation=invitation, token=make_token(invitation.id)).url
 
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from accounts.models import User
 from ioa.events import (
     REGISTRY,
     Audience,
@@ -23,7 +24,9 @@ from ioa.events import (
     project,
     verify_chain,
 )
-from sessions.models import ExamSession, SessionEvent
+from ioa.events.personal import CHAIN_V2, chain_digest
+from sessions import chain_anchor
+from sessions.models import ExamSession, PersonalDataErasure, SessionEvent
 
 _ROW_FIELDS = (
     "session_id",
@@ -37,6 +40,7 @@ _ROW_FIELDS = (
     "schema_version",
     "hash",
     "prev_hash",
+    "erased",
 )
 
 CHUNK = 500
@@ -45,7 +49,8 @@ CHUNK = 500
 
 def wire_from_row(row: SessionEvent | Mapping[str, Any]) -> dict[str, Any]:
     """The wire envelope (with ``seq``) of a stored event row or a ``values()`` dict."""
-    get = row.get if isinstance(row, Mapping) else row.__getattribute__
+    # A values() dict holds whatever the column holds (Django types it Any).
+    get: Callable[[str], Any] = row.get if isinstance(row, Mapping) else row.__getattribute__
     wire: dict[str, Any] = {
         "eventId": str(get("event_id")),
         "sessionId": str(get("session_id")),
@@ -77,6 +82,19 @@ def session_for_user(*, user: object, session_id: uuid.UUID | str) -> ExamSessio
     return ExamSession.objects.visible_to(user).filter(pk=key).first()
 
 
+def candidate_invitable_by(*, user: object, candidate: User) -> bool:
+    """Whether ``user`` may issue a sign-in link for ``candidate``: an admin always; other
+    staff only for a candidate they can already see (one with a session ``user`` may see, per
+    :meth:`ExamSessionQuerySet.visible_to`) or one they invited before (e.g. the account their
+    own earlier invitation created). Everyone else's candidates do not exist for them (404)."""
+    if getattr(user, "role", None) == "admin" and getattr(user, "is_active", False):
+        return True
+    if ExamSession.objects.visible_to(user).filter(candidate=candidate).exists():
+        return True
+    invitations = getattr(candidate, "invitations", None)
+    return invitations is not None and invitations.filter(created_by=user).exists()
+
+
 def types_for(audience: Audience | str) -> list[str]:
     """The persisted event types an audience receives."""
     audience = Audience(audience)
@@ -94,7 +112,7 @@ def iter_rows(
     order, fetched in chunks by keyset on the ``(session, seq)`` index."""
     cursor = after_seq
     while True:
-        query = SessionEvent.objects.filter(session_id=session_id, seq__gt=cursor)
+        query = SessionEvent.objects.filter(session__pk=session_id, seq__gt=cursor)
         if until_seq is not None:
             query = query.filter(seq__lte=until_seq)
         if types is not None:
@@ -163,14 +181,72 @@ def export_lines(*, session_id: uuid.UUID | str) -> Iterator[str]:
         yield json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
+def _erasure_check(
+    row: Mapping[str, Any],
+    *,
+    version: int,
+    erasures: set[str],
+    anchored: Mapping[int, tuple[str, str, str]],
+) -> tuple[Mapping[str, str] | None, ChainProblem | None]:
+    """What the verifier keeps for an erased row (version 2: its seals; version 1: the recorded
+    digests), and a problem when no erasure of this session (and, for version 1, no MAC'd record
+    outside the database) accounts for it."""
+    erased = row["erased"]
+    if erased is None:
+        return None, None
+    erased = erased if isinstance(erased, Mapping) else {}
+    problem = None
+    if erased.get("erasure") not in erasures:
+        problem = ChainProblem("unrecorded_erasure", row["seq"], "no erasure of this session")
+    if version < CHAIN_V2:
+        kept = {"digest": str(erased.get("digest", "")), "redacted": str(erased.get("redacted"))}
+        outside = anchored.get(row["seq"])
+        if outside != (erased.get("erasure"), kept["digest"], kept["redacted"]):
+            problem = ChainProblem(
+                "unrecorded_erasure",
+                row["seq"],
+                "the erasure's record outside the database differs",
+            )
+        return kept, problem
+    seals = erased.get("seals")
+    return (seals if isinstance(seals, Mapping) else None), problem
+
+
 def verify_log(*, session_id: uuid.UUID | str) -> list[ChainProblem]:
-    """Check the session's stored log against its hash chain and its recorded head.
+    """Check the session's stored log against its hash chain (under its ``chain_version``:
+    erased personal fields count as what the erasure kept), its recorded head, the head anchors
+    kept outside the database (``sessions.chain_anchor``) and its erasure records (every erased
+    event must name an erasure of this session; under version 1 also match its MAC'd record
+    outside the database: ``unrecorded_erasure``).
 
     Raises ``ExamSession.DoesNotExist`` for an unknown session. An empty list means intact.
     """
     session = ExamSession.objects.get(pk=session_id)
-    records = (
-        ChainRecord(row["seq"], wire_from_row(row), row["hash"], row["prev_hash"])
-        for row in iter_rows(session_id=session.pk)
+    hashes: dict[int, str] = {}
+    erasures = {
+        str(pk)
+        for pk in PersonalDataErasure.objects.filter(session=session).values_list("pk", flat=True)
+    }
+    anchored = chain_anchor.anchored_erasures(session.pk) if erasures else {}
+    unrecorded: list[ChainProblem] = []
+    key = chain_anchor.seal_key()
+
+    def records() -> Iterator[ChainRecord]:
+        for row in iter_rows(session_id=session.pk):
+            hashes[row["seq"]] = row["hash"]
+            kept, problem = _erasure_check(
+                row, version=session.chain_version, erasures=erasures, anchored=anchored
+            )
+            unrecorded.extend([problem] if problem else [])
+            yield ChainRecord(row["seq"], wire_from_row(row), row["hash"], row["prev_hash"], kept)
+
+    def digest(record: ChainRecord) -> str:
+        return chain_digest(record.wire, version=session.chain_version, key=key, kept=record.kept)
+
+    problems = verify_chain(
+        records(), last_seq=session.last_seq, head_hash=session.head_hash, digest=digest
     )
-    return verify_chain(records, last_seq=session.last_seq, head_hash=session.head_hash)
+    anchors = chain_anchor.check_anchors(
+        session_id=session.pk, last_seq=session.last_seq, hashes=hashes
+    )
+    return problems + unrecorded + anchors

@@ -49,10 +49,12 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 from django.db import transaction
 
+from accounts.models import User
+from authoring.models import DraftPackage
 from ioa.canonical import checksum
 from ioa.events import EventEnvelope
 from ioa.output_filters.text import words
@@ -78,6 +80,8 @@ from ioa.runtime import (
     to_ms,
 )
 from ioa.schema import AssessmentPackage, load_package
+from publishing.models import PublishedVersion
+from publishing.services import version_publish
 
 SIMULATION_NAMESPACE: Final = uuid.UUID("6f6a0c52-5d1e-5b0e-9a41-0e5c1d7a3b10")
 """UUIDv5 namespace of simulated session ids."""
@@ -134,7 +138,7 @@ class ScriptLine:
     fields: Mapping[str, Any]
 
 
-def _number(value: object) -> bool:
+def _number(value: object) -> TypeGuard[float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -462,10 +466,6 @@ def simulate_session(
 
 def _create_session(document: Mapping[str, Any], key: uuid.UUID, label: str) -> Any:
     """The users, draft, published version and sitting a simulated session hangs on."""
-    from accounts.models import User
-    from authoring.models import DraftPackage
-    from publishing.models import PublishedVersion
-    from publishing.services import version_publish
     from sessions.models import ExamSession, Sitting
 
     author, _ = User.objects.get_or_create(
@@ -483,11 +483,11 @@ def _create_session(document: Mapping[str, Any], key: uuid.UUID, label: str) -> 
     )
     if version is None:
         metadata = document.get("metadata") or {}
-        draft = DraftPackage.objects.create(
-            owner=author,
-            title=str(metadata.get("title", "Simulated package"))[:300],
-            document=dict(document),
+        draft = DraftPackage(
+            owner=author, title=str(metadata.get("title", "Simulated package"))[:300]
         )
+        draft.document = dict(document)
+        draft.save(force_insert=True)
         version = version_publish(draft=draft, user=author).version
     sitting, _ = Sitting.objects.get_or_create(
         version=version,

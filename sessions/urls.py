@@ -1,6 +1,6 @@
 from django.urls import path
 
-from sessions import proctor_views, views
+from sessions import preview_views, proctor_views, views
 
 app_name = "exam_sessions"
 
@@ -41,6 +41,11 @@ urlpatterns = [
         proctor_views.session_accommodations,
         name="proctor-accommodations",
     ),
+    path(
+        "proctor/sessions/<uuid:session_id>/window/",
+        proctor_views.session_window,
+        name="proctor-window",
+    ),
     path("exam/", views.candidate_home, name="candidate-home"),
     path("exam/<uuid:session_id>/", views.exam_entry, name="exam-entry"),
     path("exam/<uuid:session_id>/identity/", views.exam_identity, name="exam-identity"),
@@ -48,4 +53,11 @@ urlpatterns = [
     path("exam/<uuid:session_id>/setup/", views.exam_setup, name="exam-setup"),
     path("exam/<uuid:session_id>/room/", views.exam_room_view, name="exam-room"),
     path("exam/<uuid:session_id>/done/", views.exam_done, name="exam-done"),
+    path("exam/<uuid:session_id>/window/", views.exam_window, name="exam-window"),
+    path("exam/preview/<uuid:draft_id>/", preview_views.preview_start, name="preview-start"),
+    path(
+        "exam/<uuid:session_id>/preview/decisions/",
+        preview_views.preview_decisions,
+        name="preview-decisions",
+    ),
 ]

@@ -11,6 +11,8 @@ The journey (docs/exam-room.md; services and reads in ``sessions.exam_room``)::
     /exam/<id>/setup/              voice or text; for voice, a microphone and speaker check
     /exam/<id>/room/               waiting for the examiner, then the exam
     /exam/<id>/done/               the completion page
+    /exam/<id>/window/             outside the start window: when it opens, or that it closed
+                                   (``sessions.windows``; 403 while outside, else redirects on)
 
 Every step is a plain form (POST with CSRF, works without JavaScript; the room needs it). A
 step already done can be seen again; a step not yet reachable redirects to the first step
@@ -20,16 +22,22 @@ not done. Sessions other than the candidate's own answer 404.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
+from functools import wraps
 
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
+from django.urls import reverse
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
 from accounts.access import area_required
 from accounts.roles import Area
-from sessions import exam_room
+from sessions import exam_room, previews, services, windows
 from sessions.exam_room import Mode, Step
 from sessions.models import ExamSession
 
@@ -44,29 +52,60 @@ def candidate_home(request: HttpRequest) -> HttpResponse:
             "url": exam_room.step_url(s, exam_room.next_step(s)),
             "over": exam_room.is_over(s),
             "started": exam_room.is_started(s),
+            "window": windows.window_for(s),
+            "window_status": windows.window_status(s).value,
         }
         for s in sessions
     ]
     return render(request, "sessions/candidate_home.html", {"rows": rows})
 
 
+def exam_or_own_preview(
+    view: Callable[..., HttpResponse],
+) -> Callable[..., HttpResponse]:
+    """``area_required(Area.EXAM)``, except that an author or admin may open their own preview
+    session (``sessions.previews``): staff never enter anyone else's exam."""
+    guarded = area_required(Area.EXAM)(view)
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
+        user = request.user
+        if (
+            user.is_authenticated
+            and not user.may_enter(Area.EXAM)
+            and previews.preview_session(user=user, session_id=session_id) is not None
+        ):
+            return view(request, session_id)
+        return guarded(request, session_id=session_id)
+
+    wrapped.area = Area.EXAM  # type: ignore[attr-defined]
+    return wrapped
+
+
 def duration_text(seconds: int | None) -> str:
-    """``20 minutes``, ``1 minute 30 seconds``; empty for no budget."""
+    """``20 minutes``, ``1 minute 30 seconds`` (in the active language); empty for no budget."""
     if not seconds:
         return ""
     minutes, rest = divmod(int(seconds), 60)
     words = []
     if minutes:
-        words.append(f"{minutes} minute{'s' if minutes != 1 else ''}")
+        words.append(ngettext("%(n)d minute", "%(n)d minutes", minutes) % {"n": minutes})
     if rest:
-        words.append(f"{rest} second{'s' if rest != 1 else ''}")
+        words.append(ngettext("%(n)d second", "%(n)d seconds", rest) % {"n": rest})
     return " ".join(words)
 
 
 def _session(request: HttpRequest, session_id: uuid.UUID) -> ExamSession:
-    session = exam_room.candidate_session(user=request.user, session_id=session_id)
+    """The candidate's own session (else 404); the rest of the request speaks its language
+    (the exam's, not the browser's: docs/i18n.md)."""
+    session = exam_room.candidate_session(
+        user=request.user, session_id=session_id
+    ) or previews.preview_session(user=request.user, session_id=session_id)
     if session is None:
-        raise Http404("No such exam.")
+        raise Http404(_("No such exam."))
+    language = exam_room.page_language(session)
+    translation.activate(language)
+    request.LANGUAGE_CODE = language
     return session
 
 
@@ -74,11 +113,11 @@ def _context(session: ExamSession, step: Step, **extra: object) -> dict[str, obj
     structure = exam_room.exam_structure(session)
     multiplier = session.extra_time_multiplier
     steps = [
-        (Step.IDENTITY, "Identity and consent"),
-        (Step.BRIEFING, "Briefing"),
-        (Step.SETUP, "Answer mode"),
-        (Step.ROOM, "Exam"),
-        (Step.DONE, "Finished"),
+        (Step.IDENTITY, _("Identity and consent")),
+        (Step.BRIEFING, _("Briefing")),
+        (Step.SETUP, _("Answer mode")),
+        (Step.ROOM, _("Exam")),
+        (Step.DONE, _("Finished")),
     ]
     order = [s for s, _ in steps]
     return {
@@ -100,17 +139,21 @@ def _context(session: ExamSession, step: Step, **extra: object) -> dict[str, obj
             for p in structure.parts
         ],
         "extra_time": multiplier > 1,
+        "preview": session.is_preview,
         **extra,
     }
 
 
 def _guard(session: ExamSession, step: Step) -> HttpResponse | None:
     """Redirect when ``step`` cannot be shown: the exam is over, has started (only the room),
-    or an earlier step is not done."""
+    has not started and its start window is not open (the window page), or an earlier step is
+    not done."""
     order = list(Step)
     current = exam_room.next_step(session)
     if current == Step.DONE and step != Step.DONE:
         return HttpResponseRedirect(exam_room.step_url(session, Step.DONE))
+    if not windows.may_start(session):
+        return HttpResponseRedirect(reverse("exam_sessions:exam-window", args=[session.pk]))
     if current == Step.ROOM and exam_room.is_started(session) and step != Step.ROOM:
         return HttpResponseRedirect(exam_room.step_url(session, Step.ROOM))
     if order.index(step) > order.index(current):
@@ -119,15 +162,35 @@ def _guard(session: ExamSession, step: Step) -> HttpResponse | None:
 
 
 @never_cache
-@area_required(Area.EXAM)
+@exam_or_own_preview
 def exam_entry(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
     """The address invitation links point at: the first step not done yet."""
     session = _session(request, session_id)
+    if not windows.may_start(session):
+        return HttpResponseRedirect(reverse("exam_sessions:exam-window", args=[session.pk]))
     return HttpResponseRedirect(exam_room.step_url(session, exam_room.next_step(session)))
 
 
 @never_cache
-@area_required(Area.EXAM)
+@exam_or_own_preview
+def exam_window(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
+    """Outside the start window: when the exam opens, or that its start window closed (403);
+    inside it (or once started) the candidate goes on to their next step."""
+    session = _session(request, session_id)
+    if windows.may_start(session):
+        return HttpResponseRedirect(exam_room.step_url(session, exam_room.next_step(session)))
+    window = windows.window_for(session)
+    context = _context(
+        session,
+        exam_room.next_step(session),
+        window=window,
+        window_status=window.status(timezone.now()).value,
+    )
+    return render(request, "sessions/exam_window.html", context, status=403)
+
+
+@never_cache
+@exam_or_own_preview
 @require_http_methods(["GET", "POST"])
 def exam_identity(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
     """Identity and consent: who the candidate is, what is recorded and how it is used."""
@@ -137,7 +200,7 @@ def exam_identity(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
     errors: list[str] = []
     if request.method == "POST":
         try:
-            exam_room.identity_confirm(
+            services.identity_confirm(
                 session=session,
                 identity=request.POST.get("identity") == "yes",
                 consent=request.POST.get("consent") == "yes",
@@ -153,7 +216,7 @@ def exam_identity(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
 
 
 @never_cache
-@area_required(Area.EXAM)
+@exam_or_own_preview
 @require_http_methods(["GET", "POST"])
 def exam_briefing(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
     """The briefing: parts, durations and the requests the candidate can make."""
@@ -161,13 +224,13 @@ def exam_briefing(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
     if (redirect := _guard(session, Step.BRIEFING)) is not None:
         return redirect
     if request.method == "POST":
-        exam_room.briefing_acknowledge(session=session)
+        services.briefing_acknowledge(session=session)
         return HttpResponseRedirect(exam_room.step_url(session, Step.SETUP))
     return render(request, "sessions/exam_briefing.html", _context(session, Step.BRIEFING))
 
 
 @never_cache
-@area_required(Area.EXAM)
+@exam_or_own_preview
 @require_http_methods(["GET", "POST"])
 def exam_setup(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
     """Voice or text; voice needs the microphone and speaker check on this page."""
@@ -179,7 +242,7 @@ def exam_setup(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
     if request.method == "POST":
         chosen = request.POST.get("mode", "")
         try:
-            session = exam_room.mode_choose(
+            session = services.mode_choose(
                 session=session,
                 mode=chosen,
                 audio_checked=request.POST.get("audio_checked") == "yes",
@@ -196,12 +259,13 @@ def exam_setup(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
         errors=errors,
         chosen=chosen or (Mode.TEXT.value if not exam_room.voice_available(session) else ""),
         voice_available=exam_room.voice_available(session),
+        voice_language_supported=exam_room.voice_language_supported(session),
     )
     return render(request, "sessions/exam_setup.html", context, status=400 if errors else 200)
 
 
 @never_cache
-@area_required(Area.EXAM)
+@exam_or_own_preview
 def exam_room_view(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
     """The exam room. Live data comes over the session socket (static/js/exam-room.js)."""
     session = _session(request, session_id)
@@ -214,7 +278,7 @@ def exam_room_view(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
 
 
 @never_cache
-@area_required(Area.EXAM)
+@exam_or_own_preview
 def exam_done(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
     """The completion page (only once the exam is over)."""
     session = _session(request, session_id)

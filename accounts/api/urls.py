@@ -4,5 +4,4 @@ from accounts.api import views
 
 urlpatterns = [
     path("me/", views.MeApi.as_view(), name="api-me"),
-    path("invitations/", views.InvitationCreateApi.as_view(), name="api-invitation-create"),
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import ProtectedError
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.permissions import AllowAny
@@ -13,29 +13,30 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.access import AreaPermission
+from accounts.access import AreaPermission, signed_in_user
 from accounts.roles import Area
 from authoring import selectors, services
 from authoring.models import DraftPackage
-from config.api.pagination import StandardPagination
 from ioa.schema.export import build_json_schema
 from ioa.validation import validate_package
+from web.api.pagination import StandardPagination
 
 
-class ReportSerializer(serializers.Serializer):
+class ReportSerializer(serializers.Serializer[object]):
     """A validation report (chapter 08 format, plus info[])."""
 
     packageId = serializers.CharField(allow_null=True)
     irVersion = serializers.CharField(allow_null=True)
     validatedAt = serializers.CharField()
     result = serializers.ChoiceField(choices=["pass", "reject"])
-    errors = serializers.ListField(child=serializers.DictField())
+    # Named like Serializer.errors: DRF's metaclass moves declared fields off the class.
+    errors = serializers.ListField(child=serializers.DictField())  # type: ignore[assignment]
     warnings = serializers.ListField(child=serializers.DictField())
     info = serializers.ListField(child=serializers.DictField())
     summary = serializers.DictField()
 
 
-class DraftOutputSerializer(serializers.Serializer):
+class DraftOutputSerializer(serializers.Serializer[object]):
     id = serializers.UUIDField()
     title = serializers.CharField()
     owner = serializers.CharField(source="owner.username")
@@ -50,7 +51,7 @@ class DraftOutputSerializer(serializers.Serializer):
         return sorted(u.username for u in obj.collaborators.all())
 
 
-class DraftSummarySerializer(serializers.Serializer):
+class DraftSummarySerializer(serializers.Serializer[object]):
     id = serializers.UUIDField()
     title = serializers.CharField()
     owner = serializers.CharField(source="owner.username")
@@ -75,7 +76,8 @@ class StudioApi(APIView):
 class DraftListApi(StudioApi):
     """List your packages, or create one from a JSON document or a shipped example."""
 
-    class InputSerializer(serializers.Serializer):
+    @extend_schema_serializer(component_name="PackageCreate")
+    class InputSerializer(serializers.Serializer[object]):
         document = serializers.JSONField(required=False)
         example = serializers.CharField(required=False)
         title = serializers.CharField(required=False, allow_blank=True, max_length=300)
@@ -85,9 +87,11 @@ class DraftListApi(StudioApi):
                 raise serializers.ValidationError("Give exactly one of 'document' or 'example'.")
             return attrs
 
+    pagination_class = StandardPagination
+
     @extend_schema(responses=DraftSummarySerializer(many=True))
     def get(self, request: Request) -> Response:
-        paginator = StandardPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(selectors.draft_list(user=request.user), request, self)
         return paginator.get_paginated_response(DraftSummarySerializer(page, many=True).data)
 
@@ -98,13 +102,13 @@ class DraftListApi(StudioApi):
         if "example" in data.validated_data:
             try:
                 draft = services.draft_create_from_example(
-                    owner=request.user, example=data.validated_data["example"]
+                    owner=signed_in_user(request), example=data.validated_data["example"]
                 )
             except ValueError as exc:
                 raise serializers.ValidationError({"example": [str(exc)]}) from exc
         else:
             draft = services.draft_create(
-                owner=request.user,
+                owner=signed_in_user(request),
                 document=data.validated_data["document"],
                 title=data.validated_data.get("title", ""),
             )
@@ -114,7 +118,8 @@ class DraftListApi(StudioApi):
 class DraftDetailApi(StudioApi):
     """Read, save (with the revision you edited) or delete one of your packages."""
 
-    class InputSerializer(serializers.Serializer):
+    @extend_schema_serializer(component_name="PackageSave")
+    class InputSerializer(serializers.Serializer[object]):
         document = serializers.JSONField()
         revision = serializers.IntegerField(
             required=False, help_text="The revision you edited; 409 if someone saved since."
@@ -145,7 +150,8 @@ class DraftDetailApi(StudioApi):
     @extend_schema(responses={204: None, 409: OpenApiResponse(description="has versions")})
     def delete(self, request: Request, draft_id: str) -> Response:
         draft = _get_draft(request, draft_id)
-        if draft.owner_id != request.user.pk and request.user.role != "admin":
+        user = signed_in_user(request)
+        if draft.owner_id != user.pk and user.role != "admin":
             raise NotFound("No such package.")
         try:
             draft.delete()
@@ -182,7 +188,8 @@ class DraftValidateApi(StudioApi):
     Nothing is saved; the studio calls this as you type.
     """
 
-    class InputSerializer(serializers.Serializer):
+    @extend_schema_serializer(component_name="PackageValidate")
+    class InputSerializer(serializers.Serializer[object]):
         document = serializers.JSONField(required=False)
 
     @extend_schema(request=InputSerializer, responses=ReportSerializer)
@@ -197,7 +204,8 @@ class DraftValidateApi(StudioApi):
 class ValidateDocumentApi(StudioApi):
     """Validate any package document without storing it (for integrators and CI pipelines)."""
 
-    class InputSerializer(serializers.Serializer):
+    @extend_schema_serializer(component_name="DocumentValidate")
+    class InputSerializer(serializers.Serializer[object]):
         document = serializers.JSONField()
 
     @extend_schema(request=InputSerializer, responses=ReportSerializer)
@@ -217,3 +225,10 @@ class PackageJsonSchemaApi(APIView):
     @extend_schema(responses=dict)
     def get(self, request: Request) -> Response:
         return Response(build_json_schema())
+
+
+def _unprocessable(code: str, message: str, details: dict[str, Any]) -> Response:
+    return Response(
+        {"error": {"code": code, "message": message, "details": details}},
+        status=status.HTTP_422_UNPROCESSABLE_ENTITY,
+    )

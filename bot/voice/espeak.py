@@ -41,6 +41,49 @@ MAX_RATE_WPM: Final = 450
 MAX_VOLUME: Final = 200
 """eSpeak's amplitude range is 0..200; 100 is its default."""
 
+
+class _EspeakVoice(ctypes.Structure):
+    """``espeak_VOICE`` (speak_lib.h)."""
+
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("languages", ctypes.c_void_p),
+        ("identifier", ctypes.c_char_p),
+        ("gender", ctypes.c_ubyte),
+        ("age", ctypes.c_ubyte),
+        ("variant", ctypes.c_ubyte),
+        ("xx1", ctypes.c_ubyte),
+        ("score", ctypes.c_int),
+        ("spare", ctypes.c_void_p),
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class VoiceInfo:
+    """One voice the engine has: its file (``gmw/en-US``), display name and the language tags
+    it speaks, best first (``("en-us", "en")``)."""
+
+    identifier: str
+    name: str
+    languages: tuple[str, ...]
+
+
+def _languages(pointer: int | None) -> tuple[str, ...]:
+    """espeak_VOICE.languages: (priority byte, tag, NUL) pairs ended by a 0 priority."""
+    found: list[tuple[int, str]] = []
+    if not pointer:
+        return ()
+    offset = 0
+    while True:
+        priority = ctypes.c_ubyte.from_address(pointer + offset).value
+        if priority == 0:
+            break
+        tag = ctypes.string_at(pointer + offset + 1).decode("utf-8", "replace")
+        found.append((priority, tag.lower()))
+        offset += len(tag.encode()) + 2
+    return tuple(tag for _, tag in sorted(found, key=lambda item: item[0]))
+
+
 _SynthCallback = ctypes.CFUNCTYPE(
     ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p
 )
@@ -112,6 +155,14 @@ class EspeakEngine:
             ctypes.c_void_p,
         ]
         lib.espeak_Synth.restype = ctypes.c_int
+        lib.espeak_ListVoices.argtypes = [ctypes.c_void_p]
+        lib.espeak_ListVoices.restype = ctypes.POINTER(ctypes.POINTER(_EspeakVoice))
+        lib.espeak_TextToPhonemes.argtypes = [
+            ctypes.POINTER(ctypes.c_void_p),
+            ctypes.c_int,
+            ctypes.c_int,
+        ]
+        lib.espeak_TextToPhonemes.restype = ctypes.c_char_p
         lib.espeak_ng_SetRandSeed.argtypes = [ctypes.c_long]
         lib.espeak_ng_SetRandSeed.restype = None
         # espeak_Initialize wants the folder holding espeak-ng-data (or that folder itself).
@@ -125,6 +176,7 @@ class EspeakEngine:
         self.sample_rate: int = sample_rate
         self.library_path = library_path
         self._lock = threading.Lock()
+        self._resolved: dict[str, str] = {}
         self._chunks: list[bytes] = []
         # Kept on the instance: ctypes must not free the callback while the library holds it.
         self._callback = _SynthCallback(self._on_samples)
@@ -135,6 +187,64 @@ class EspeakEngine:
             self._chunks.append(ctypes.string_at(wav, count * 2))
         return 0  # 0 = go on synthesising
 
+    def voices(self) -> list[VoiceInfo]:
+        """Every voice the engine's data holds (``espeak_ListVoices``), in its order."""
+        with self._lock:
+            listed = self._lib.espeak_ListVoices(None)
+            found: list[VoiceInfo] = []
+            index = 0
+            while listed[index]:
+                item = listed[index].contents
+                found.append(
+                    VoiceInfo(
+                        identifier=(item.identifier or b"").decode(),
+                        name=(item.name or b"").decode(),
+                        languages=_languages(item.languages),
+                    )
+                )
+                index += 1
+        return found
+
+    def voice_for(self, name: str) -> str:
+        """The name to give eSpeak for ``name``: itself when it is a voice name or file, else
+        the voice that speaks that language tag best (``en-gb`` → ``gmw/en``), the variant
+        (``+f2``) kept. Raises ``ValueError`` when no voice fits."""
+        cached = self._resolved.get(name)
+        if cached is not None:
+            return cached
+        base, plus, variant = name.partition("+")
+        tag = base.strip().lower()
+        best: tuple[int, str] | None = None
+        for info in self.voices():
+            if tag in (info.identifier.lower(), info.name.lower()):
+                best = (-1, info.identifier)
+                break
+            if tag in info.languages:
+                rank = info.languages.index(tag)
+                if best is None or rank < best[0]:
+                    best = (rank, info.identifier)
+        if best is None:
+            raise ValueError(f"eSpeak NG has no voice {name!r}")
+        resolved = best[1] + plus + variant
+        self._resolved[name] = resolved
+        return resolved
+
+    def phonemes(self, text: str, voice: str = "en-us") -> str:
+        """eSpeak's phonemes for ``text`` in ``voice`` (its ASCII phoneme names, stress marks
+        included; ``espeak_TextToPhonemes``), clause by clause, space-separated."""
+        name = self.voice_for(voice)
+        buffer = ctypes.create_string_buffer(text.encode("utf-8"))
+        pointer = ctypes.c_void_p(ctypes.addressof(buffer))
+        found: list[str] = []
+        with self._lock:
+            if self._lib.espeak_SetVoiceByName(name.encode()) != _EE_OK:
+                raise ValueError(f"eSpeak NG has no voice {voice!r}")
+            while pointer.value:
+                clause = self._lib.espeak_TextToPhonemes(ctypes.byref(pointer), _CHARS_UTF8, 0)
+                if clause:
+                    found.append(clause.decode("utf-8", "replace"))
+        return " ".join(found)
+
     def synthesize(self, text: str, voice: Voice | None = None) -> bytes:
         """Speak ``text``: 16-bit signed little-endian mono PCM at :attr:`sample_rate`.
 
@@ -144,8 +254,9 @@ class EspeakEngine:
             return b""
         wanted = (voice or Voice()).clamped()
         data = text.encode("utf-8")
+        name = self.voice_for(wanted.name)
         with self._lock:
-            if self._lib.espeak_SetVoiceByName(wanted.name.encode()) != _EE_OK:
+            if self._lib.espeak_SetVoiceByName(name.encode()) != _EE_OK:
                 raise ValueError(f"eSpeak NG has no voice {wanted.name!r}")
             self._lib.espeak_SetParameter(_PARAM_RATE, wanted.rate_wpm, 0)
             self._lib.espeak_SetParameter(_PARAM_VOLUME, wanted.volume, 0)

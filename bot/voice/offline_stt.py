@@ -41,7 +41,7 @@ import queue
 import re
 import threading
 import zlib
-from collections.abc import AsyncGenerator, Iterator, Mapping
+from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final
@@ -55,6 +55,9 @@ from pipecat.services.stt_service import SegmentedSTTService
 from pipecat.transcriptions.language import Language
 from pipecat.utils.time import time_now_iso8601
 
+from bot.voice.exam_language_model import ExamLanguageModel
+from bot.voice.exam_language_model import build as build_exam_model
+
 MODEL_SAMPLE_RATE: Final = 16000
 """The en-US acoustic model's sample rate."""
 FRAME_MS: Final = 10
@@ -66,6 +69,8 @@ DEFAULT_DECODER_OPTIONS: Final[Mapping[str, Any]] = {
     "topn": 2,
     "loglevel": "FATAL",
 }
+DEFAULT_SEARCH: Final = "_default"
+"""PocketSphinx's search of the general model."""
 DEFAULT_MAX_DECODERS: Final = max(1, min(2, os.cpu_count() or 1))
 DEFAULT_TTFS_P99: Final = 1.0
 """Seconds from end of speech to transcript, for turn strategies (5 s of speech: ~0.8 s)."""
@@ -144,6 +149,7 @@ class DecoderPool:
         self._idle: queue.LifoQueue[Any] = queue.LifoQueue()
         self._created = 0
         self._lock = threading.Lock()
+        self._searches: dict[int, set[str]] = {}
 
     def _new_decoder(self) -> Any:
         from pocketsphinx import Decoder
@@ -179,12 +185,33 @@ class DecoderPool:
         finally:
             self._idle.put(decoder)
 
-    def decode(self, pcm16k: bytes) -> OfflineTranscript | None:
-        """Decode one utterance of 16 kHz 16-bit mono PCM; ``None`` if no word was heard."""
+    def _search(self, decoder: Any, model: ExamLanguageModel | None) -> None:
+        """Make ``model``'s search (the general model's, ``_default``, for ``None``) the
+        decoder's active one, adding it on the decoder's first use of it."""
+        name = DEFAULT_SEARCH if model is None else model.name
+        if decoder.current_search() == name:
+            return
+        added = self._searches.setdefault(id(decoder), set())
+        if model is not None and name not in added:
+            from pocketsphinx import NGramModel
+
+            for word, phones in model.pronunciations:
+                if decoder.lookup_word(word) is None:
+                    decoder.add_word(word, phones, False)
+            decoder.add_lm(name, NGramModel(decoder.config, decoder.logmath, model.arpa_path))
+            added.add(name)
+        decoder.activate_search(name)
+
+    def decode(
+        self, pcm16k: bytes, model: ExamLanguageModel | None = None
+    ) -> OfflineTranscript | None:
+        """Decode one utterance of 16 kHz 16-bit mono PCM; ``None`` if no word was heard.
+        ``model``: the exam's language model (:mod:`bot.voice.exam_language_model`)."""
         if len(pcm16k) < 2:
             return None
         audio = dithered(pcm16k)
         with self.acquire() as decoder:
+            self._search(decoder, model)
             decoder.start_utt()
             decoder.process_raw(audio, no_search=False, full_utt=True)
             decoder.end_utt()
@@ -261,6 +288,14 @@ class PocketsphinxSTTService(SegmentedSTTService):
         super().__init__(settings=store, **kwargs)
         self._pool = decoder_pool(decoder_options, max_decoders)
         self._resampler = create_file_resampler()
+        self._exam_texts: tuple[str, ...] = ()
+        self._model: ExamLanguageModel | None = None
+
+    def use_exam_text(self, texts: Sequence[str]) -> None:
+        """Bias recognition to the exam: at start, a language model is built from ``texts``
+        (the package's own text, :mod:`bot.voice.exam_text`) and every segment is decoded
+        with it (:mod:`bot.voice.exam_language_model`)."""
+        self._exam_texts = tuple(texts)
 
     @property
     def wants_wav_segments(self) -> bool:
@@ -283,6 +318,12 @@ class PocketsphinxSTTService(SegmentedSTTService):
             await asyncio.to_thread(self._pool.warm_up)
         except Exception as error:
             await self.push_error(f"{self}: cannot load PocketSphinx: {error}", exception=error)
+            return
+        if self._exam_texts and self._model is None:
+            try:
+                self._model = await asyncio.to_thread(build_exam_model, self._exam_texts)
+            except Exception as error:  # the general model still hears the candidate
+                logger.warning(f"{self}: no exam language model ({error}); the general one is used")
 
     async def run_stt(self, audio: bytes) -> AsyncGenerator[Frame | None, None]:
         """Decode one segment (raw 16-bit mono PCM at :attr:`sample_rate`)."""
@@ -290,7 +331,7 @@ class PocketsphinxSTTService(SegmentedSTTService):
         pcm = audio
         if self.sample_rate and self.sample_rate != MODEL_SAMPLE_RATE:
             pcm = await self._resampler.resample(audio, self.sample_rate, MODEL_SAMPLE_RATE)
-        transcript = await asyncio.to_thread(self._pool.decode, pcm)
+        transcript = await asyncio.to_thread(self._pool.decode, pcm, self._model)
         await self.stop_processing_metrics()
         if transcript is None:
             logger.debug(f"{self}: no words in a {len(audio)}-byte segment")

@@ -107,7 +107,8 @@ class EspeakTTSService(TTSService):
         code = str(language.value if isinstance(language, Language) else language).lower()
         return _LANGUAGE_VOICES.get(code) or _LANGUAGE_VOICES.get(code.split("-")[0])
 
-    async def _update_settings(self, delta: TTSSettings) -> dict[str, Any]:
+    # Pipecat's TTSService narrows AIService's ServiceSettings to TTSSettings the same way.
+    async def _update_settings(self, delta: TTSSettings) -> dict[str, Any]:  # type: ignore[override]
         changed = await super()._update_settings(delta)
         language = self._settings.language
         if "language" in changed and language in _LANGUAGE_VOICES.values():

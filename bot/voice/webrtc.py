@@ -28,6 +28,7 @@ from pipecat.transports.smallwebrtc.connection import IceServer, SmallWebRTCConn
 from pipecat.transports.smallwebrtc.transport import SmallWebRTCTransport
 
 from bot.audio import transport_audio_params, voice_setting
+from sessions.bot_channel import send_to_bot
 
 
 class BotStarter(Protocol):
@@ -36,7 +37,12 @@ class BotStarter(Protocol):
     the SDP answer meanwhile."""
 
     def __call__(
-        self, session_id: uuid.UUID, connection: SmallWebRTCConnection, *, slower: bool = False
+        self,
+        session_id: uuid.UUID,
+        connection: SmallWebRTCConnection,
+        *,
+        slower: bool = False,
+        language: str = "en",
     ) -> Awaitable[None]: ...
 
 
@@ -79,11 +85,14 @@ def build_smallwebrtc_transport(
     return SmallWebRTCTransport(webrtc_connection=connection, params=TransportParams(**values))
 
 
-def smallwebrtc_io(connection: SmallWebRTCConnection, *, slower: bool = False) -> Any:
-    """The bot core's ``BotIO`` on this connection: offline STT/TTS, VAD, speech controls."""
+def smallwebrtc_io(
+    connection: SmallWebRTCConnection, *, slower: bool = False, language: str = "en"
+) -> Any:
+    """The bot core's ``BotIO`` on this connection: STT/TTS in the exam's ``language``, VAD,
+    speech controls."""
     from bot.audio import voice_io
 
-    return voice_io(build_smallwebrtc_transport(connection), slower=slower)
+    return voice_io(build_smallwebrtc_transport(connection), slower=slower, language=language)
 
 
 _voice_stops: dict[uuid.UUID, asyncio.Event] = {}
@@ -91,7 +100,11 @@ _voice_stops: dict[uuid.UUID, asyncio.Event] = {}
 
 
 async def start_inline_voice_bot(
-    session_id: uuid.UUID, connection: SmallWebRTCConnection, *, slower: bool = False
+    session_id: uuid.UUID,
+    connection: SmallWebRTCConnection,
+    *,
+    slower: bool = False,
+    language: str = "en",
 ) -> None:
     """The default bot starter: run the session's bot inline on this connection.
 
@@ -100,7 +113,6 @@ async def start_inline_voice_bot(
     Raises :class:`VoiceUnavailableError` when bots do not run inline or the old bot does not
     stop in time.
     """
-    from bot.channels import send_to_bot
     from bot.conf import bot_settings
     from bot.runners import inline_task, start_inline
     from bot.session_runner import BotOptions
@@ -122,7 +134,10 @@ async def start_inline_voice_bot(
     _voice_stops[session_id] = stop
     start_inline(
         session_id,
-        options=BotOptions(io_factory=lambda: smallwebrtc_io(connection, slower=slower), stop=stop),
+        options=BotOptions(
+            io_factory=lambda: smallwebrtc_io(connection, slower=slower, language=language),
+            stop=stop,
+        ),
     )
 
 
@@ -159,6 +174,7 @@ class WebRTCPeers:
         pc_id: str | None = None,
         restart_pc: bool = False,
         slower: bool = False,
+        language: str = "en",
         starter: BotStarter | None = None,
     ) -> dict[str, str]:
         """Answer an SDP offer: renegotiate the session's connection when ``pc_id`` names it,
@@ -191,7 +207,7 @@ class WebRTCPeers:
                 self._by_session.pop(session_id, None)
                 await current.disconnect()
             try:
-                await start(session_id, connection, slower=slower)
+                await start(session_id, connection, slower=slower, language=language)
             except Exception:
                 await connection.disconnect()
                 raise

@@ -8,4 +8,5 @@ urlpatterns = [
     path("", include("publishing.api.urls")),
     path("", include("marking.api.urls")),
     path("", include("sessions.api.urls")),
+    path("", include("bot.api.urls")),
 ]

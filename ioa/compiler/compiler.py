@@ -38,6 +38,7 @@ from ioa.compiler.types import (
     NodeMetadata,
     RuntimeSpec,
 )
+from ioa.languages import DEFAULT_LANGUAGE, language_directive, supported_language
 from ioa.schema import AssessmentPackage, ConditionType, NodeKind, load_package
 from ioa.schema.enums import EVIDENCE_SUFFICIENT_ALIAS
 from ioa.schema.paths import JsonPath, render_path, usable_node_labels
@@ -387,8 +388,16 @@ class _Compilation:
     # -- output --------------------------------------------------------------------------------
 
     def role_message(self) -> str:
+        """The persona's role message; for an exam not in English, followed by the instruction
+        to examine in its language (an English package's message is unchanged)."""
         persona = self.document.get("persona") or {}
-        return str(persona.get("roleMessage") or DEFAULT_ROLE_MESSAGE)
+        message = str(persona.get("roleMessage") or DEFAULT_ROLE_MESSAGE)
+        metadata = self.document.get("metadata") or {}
+        tag = metadata.get("language") if isinstance(metadata, Mapping) else None
+        language = supported_language(tag if isinstance(tag, str) else None)
+        if language is None or language == DEFAULT_LANGUAGE:
+            return message
+        return f"{message}\n\n{language_directive(language)}"
 
     def compile_node(self, node: Mapping[str, Any], role_message: str) -> CompiledNode:
         node_id = str(node["nodeId"])

@@ -168,7 +168,24 @@ def _misconception_item() -> JSONObject:
 
 def report_observation_schema() -> FunctionSchemaSpec:
     """The ``report_observation`` tool as offered to the LLM (a fresh copy on every call)."""
-    properties: JSONObject = {
+    properties: JSONObject = {**_answer_properties(), **_conduct_properties()}
+    return {
+        "name": REPORT_OBSERVATION,
+        "description": (
+            "Report your observations about the candidate's latest response: the evidence "
+            "signals you detected, whether the candidate issued a command, your view of the "
+            "answer, and what you want to say next. Call this after every candidate response. "
+            "It never moves the examination on by itself: the examination runtime decides."
+        ),
+        "properties": properties,
+        "required": list(REQUIRED_ARGUMENTS),
+    }
+
+
+def _answer_properties() -> JSONObject:
+    """What the LLM reports about the answer: evidence, a command, quality, follow-up, and
+    whether the part has enough evidence."""
+    return {
         "signals": {
             "type": "array",
             "description": (
@@ -200,6 +217,12 @@ def report_observation_schema() -> FunctionSchemaSpec:
             "type": "boolean",
             "description": "Whether you believe enough evidence has been gathered for this part.",
         },
+    }
+
+
+def _conduct_properties() -> JSONObject:
+    """What the LLM reports about the candidate's state and its own next turn."""
+    return {
         "anxietyDetected": {
             "type": "boolean",
             "description": "Whether the candidate seems anxious or stressed.",
@@ -232,15 +255,4 @@ def report_observation_schema() -> FunctionSchemaSpec:
                 f"{SPOKEN_TEXT_MAX_CHARS} characters). It is checked before it is spoken."
             ),
         },
-    }
-    return {
-        "name": REPORT_OBSERVATION,
-        "description": (
-            "Report your observations about the candidate's latest response: the evidence "
-            "signals you detected, whether the candidate issued a command, your view of the "
-            "answer, and what you want to say next. Call this after every candidate response. "
-            "It never moves the examination on by itself: the examination runtime decides."
-        ),
-        "properties": properties,
-        "required": list(REQUIRED_ARGUMENTS),
     }

@@ -18,7 +18,8 @@ Building events (the runtime controller, the bot)::
 * ``ioa.events.payloads`` — one strict model per type (17 chapter types + exam_state_changed,
   time_warning, system_error (:class:`~ioa.events.payloads.SystemErrorPayload`),
   misconception_detected, proctor_instruction, heartbeat, usage_reported, proctor_action
-  (:class:`~ioa.events.payloads.ProctorActionTaken`), candidate_connection_changed) and the 13
+  (:class:`~ioa.events.payloads.ProctorActionTaken`), candidate_connection_changed,
+  result_released) and the 13
   command payloads.
 * :class:`EventType`, :class:`EventSource`, :class:`Audience`, :class:`ExamState`
   (+ ``EXAM_STATE_TRANSITIONS``), :class:`CommandType`, :class:`CommandSource`.

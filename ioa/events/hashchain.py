@@ -15,7 +15,7 @@ field of any event, dropping one, or swapping two breaks every later check.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -56,9 +56,24 @@ class ChainRecord:
     wire: Mapping[str, Any]
     hash: str
     prev_hash: str
+    kept: Mapping[str, str] | None = None
+    """The seals kept for erased personal fields (``ioa.events.personal``), if any."""
 
 
-ProblemKind = Literal["missing", "reordered", "altered", "broken_link", "head_mismatch"]
+ProblemKind = Literal[
+    "missing",
+    "reordered",
+    "altered",
+    "broken_link",
+    "head_mismatch",
+    "truncated",
+    "anchor_forged",
+    "unanchored",
+    "unrecorded_erasure",
+]
+"""``truncated``, ``anchor_forged`` and ``unanchored`` come from the head anchors kept outside
+the log (``sessions.chain_anchor``); ``unrecorded_erasure`` from the erasure records
+(``sessions.erasure``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,13 +92,16 @@ def verify_chain(
     *,
     last_seq: int | None = None,
     head_hash: str | None = None,
+    digest: Callable[[ChainRecord], str] | None = None,
 ) -> list[ChainProblem]:
     """Check a session's records (in stored order) and, if given, the session's recorded head.
 
     Reports missing seqs (gaps, or events missing at the end when ``last_seq`` is larger),
     reordered ones (a seq not greater than the previous), altered ones (the content no longer
     matches the hash) and broken links (``prev_hash`` not the previous hash). An empty list
-    means the log is intact.
+    means the log is intact. ``digest`` computes a record's body digest (default
+    :func:`body_digest` of its envelope; chain version 2 passes
+    ``ioa.events.personal.chain_digest``).
     """
     problems: list[ChainProblem] = []
     expected_seq = 1
@@ -101,7 +119,8 @@ def verify_chain(
             problems.append(
                 ChainProblem("broken_link", record.seq, "prev_hash is not the previous hash")
             )
-        recomputed = link_hash(record.prev_hash, record.seq, body_digest(record.wire))
+        content = digest(record) if digest is not None else body_digest(record.wire)
+        recomputed = link_hash(record.prev_hash, record.seq, content)
         if recomputed != record.hash:
             problems.append(
                 ChainProblem("altered", record.seq, "content does not match its stored hash")

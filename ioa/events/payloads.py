@@ -133,6 +133,9 @@ class BotReady(Payload):
     examVersion: Id
     nodeCount: Count
     estimatedDurationSec: NonNegative
+    inputMode: Literal["voice", "text"] | None = None
+    """How the candidate answers (project extension): ``text`` gives the silence recovery its
+    longer text-mode window (our 03 chapter §6). Absent: voice."""
 
 
 class NodeEntered(Payload):
@@ -343,6 +346,9 @@ GuardrailType = Literal[
     "leading_question",
     # our 03 chapter §8: a repetition loop at a node without a repetition_loop handler
     "repetition_loop",
+    # our 04 chapter §7: protected text beyond the rubric, one question at a time
+    "protected_text",
+    "stacked_question",
 ]
 
 
@@ -432,6 +438,7 @@ class ExamCompleted(Payload):
         "proctor_ended",
         "system_error",
         "emergency_stop",
+        "candidate_absent",
     ]
     totalTurns: Count
     totalElapsedMs: Count
@@ -647,6 +654,10 @@ class CandidateConnectionChanged(Payload):
     reconnects: Count
     offlineMs: Count | None = None
     closeCode: CloseCode | None = None
+    channel: Literal["exam_room", "webrtc", "livekit"] | None = None
+    """Which connection: the exam room's socket (absent: the same), the SmallWebRTC peer or
+    the LiveKit participant (written by the bot). The controller counts the candidate absent
+    while any channel is disconnected (our 03 chapter §11)."""
 
     @model_validator(mode="after")
     def _fields_of_the_status(self) -> Self:
@@ -655,6 +666,37 @@ class CandidateConnectionChanged(Payload):
         if self.status == "disconnected" and self.offlineMs is not None:
             raise ValueError("offlineMs belongs to connected only")
         return self
+
+
+class ResultReleased(Payload):
+    """Staff released the session's locked marks to the candidate (docs/marking.md, "Results
+    released to candidates"): a deliberate act, once per moderation cycle. Written by the
+    marking app after the exam is over; proctor and record only (the candidate reads their
+    result on the result page, not from the event stream)."""
+
+    type: Literal["result_released"] = "result_released"
+    actor: Id
+    """Who released: the staff member's id."""
+    cycle: Annotated[int, Field(ge=1)]
+    """The moderation cycle whose locked marks were released (1, +1 per appeal)."""
+    feedback: Literal["none", "score", "outcomes", "levels"]
+    """What the candidate sees (the package's ``metadata.extensions.results``)."""
+    finalScore: Annotated[float, Field(ge=0.0, le=1.0)]
+    """The released exam score in [0, 1]."""
+
+
+class CandidateActivity(Payload):
+    """The candidate started or stopped composing (typing, text mode) or speaking (voice
+    activity, voice mode): the silence clock is suspended while they are active and counts
+    from when they stopped (our 03 chapter §6). Recorded by the controller on each change
+    only (the exam room's throttled refreshes are not events). ``atMs`` (voice) is when the
+    audio showed it, in ms since the session opened, when the bot knows it."""
+
+    type: Literal["candidate_activity"] = "candidate_activity"
+    activity: Literal["composing", "speaking"]
+    state: Literal["started", "stopped"]
+    nodeId: Id | None = None
+    atMs: Count | None = None
 
 
 EventPayload = Annotated[
@@ -683,7 +725,9 @@ EventPayload = Annotated[
     | Heartbeat
     | UsageReported
     | ProctorActionTaken
-    | CandidateConnectionChanged,
+    | CandidateConnectionChanged
+    | ResultReleased
+    | CandidateActivity,
     Field(discriminator="type"),
 ]
 """Any event payload, discriminated by ``type``."""

@@ -236,6 +236,18 @@ REGISTRY: Final[Mapping[EventType, EventTypeSpec]] = {
             {P, S},
             "candidate's exam room connected or disconnected during the exam",
         ),
+        _spec(
+            T.RESULT_RELEASED,
+            p.ResultReleased,
+            {P, S},
+            "locked marks released to the candidate",
+        ),
+        _spec(
+            T.CANDIDATE_ACTIVITY,
+            p.CandidateActivity,
+            {P, S},
+            "candidate started or stopped typing or speaking",
+        ),
     )
 }
 """Every event type, in :class:`EventType` order."""

@@ -16,7 +16,7 @@ is filled in from the envelope when missing, the timestamp is normalised to UTC,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from pydantic import ValidationError
@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from ioa.events.envelope import EventEnvelope, normalise_timestamp
 from ioa.events.errors import EventValidationError, Violation
 from ioa.events.ids import is_uuid7
+from ioa.events.payloads import Payload
 from ioa.events.registry import ALIAS_DROPPED_KEYS, NODE_SCOPED_TYPES, resolve_type, spec_for
 from ioa.events.types import SCHEMA_VERSION, EventSource, EventType
 
@@ -83,6 +84,10 @@ def _present(raw: Mapping[str, Any], key: str) -> bool:
     return value is not None and value != ""
 
 
+_Add = Callable[[str, str, str], None]
+"""Records one violation: (rule, path, message)."""
+
+
 def check_event(raw: object) -> tuple[EventEnvelope | None, list[Violation]]:
     """Check one received event against EVT-001/002/004..009/011 and the schema.
 
@@ -96,26 +101,52 @@ def check_event(raw: object) -> tuple[EventEnvelope | None, list[Violation]]:
     def add(rule: str, path: str, message: str) -> None:
         problems.append(Violation(rule, path, message, event_id))
 
-    # EVT-001: type, sessionId, timestamp.
+    _check_required_keys(raw, add)
+    _check_timestamp(raw, add)
+    _check_envelope_schema(raw, add)
+    payload = raw.get("payload")
+    if not isinstance(payload, Mapping):
+        add(SCHEMA, "payload", "must be a JSON object")
+        return None, problems
+    name = raw.get("type")
+    event_type = resolve_type(name, payload) if isinstance(name, str) else None
+    if event_type is None:
+        if _present(raw, "type"):
+            add(SCHEMA, "type", f"unknown event type {name!r}")
+        return None, problems
+    typed_payload = _typed_payload(str(name), event_type, payload, add)
+    if problems or typed_payload is None:
+        return None, problems
+    return _envelope(raw, event_type, typed_payload, event_id)
+
+
+def _check_required_keys(raw: Mapping[str, Any], add: _Add) -> None:
+    """EVT-001 (type, sessionId, timestamp) and EVT-011 (schemaVersion)."""
     for key in ("type", "sessionId", "timestamp"):
         if not _present(raw, key):
             add("EVT-001", key, "is required")
-    # EVT-011: schemaVersion.
     if "schemaVersion" not in raw:
         add("EVT-011", "schemaVersion", "is required")
     elif raw["schemaVersion"] != SCHEMA_VERSION:
         add("EVT-011", "schemaVersion", f"must be {SCHEMA_VERSION!r}, got {raw['schemaVersion']!r}")
-    # EVT-002: ISO 8601 with time zone.
+
+
+def _check_timestamp(raw: Mapping[str, Any], add: _Add) -> None:
+    """EVT-002: ISO 8601 with a time zone."""
+    if not _present(raw, "timestamp"):
+        return
     timestamp = raw.get("timestamp")
-    if _present(raw, "timestamp"):
-        if not isinstance(timestamp, str):
-            add("EVT-002", "timestamp", "must be a string")
-        else:
-            try:
-                normalise_timestamp(timestamp)
-            except ValueError as exc:
-                add("EVT-002", "timestamp", str(exc))
-    # Schema of the rest of the envelope.
+    if not isinstance(timestamp, str):
+        add("EVT-002", "timestamp", "must be a string")
+        return
+    try:
+        normalise_timestamp(timestamp)
+    except ValueError as exc:
+        add("EVT-002", "timestamp", str(exc))
+
+
+def _check_envelope_schema(raw: Mapping[str, Any], add: _Add) -> None:
+    """The schema of the rest of the envelope (no unknown field, UUIDv7 id, known source...)."""
     for key in sorted(set(raw) - _ENVELOPE_KEYS):
         add(SCHEMA, key, "unknown envelope field")
     if not is_uuid7(raw.get("eventId")):
@@ -128,32 +159,25 @@ def check_event(raw: object) -> tuple[EventEnvelope | None, list[Violation]]:
     if correlation is not None and not (isinstance(correlation, str) and correlation):
         add(SCHEMA, "correlationId", "must be a non-empty string when present")
 
-    payload = raw.get("payload")
-    if not isinstance(payload, Mapping):
-        add(SCHEMA, "payload", "must be a JSON object")
-        return None, problems
-    name = raw.get("type")
-    event_type = resolve_type(name, payload) if isinstance(name, str) else None
-    if event_type is None:
-        if _present(raw, "type"):
-            add(SCHEMA, "type", f"unknown event type {name!r}")
-        return None, problems
 
+def _typed_payload(
+    name: str, event_type: EventType, payload: Mapping[str, Any], add: _Add
+) -> Payload | None:
+    """The payload as its model (aliases' dropped keys removed, ``type`` filled in), with each
+    missing required field reported under its EVT rule (EVT-004..009), else None."""
     body: dict[str, Any] = dict(payload)
-    for key in ALIAS_DROPPED_KEYS.get(str(name), frozenset()):
+    for key in ALIAS_DROPPED_KEYS.get(name, frozenset()):
         body.pop(key, None)
     given_type = body.get("type")
     if given_type is not None and given_type != name and given_type != event_type:
         add(SCHEMA, "payload.type", f"{given_type!r} differs from the envelope type {name!r}")
     body["type"] = event_type.value
-
     rule, required = PAYLOAD_RULES.get(event_type, (SCHEMA, frozenset()))
     for field in sorted(required):
         if body.get(field) is None:
             add(rule, f"payload.{field}", "is required")
-    typed_payload = None
     try:
-        typed_payload = spec_for(event_type).payload_model.model_validate(body)
+        return spec_for(event_type).payload_model.model_validate(body)
     except ValidationError as exc:
         for error in exc.errors():
             loc = [str(part) for part in error["loc"]]
@@ -162,19 +186,23 @@ def check_event(raw: object) -> tuple[EventEnvelope | None, list[Violation]]:
                 continue  # already reported under its rule
             path = ".".join(["payload", *loc]) if loc else "payload"
             add(rule if field in required else SCHEMA, path, error["msg"])
-    if problems or typed_payload is None:
-        return None, problems
+    return None
 
+
+def _envelope(
+    raw: Mapping[str, Any], event_type: EventType, payload: Payload, event_id: str | None
+) -> tuple[EventEnvelope | None, list[Violation]]:
+    """The checked event as an envelope (seq dropped, timestamp normalised by the model)."""
     try:
         envelope = EventEnvelope.model_validate(
             {
                 "eventId": raw["eventId"],
                 "sessionId": raw["sessionId"],
-                "timestamp": timestamp,
+                "timestamp": raw.get("timestamp"),
                 "source": raw["source"],
                 "type": event_type.value,
-                "payload": typed_payload,
-                "correlationId": correlation,
+                "payload": payload,
+                "correlationId": raw.get("correlationId"),
                 "schemaVersion": SCHEMA_VERSION,
             }
         )

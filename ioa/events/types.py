@@ -41,6 +41,8 @@ class EventType(StrEnum):
     USAGE_REPORTED = "usage_reported"
     PROCTOR_ACTION = "proctor_action"
     CANDIDATE_CONNECTION_CHANGED = "candidate_connection_changed"
+    RESULT_RELEASED = "result_released"
+    CANDIDATE_ACTIVITY = "candidate_activity"
 
 
 CHAPTER_EVENT_TYPES: Final = tuple(EventType)[:17]

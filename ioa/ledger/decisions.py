@@ -22,7 +22,7 @@ again.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Final
 
@@ -134,6 +134,22 @@ def describe(kind: SignalKind, target: TargetInfo, proposal: SignalProposal) -> 
     return f"{_KIND_PHRASES[kind]} for '{target.label}'"
 
 
+@dataclass(frozen=True, slots=True)
+class _Accepted:
+    """A proposal that passed every check: what the entry is made of."""
+
+    target_id: str
+    target: TargetInfo
+    kind: SignalKind
+    confidence: float
+    linked: tuple[TurnInfo, ...]
+    linked_by: str
+
+    @property
+    def turn_ids(self) -> tuple[str, ...]:
+        return tuple(turn.turn_id for turn in self.linked)
+
+
 def decide_signal(
     proposal: SignalProposal,
     *,
@@ -146,6 +162,25 @@ def decide_signal(
     next_signal_id: str,
 ) -> SignalDecision:
     """Decide on one proposal (pure; see the module docstring for the checks)."""
+    checked = _check_vocabulary(proposal, node_id, targets)
+    if isinstance(checked, Rejected):
+        return checked
+    target_id, kind, confidence = checked
+    linked, how = link_turns(proposal.excerpt_text, node_turns, answer_turns)
+    accepted = _Accepted(target_id, targets[target_id], kind, confidence, tuple(linked), how)
+    rejected = _check_turns(proposal, node_id, accepted)
+    if rejected is not None:
+        return rejected
+    previous = existing.get((node_id, target_id, kind))
+    if previous is None:
+        return Recorded(proposal, _new_entry(proposal, accepted, node_id, next_signal_id), how)
+    return _merge(proposal, accepted, previous, turn_confidence, node_id)
+
+
+def _check_vocabulary(
+    proposal: SignalProposal, node_id: str, targets: Mapping[str, TargetInfo]
+) -> Rejected | tuple[str, SignalKind, float]:
+    """Checks 1-3: (target id, kind, confidence), else the rejection."""
     signal_type = proposal.signal_type
     if not isinstance(signal_type, str) or signal_type not in targets:
         return Rejected(
@@ -153,14 +188,12 @@ def decide_signal(
             RejectionCode.UNKNOWN_TARGET,
             f"signalType {proposal.target_id} is not an evidence target of node {node_id}",
         )
-    target = targets[signal_type]
     if not isinstance(proposal.signal_kind, str) or proposal.signal_kind not in _KINDS:
         return Rejected(
             proposal,
             RejectionCode.INVALID_SIGNAL_KIND,
             f"signalKind {proposal.signal_kind!r} is not one of {', '.join(sorted(_KINDS))}",
         )
-    kind = SignalKind(proposal.signal_kind)
     confidence = _valid_confidence(proposal.confidence)
     if confidence is None:
         return Rejected(
@@ -168,61 +201,79 @@ def decide_signal(
             RejectionCode.INVALID_CONFIDENCE,
             f"confidence {proposal.confidence!r} is not a number between 0 and 1",
         )
-    linked, how = link_turns(proposal.excerpt_text, node_turns, answer_turns)
-    turn_ids = tuple(turn.turn_id for turn in linked)
-    if not linked:
+    return signal_type, SignalKind(proposal.signal_kind), confidence
+
+
+def _check_turns(proposal: SignalProposal, node_id: str, accepted: _Accepted) -> Rejected | None:
+    """Checks 4-6: linked to a candidate turn, none distrusted, none heard below EVD-010."""
+    if not accepted.linked:
         return Rejected(
             proposal,
             RejectionCode.NO_TRANSCRIPT_TURN,
             f"no candidate turn at node {node_id} supports the signal",
         )
-    if any(turn.distrusted for turn in linked):
+    if any(turn.distrusted for turn in accepted.linked):
         return Rejected(
             proposal,
             RejectionCode.DISTRUSTED_TURN,
             "the supporting turn contains instructions addressed to the examiner",
-            turn_ids,
+            accepted.turn_ids,
         )
-    lowest = min(turn.confidence for turn in linked)
+    lowest = min(turn.confidence for turn in accepted.linked)
     if lowest < STT_MIN_CONFIDENCE:
         return Rejected(
             proposal,
             RejectionCode.STT_LOW_CONFIDENCE,
             f"STT confidence {lowest:.2f} of the supporting turn is below {STT_MIN_CONFIDENCE}",
-            turn_ids,
+            accepted.turn_ids,
         )
-    key = (node_id, signal_type, kind)
-    previous = existing.get(key)
-    if previous is None:
-        entry = LedgerEntry(
-            signal_id=next_signal_id,
-            node_id=node_id,
-            target_id=signal_type,
-            signal_kind=kind,
-            dimension=default_dimension(kind, target.dimension),
-            description=describe(kind, target, proposal),
-            confidence=confidence,
-            turn_ids=turn_ids,
-            stt=SttSummary.of([turn.confidence for turn in linked]),
-            llm_proposal=True,
-            excerpt=proposal.excerpt_text or None,
-            rubric_level=proposal.rubric_level_text,
-            scaffolding_intensity=proposal.scaffolding,
-            scaffolding_effective=proposal.scaffolding_helped,
-        )
-        return Recorded(proposal, entry, how)
-    merged_ids = previous.turn_ids + tuple(t for t in turn_ids if t not in previous.turn_ids)
-    merged_confidence = max(previous.confidence, confidence)
+    return None
+
+
+def _new_entry(
+    proposal: SignalProposal, accepted: _Accepted, node_id: str, signal_id: str
+) -> LedgerEntry:
+    """The first entry of its (node, target, kind)."""
+    kind, target = accepted.kind, accepted.target
+    return LedgerEntry(
+        signal_id=signal_id,
+        node_id=node_id,
+        target_id=accepted.target_id,
+        signal_kind=kind,
+        dimension=default_dimension(kind, target.dimension),
+        description=describe(kind, target, proposal),
+        confidence=accepted.confidence,
+        turn_ids=accepted.turn_ids,
+        stt=SttSummary.of([turn.confidence for turn in accepted.linked]),
+        llm_proposal=True,
+        excerpt=proposal.excerpt_text or None,
+        rubric_level=proposal.rubric_level_text,
+        scaffolding_intensity=proposal.scaffolding,
+        scaffolding_effective=proposal.scaffolding_helped,
+    )
+
+
+def _merge(
+    proposal: SignalProposal,
+    accepted: _Accepted,
+    previous: LedgerEntry,
+    turn_confidence: Mapping[str, float],
+    node_id: str,
+) -> Recorded | Duplicate:
+    """The entry merged with the proposal (module docstring), or a duplicate when the merge
+    changes nothing."""
+    merged_ids = previous.turn_ids + tuple(
+        t for t in accepted.turn_ids if t not in previous.turn_ids
+    )
+    merged_confidence = max(previous.confidence, accepted.confidence)
     if merged_ids == previous.turn_ids and merged_confidence == previous.confidence:
         return Duplicate(proposal, previous.signal_id)
     confidences = [turn_confidence[turn_id] for turn_id in merged_ids if turn_id in turn_confidence]
-    entry = LedgerEntry(
-        signal_id=previous.signal_id,
+    entry = replace(
+        previous,
         node_id=node_id,
-        target_id=signal_type,
-        signal_kind=kind,
-        dimension=previous.dimension,
-        description=previous.description,
+        target_id=accepted.target_id,
+        signal_kind=accepted.kind,
         confidence=merged_confidence,
         turn_ids=merged_ids,
         stt=SttSummary.of(confidences) if confidences else previous.stt,
@@ -233,7 +284,7 @@ def decide_signal(
         scaffolding_intensity=_first(previous.scaffolding_intensity, proposal.scaffolding),
         scaffolding_effective=_first(previous.scaffolding_effective, proposal.scaffolding_helped),
     )
-    return Recorded(proposal, entry, how)
+    return Recorded(proposal, entry, accepted.linked_by)
 
 
 def _first[T](kept: T | None, fallback: T | None) -> T | None:

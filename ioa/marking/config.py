@@ -27,13 +27,13 @@ Choices (``docs/spec/marking.md`` §2):
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ioa.marking.errors import MarkingConfigError
 from ioa.marking.levels import LEVELS_DESCENDING, Level
-from ioa.schema import AssessmentPackage, NodeKind
+from ioa.schema import AssessmentPackage, EvidenceTarget, Node, NodeKind
 
 COMPILER_VERSION: Final = "ioa-marking/1"
 """Changes whenever the compiled shape or the level rules change meaning."""
@@ -394,79 +394,10 @@ def compile_marking(
         for member in pool.nodeIds:
             pool_of.setdefault(member, pool.poolId)
     known_outcomes = {o.id for o in package.metadata.learningOutcomes}
-
-    nodes: list[NodeScheme] = []
-    slot_order: list[str] = []
-    slot_members: dict[str, list[str]] = {}
-    slot_titles: dict[str, str] = {}
-    for node in package.nodes:
-        if node.kind is NodeKind.END or not node.evidenceTargets:
-            continue
-        slot_id = pool_of.get(node.nodeId, node.nodeId)
-        if slot_id not in slot_members:
-            slot_order.append(slot_id)
-            slot_members[slot_id] = []
-            slot_titles[slot_id] = node.title or node.nodeId
-        else:  # another member of a pool
-            slot_titles[slot_id] += f" / {node.title or node.nodeId}"
-        slot_members[slot_id].append(node.nodeId)
-        weights = _normalise([t.weight for t in node.evidenceTargets])
-        targets: list[TargetScheme] = []
-        for target, weight in zip(node.evidenceTargets, weights, strict=True):
-            levels = target.rubricDescriptor.levels if target.rubricDescriptor else None
-            descriptors: list[Descriptor] = []
-            for level in LEVELS_DESCENDING:
-                declared = getattr(levels, level.label) if levels is not None else None
-                if declared is not None:
-                    descriptors.append(
-                        Descriptor(level, declared.label, declared.description, True)
-                    )
-                else:
-                    label, text = DEFAULT_DESCRIPTORS[level]
-                    descriptors.append(Descriptor(level, label, text, False))
-            key = target.id if counts[target.id] == 1 else f"{node.nodeId}.{target.id}"
-            targets.append(
-                TargetScheme(
-                    key=key,
-                    target_id=target.id,
-                    node_id=node.nodeId,
-                    label=target.label,
-                    description=target.description or "",
-                    weight=weight,
-                    declared_weight=target.weight,
-                    dimension=(
-                        target.dimension.value
-                        if target.dimension is not None
-                        else "knowledge_understanding"
-                    ),
-                    outcome_ids=tuple(c for c in target.markingCriteria if c in known_outcomes)
-                    or tuple(target.markingCriteria),
-                    descriptors=tuple(descriptors),
-                )
-            )
-        question = (node.prompt.opening if node.prompt and node.prompt.opening else None) or (
-            node.promptSeed
-        )
-        nodes.append(
-            NodeScheme(
-                node_id=node.nodeId,
-                title=node.title or node.nodeId,
-                kind=node.kind.value,
-                slot_id=slot_id,
-                targets=tuple(targets),
-                question=question,
-            )
-        )
-    slot_weights = _slot_weights(package, slot_order)
-    slots = tuple(
-        SlotScheme(
-            slot_id=slot_id,
-            title=slot_titles[slot_id],
-            node_ids=tuple(slot_members[slot_id]),
-            weight=weight,
-            is_pool=slot_id in pool_of.values(),
-        )
-        for slot_id, weight in zip(slot_order, slot_weights, strict=True)
+    marked = [n for n in package.nodes if n.kind is not NodeKind.END and n.evidenceTargets]
+    nodes = tuple(
+        _node_scheme(node, pool_of.get(node.nodeId, node.nodeId), counts, known_outcomes)
+        for node in marked
     )
     metadata = package.metadata
     return MarkingConfig(
@@ -475,7 +406,82 @@ def compile_marking(
         ir_version=package.irVersion,
         package_version=metadata.version or "",
         outcomes=tuple(Outcome(o.id, o.text) for o in metadata.learningOutcomes),
-        slots=slots,
-        nodes=tuple(nodes),
+        slots=_slot_schemes(package, nodes, set(pool_of.values())),
+        nodes=nodes,
         rules=rules or _rule_parameters(package),
     )
+
+
+def _slot_schemes(
+    package: AssessmentPackage, nodes: Sequence[NodeScheme], pool_ids: set[str]
+) -> tuple[SlotScheme, ...]:
+    """One slot per marked node, or per pool (its members' titles joined), in package order."""
+    members: dict[str, list[NodeScheme]] = {}
+    for node in nodes:
+        members.setdefault(node.slot_id, []).append(node)
+    slot_order = list(members)
+    weights = _slot_weights(package, slot_order)
+    return tuple(
+        SlotScheme(
+            slot_id=slot_id,
+            title=" / ".join(n.title for n in members[slot_id]),
+            node_ids=tuple(n.node_id for n in members[slot_id]),
+            weight=weight,
+            is_pool=slot_id in pool_ids,
+        )
+        for slot_id, weight in zip(slot_order, weights, strict=True)
+    )
+
+
+def _node_scheme(
+    node: Node, slot_id: str, counts: Mapping[str, int], known_outcomes: set[str]
+) -> NodeScheme:
+    """A marked node: its targets with normalised weights (a target id used by several nodes
+    is keyed ``node.target``)."""
+    weights = _normalise([t.weight for t in node.evidenceTargets])
+    targets = tuple(
+        TargetScheme(
+            key=target.id if counts[target.id] == 1 else f"{node.nodeId}.{target.id}",
+            target_id=target.id,
+            node_id=node.nodeId,
+            label=target.label,
+            description=target.description or "",
+            weight=weight,
+            declared_weight=target.weight,
+            dimension=(
+                target.dimension.value
+                if target.dimension is not None
+                else "knowledge_understanding"
+            ),
+            outcome_ids=tuple(c for c in target.markingCriteria if c in known_outcomes)
+            or tuple(target.markingCriteria),
+            descriptors=_descriptors(target),
+        )
+        for target, weight in zip(node.evidenceTargets, weights, strict=True)
+    )
+    question = (node.prompt.opening if node.prompt and node.prompt.opening else None) or (
+        node.promptSeed
+    )
+    return NodeScheme(
+        node_id=node.nodeId,
+        title=node.title or node.nodeId,
+        kind=node.kind.value,
+        slot_id=slot_id,
+        targets=targets,
+        question=question,
+    )
+
+
+def _descriptors(target: EvidenceTarget) -> tuple[Descriptor, ...]:
+    """The target's rubric descriptors, highest level first; a level it does not declare gets
+    the default descriptor."""
+    levels = target.rubricDescriptor.levels if target.rubricDescriptor else None
+    descriptors: list[Descriptor] = []
+    for level in LEVELS_DESCENDING:
+        declared = getattr(levels, level.label) if levels is not None else None
+        if declared is not None:
+            descriptors.append(Descriptor(level, declared.label, declared.description, True))
+        else:
+            label, text = DEFAULT_DESCRIPTORS[level]
+            descriptors.append(Descriptor(level, label, text, False))
+    return tuple(descriptors)

@@ -28,10 +28,22 @@ INFO: Final = "info"
 REVIEW: Final = "review"
 
 OUTPUT_FILTERS: Final = frozenset(
-    {"persona_break", "rubric_leak", "topic_containment", "length", "leading_question"}
+    {
+        "persona_break",
+        "rubric_leak",
+        "topic_containment",
+        "length",
+        "leading_question",
+        "protected_text",
+        "stacked_question",
+    }
 )
 SPOKEN_AUDIT_PURPOSES: Final = frozenset({"question", "follow_up", "prompt", "recovery", "bridge"})
 EARLY_ENDS: Final = frozenset({"emergency_stop", "system_error", "proctor_ended"})
+LLM_CLAIM_REFUSED: Final = "llm-claim-refused:"
+"""``guardrailId`` prefix of a refused LLM command claim (``ioa.runtime.observe``)."""
+LLM_FAULT_PREFIX: Final = "llm_"
+"""``system_error`` codes of the examiner's language-model faults (``ioa.runtime.turn_faults``)."""
 _TARGET_IN_REJECTION: Final = re.compile(r"signal \d+ \(([^)]+)\) rejected")
 
 MESSAGES: Final = {
@@ -44,6 +56,10 @@ MESSAGES: Final = {
     "STT confidence (EVD-010)",
     "evidence_rejected": "A proposed signal was rejected by the runtime",
     "prompt_injection": "The candidate's turn tried to instruct the examiner; it gave no evidence",
+    "llm_claim_refused": "The examiner's language model claimed a candidate command the candidate "
+    "never gave; the runtime refused it",
+    "llm_fault": "The examiner's language model failed a turn ({detail}); the candidate got a "
+    "neutral fallback",
     "anxiety_support": "The examiner gave calm support for anxiety (POL-008)",
     "time_exhausted": "The question's time budget ran out",
     "follow_ups_exhausted": "The follow-up budget was used up",
@@ -184,6 +200,8 @@ def _guardrail_flags(flags: _Flags) -> None:
                 grouped.setdefault(("evidence_rejected", node, ""), []).append(guard.seq)
         elif kind == "blocked_action" and guard.guardrail_id.startswith("prompt-injection:"):
             flags.add("prompt_injection", node_id=node, seqs=(guard.seq,), review=True)
+        elif kind == "blocked_action" and guard.guardrail_id.startswith(LLM_CLAIM_REFUSED):
+            flags.add("llm_claim_refused", node_id=node, seqs=(guard.seq,), review=True)
         elif kind == "anxiety_policy":
             grouped.setdefault(("anxiety_support", node, ""), []).append(guard.seq)
         elif kind == "time_budget_exceeded":
@@ -264,7 +282,15 @@ def _operational_flags(flags: _Flags) -> None:
         elif recovery.recovery_type == "anxiety":
             flags.add("anxiety_support", node_id=recovery.node_id, seqs=seqs, review=False)
     for error in log.system_errors:
-        if error.severity in {"error", "fatal"} or error.code == "controller_failure":
+        if error.code.startswith(LLM_FAULT_PREFIX) and error.severity == "warning":
+            flags.add(
+                "llm_fault",
+                node_id=error.node_id,
+                seqs=(error.seq,),
+                review=True,
+                detail=error.code,
+            )
+        elif error.severity in {"error", "fatal"} or error.code == "controller_failure":
             flags.add(
                 "technical_error",
                 node_id=error.node_id,
@@ -273,7 +299,9 @@ def _operational_flags(flags: _Flags) -> None:
                 detail=f"{error.component}: {error.code}",
             )
     for seq, mode, status, node in log.proctor_instructions:
-        if mode == "immediate" and status == "issued":
+        # Only an instruction the examiner actually spoke interrupted anything: one issued and
+        # never delivered (cancelled at the end, or still waiting) did not.
+        if mode == "immediate" and status == "delivered":
             flags.add(
                 "proctor_intervention", node_id=node or log.node_at(seq), seqs=(seq,), review=False
             )

@@ -17,7 +17,7 @@ never changes a level because of one (flags never do, §0); it makes sure a huma
   every target, and no turn is marked as affected.
 
 MRK-I06 (a report stored after the session was marked) is the marking app's
-(``marking.services.record_irregularity``); it reads such a report with this module too.
+(``marking.services.irregularity_record``); it reads such a report with this module too.
 
 :func:`irregularity_reports` is pure and deterministic: the same log gives the same reports,
 in ``seq`` order, with the same messages.

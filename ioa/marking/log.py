@@ -22,9 +22,13 @@ it does not use). Events are self-contained: no network, no package lookup (§6.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
+
+from pydantic import ValidationError
+
+from ioa.events import payloads as ev
 
 MINIMUM_STREAM: Final = frozenset(
     {
@@ -286,261 +290,346 @@ class SessionLog:
         return [self.turns[t] for t in self.turn_order if self.turns[t].node_id == node_id]
 
 
-def _num(value: Any, default: float = 0.0) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return default
-    return float(value)
-
-
-def _int(value: Any, default: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return default
-    return int(value)
-
-
-def _strs(value: Any) -> tuple[str, ...]:
-    if not isinstance(value, list):
-        return ()
-    return tuple(str(item) for item in value)
-
-
 _ORIGINAL: Final = re.compile(r'Original text: "(.*)"\. Replacement text: "', re.DOTALL)
 
 
-def _original_text(payload: Mapping[str, Any]) -> str | None:
-    value = payload.get("originalText")
-    if isinstance(value, str):
-        return value
-    match = _ORIGINAL.search(str(payload.get("description", "")))
+def _original_text(payload: ev.GuardrailTriggered) -> str | None:
+    """The intercepted text: its own field, else what older logs kept in the description."""
+    if payload.originalText is not None:
+        return payload.originalText
+    match = _ORIGINAL.search(payload.description)
     return match.group(1) if match else None
 
 
-def _apply(
-    log: SessionLog, kind: str, seq: int, p: Mapping[str, Any], event: Mapping[str, Any]
+def _read_transcript_final(
+    log: SessionLog, seq: int, p: ev.TranscriptFinal, envelope: Mapping[str, Any]
 ) -> None:
-    if kind == "transcript_final":
-        turn = Turn(
-            turn_id=str(p["turnId"]),
+    turn = Turn(
+        turn_id=p.turnId,
+        seq=seq,
+        speaker=p.speaker,
+        text=p.text,
+        node_id=p.nodeId,
+        confidence=float(p.confidence),
+        start_ms=p.startTimeMs,
+        end_ms=p.endTimeMs,
+    )
+    if turn.turn_id not in log.turns:
+        log.turn_order.append(turn.turn_id)
+    log.turns[turn.turn_id] = turn
+
+
+def _read_examiner_utterance_final(
+    log: SessionLog, seq: int, p: ev.ExaminerUtteranceFinal, envelope: Mapping[str, Any]
+) -> None:
+    log.utterances.append(
+        Utterance(
+            utterance_id=p.utteranceId,
             seq=seq,
-            speaker=str(p["speaker"]),
-            text=str(p["text"]),
-            node_id=str(p["nodeId"]),
-            confidence=_num(p.get("confidence"), 1.0),
-            start_ms=_int(p.get("startTimeMs")),
-            end_ms=_int(p.get("endTimeMs")),
+            node_id=p.nodeId,
+            text=p.text,
+            purpose=p.purpose,
+            duration_ms=p.durationMs,
         )
-        if turn.turn_id not in log.turns:
-            log.turn_order.append(turn.turn_id)
-        log.turns[turn.turn_id] = turn
-    elif kind == "examiner_utterance_final":
-        log.utterances.append(
-            Utterance(
-                utterance_id=str(p["utteranceId"]),
-                seq=seq,
-                node_id=str(p["nodeId"]),
-                text=str(p["text"]),
-                purpose=str(p["purpose"]),
-                duration_ms=_int(p.get("durationMs")),
-            )
+    )
+
+
+def _read_node_entered(
+    log: SessionLog, seq: int, p: ev.NodeEntered, envelope: Mapping[str, Any]
+) -> None:
+    log.visits.append(
+        Visit(
+            node_id=p.nodeId,
+            node_kind=p.nodeKind.value,
+            entered_seq=seq,
+            max_follow_ups=p.maxFollowUps,
         )
-    elif kind == "node_entered":
-        log.visits.append(
-            Visit(
-                node_id=str(p["nodeId"]),
-                node_kind=str(p.get("nodeKind", "")),
-                entered_seq=seq,
-                max_follow_ups=_int(p.get("maxFollowUps")),
-            )
+    )
+
+
+def _read_node_exited(
+    log: SessionLog, seq: int, p: ev.NodeExited, envelope: Mapping[str, Any]
+) -> None:
+    """Closes the latest open visit of the node."""
+    for visit in reversed(log.visits):
+        if visit.node_id == p.nodeId and visit.exited_seq is None:
+            visit.exited_seq = seq
+            visit.exit_reason = p.reason
+            visit.duration_sec = float(p.durationSec)
+            visit.follow_ups_used = p.followUpsUsed
+            break
+
+
+def _told(p: ev.EvidenceSignal) -> tuple[int | None, bool | None, str | None, str]:
+    """(scaffolding intensity, scaffolding effective, rubric level hint, excerpt) of a signal:
+    its own fields, else what older logs kept in the description (chapter 06 §6)."""
+    scaffold = _SCAFFOLDING.search(p.description)
+    hint = _RUBRIC_HINT.search(p.description)
+    quoted = p.excerpt
+    if quoted is None:
+        matched = _EXCERPT.search(p.description)
+        quoted = matched.group(1) if matched else ""
+    intensity = p.scaffoldingIntensity
+    if intensity is None:
+        intensity = int(scaffold.group(1)) if scaffold else None
+    effective = p.scaffoldingEffective
+    if effective is None:
+        effective = (
+            None
+            if scaffold is None or scaffold.group(2) is None
+            else scaffold.group(2).lower() == "effective"
         )
-    elif kind == "node_exited":
-        node_id = str(p["nodeId"])
-        for visit in reversed(log.visits):
-            if visit.node_id == node_id and visit.exited_seq is None:
-                visit.exited_seq = seq
-                visit.exit_reason = str(p["reason"])
-                visit.duration_sec = _num(p.get("durationSec"))
-                visit.follow_ups_used = _int(p.get("followUpsUsed"))
-                break
-    elif kind == "evidence_signal":
-        signal_id = str(p["signalId"])
-        previous = log.signals.get(signal_id)
-        summary = p.get("sttConfidenceSummary") or {}
-        description = str(p.get("description", ""))
-        scaffold = _SCAFFOLDING.search(description)
-        hint = _RUBRIC_HINT.search(description)
-        quoted = p.get("excerpt")
-        if not isinstance(quoted, str):
-            matched = _EXCERPT.search(description)
-            quoted = matched.group(1) if matched else ""
-        intensity = p.get("scaffoldingIntensity")
-        if not isinstance(intensity, int) or isinstance(intensity, bool):
-            intensity = int(scaffold.group(1)) if scaffold else None
-        effective = p.get("scaffoldingEffective")
-        if not isinstance(effective, bool):
-            effective = (
-                None
-                if scaffold is None or scaffold.group(2) is None
-                else scaffold.group(2).lower() == "effective"
-            )
-        level_hint = p.get("rubricLevel")
-        if not isinstance(level_hint, str):
-            level_hint = hint.group(1).strip() if hint else None
-        targets = _strs(p.get("targetIds"))
-        log.signals[signal_id] = Signal(
-            signal_id=signal_id,
-            first_seq=previous.first_seq if previous else seq,
-            last_seq=seq,
-            node_id=str(p["nodeId"]),
-            target_id=targets[0] if targets else "",
-            kind=str(p["signalKind"]),
-            confidence=_num(p.get("confidence")),
-            turn_ids=_strs(p.get("turnIds")),
-            stt_min=_num(summary.get("min"), 1.0),
-            stt_mean=_num(summary.get("mean"), 1.0),
-            description=description,
-            dimension=str(p.get("evidenceDimension", "")),
-            revision=previous.revision + 1 if previous else 1,
-            scaffolding=intensity,
-            scaffolding_effective=effective,
-            rubric_hint=level_hint,
-            excerpt=quoted,
+    level_hint = p.rubricLevel
+    if level_hint is None:
+        level_hint = hint.group(1).strip() if hint else None
+    return intensity, effective, level_hint, quoted
+
+
+def _read_evidence_signal(
+    log: SessionLog, seq: int, p: ev.EvidenceSignal, envelope: Mapping[str, Any]
+) -> None:
+    """The latest revision of a ledger entry replaces the earlier ones (merged by id)."""
+    previous = log.signals.get(p.signalId)
+    intensity, effective, level_hint, quoted = _told(p)
+    log.signals[p.signalId] = Signal(
+        signal_id=p.signalId,
+        first_seq=previous.first_seq if previous else seq,
+        last_seq=seq,
+        node_id=p.nodeId,
+        target_id=p.targetIds[0] if p.targetIds else "",
+        kind=p.signalKind.value,
+        confidence=float(p.confidence),
+        turn_ids=tuple(p.turnIds),
+        stt_min=float(p.sttConfidenceSummary.min),
+        stt_mean=float(p.sttConfidenceSummary.mean),
+        description=p.description,
+        dimension=p.evidenceDimension.value,
+        revision=previous.revision + 1 if previous else 1,
+        scaffolding=intensity,
+        scaffolding_effective=effective,
+        rubric_hint=level_hint,
+        excerpt=quoted,
+    )
+
+
+def _read_follow_up_used(
+    log: SessionLog, seq: int, p: ev.FollowUpUsed, envelope: Mapping[str, Any]
+) -> None:
+    log.follow_ups.append(
+        FollowUp(
+            node_id=p.nodeId,
+            index=p.followUpIndex,
+            reason=p.reason,
+            trigger_turn_id=p.triggerTurnId,
+            seq=seq,
         )
-    elif kind == "follow_up_used":
-        log.follow_ups.append(
-            FollowUp(
-                node_id=str(p["nodeId"]),
-                index=_int(p.get("followUpIndex"), 1),
-                reason=str(p.get("reason", "")),
-                trigger_turn_id=str(p.get("triggerTurnId", "")),
-                seq=seq,
-            )
+    )
+
+
+def _read_misconception_detected(
+    log: SessionLog, seq: int, p: ev.MisconceptionDetected, envelope: Mapping[str, Any]
+) -> None:
+    log.misconceptions.append(
+        Misconception(
+            misconception_id=p.misconceptionId,
+            node_id=p.nodeId,
+            description=p.description,
+            turn_ids=tuple(p.turnIds),
+            target_ids=tuple(p.targetIds),
+            confidence=float(p.confidence),
+            seq=seq,
+            signal_id=p.signalId,
         )
-    elif kind == "misconception_detected":
-        log.misconceptions.append(
-            Misconception(
-                misconception_id=str(p["misconceptionId"]),
-                node_id=str(p["nodeId"]),
-                description=str(p.get("description", "")),
-                turn_ids=_strs(p.get("turnIds")),
-                target_ids=_strs(p.get("targetIds")),
-                confidence=_num(p.get("confidence"), 0.5),
-                seq=seq,
-                signal_id=str(p["signalId"]) if p.get("signalId") else None,
-            )
+    )
+
+
+def _read_self_correction_detected(
+    log: SessionLog, seq: int, p: ev.SelfCorrectionDetected, envelope: Mapping[str, Any]
+) -> None:
+    log.self_corrections.append(
+        SelfCorrection(
+            node_id=p.nodeId,
+            turn_ids=tuple(p.turnIds),
+            original=p.originalClaim,
+            corrected=p.correctedClaim,
+            confidence=float(p.confidence),
+            seq=seq,
         )
-    elif kind == "self_correction_detected":
-        log.self_corrections.append(
-            SelfCorrection(
-                node_id=str(p["nodeId"]),
-                turn_ids=_strs(p.get("turnIds")),
-                original=str(p.get("originalClaim", "")),
-                corrected=str(p.get("correctedClaim", "")),
-                confidence=_num(p.get("confidence")),
-                seq=seq,
-            )
+    )
+
+
+def _read_hesitation_detected(
+    log: SessionLog, seq: int, p: ev.HesitationDetected, envelope: Mapping[str, Any]
+) -> None:
+    log.hesitations.append(
+        Hesitation(
+            node_id=p.nodeId,
+            turn_id=p.turnId,
+            duration_ms=p.durationMs,
+            context=p.context,
+            seq=seq,
         )
-    elif kind == "hesitation_detected":
-        log.hesitations.append(
-            Hesitation(
-                node_id=str(p["nodeId"]),
-                turn_id=str(p.get("turnId", "")),
-                duration_ms=_int(p.get("durationMs")),
-                context=str(p.get("context", "")),
-                seq=seq,
-            )
+    )
+
+
+def _read_guardrail_triggered(
+    log: SessionLog, seq: int, p: ev.GuardrailTriggered, envelope: Mapping[str, Any]
+) -> None:
+    log.guardrails.append(
+        Guardrail(
+            guardrail_id=p.guardrailId,
+            guardrail_type=p.guardrailType,
+            severity=p.severity,
+            description=p.description,
+            action=p.actionTaken,
+            node_id=p.contextNodeId or log.node_at(seq),
+            seq=seq,
+            original_text=_original_text(p),
         )
-    elif kind == "guardrail_triggered":
-        node = p.get("contextNodeId")
-        log.guardrails.append(
-            Guardrail(
-                guardrail_id=str(p["guardrailId"]),
-                guardrail_type=str(p["guardrailType"]),
-                severity=str(p.get("severity", "warning")),
-                description=str(p.get("description", "")),
-                action=str(p.get("actionTaken", "")),
-                node_id=str(node) if node else log.node_at(seq),
-                seq=seq,
-                original_text=_original_text(p),
-            )
+    )
+
+
+def _read_recovery_started(
+    log: SessionLog, seq: int, p: ev.RecoveryStarted, envelope: Mapping[str, Any]
+) -> None:
+    """The first start of an episode opens it; a later one is another attempt."""
+    existing = log.recoveries.get(p.recoveryId)
+    if existing is not None:
+        existing.attempts += 1
+        return
+    log.recoveries[p.recoveryId] = Recovery(
+        recovery_id=p.recoveryId, recovery_type=p.recoveryType, node_id=p.nodeId, seq=seq
+    )
+
+
+def _read_recovery_resolved(
+    log: SessionLog, seq: int, p: ev.RecoveryResolved, envelope: Mapping[str, Any]
+) -> None:
+    found = log.recoveries.get(p.recoveryId)
+    if found is not None:
+        found.resolution = p.resolution
+        found.resolved_seq = seq
+
+
+def _read_system_error(
+    log: SessionLog, seq: int, p: ev.SystemErrorPayload, envelope: Mapping[str, Any]
+) -> None:
+    log.system_errors.append(
+        SystemError(
+            code=p.code,
+            severity=p.severity,
+            component=p.component,
+            message=p.message,
+            seq=seq,
+            node_id=log.node_at(seq),
         )
-    elif kind == "recovery_started":
-        recovery_id = str(p["recoveryId"])
-        existing = log.recoveries.get(recovery_id)
-        if existing is None:
-            log.recoveries[recovery_id] = Recovery(
-                recovery_id=recovery_id,
-                recovery_type=str(p["recoveryType"]),
-                node_id=str(p["nodeId"]),
-                seq=seq,
-            )
-        else:
-            existing.attempts += 1
-    elif kind == "recovery_resolved":
-        found = log.recoveries.get(str(p["recoveryId"]))
-        if found is not None:
-            found.resolution = str(p.get("resolution", ""))
-            found.resolved_seq = seq
-    elif kind == "system_error":
-        log.system_errors.append(
-            SystemError(
-                code=str(p.get("code", "")),
-                severity=str(p.get("severity", "error")),
-                component=str(p.get("component", "")),
-                message=str(p.get("message", "")),
-                seq=seq,
-                node_id=log.node_at(seq),
-            )
+    )
+
+
+def _read_exam_state_changed(
+    log: SessionLog, seq: int, p: ev.ExamStateChanged, envelope: Mapping[str, Any]
+) -> None:
+    log.state_changes.append(
+        StateChange(
+            from_state=p.fromState.value,
+            to_state=p.toState.value,
+            reason=p.reason or "",
+            seq=seq,
+            node_id=log.node_at(seq),
         )
-    elif kind == "exam_state_changed":
-        log.state_changes.append(
-            StateChange(
-                from_state=str(p.get("fromState", "")),
-                to_state=str(p.get("toState", "")),
-                reason=str(p.get("reason") or ""),
-                seq=seq,
-                node_id=log.node_at(seq),
-            )
+    )
+
+
+def _read_proctor_instruction(
+    log: SessionLog, seq: int, p: ev.ProctorInstruction, envelope: Mapping[str, Any]
+) -> None:
+    log.proctor_instructions.append((seq, p.mode, p.status, p.nodeId))
+
+
+def _read_proctor_action(
+    log: SessionLog, seq: int, p: ev.ProctorActionTaken, envelope: Mapping[str, Any]
+) -> None:
+    """Every action is listed; a ``flag_irregularity`` is also kept whole."""
+    at = p.nodeId or log.node_at(seq)
+    log.proctor_actions.append((seq, p.action, p.reason or "", at))
+    if p.action != "flag_irregularity":
+        return
+    log.irregularities.append(
+        Irregularity(
+            seq=seq,
+            event_id=str(envelope.get("eventId", "")),
+            timestamp=str(envelope.get("timestamp", "")),
+            category=p.category,
+            actor=p.actor,
+            reason=p.reason or "",
+            node_id=at,
+            after_completion=log.completed_seq is not None and seq > log.completed_seq,
         )
-    elif kind == "proctor_instruction":
-        node = p.get("nodeId")
-        log.proctor_instructions.append(
-            (seq, str(p.get("mode", "")), str(p.get("status", "")), str(node) if node else None)
-        )
-    elif kind == "proctor_action":
-        node = p.get("nodeId")
-        action = str(p.get("action", ""))
-        at: str | None = str(node) if node else log.node_at(seq)
-        log.proctor_actions.append((seq, action, str(p.get("reason") or ""), at))
-        if action == "flag_irregularity":
-            category = p.get("category")
-            log.irregularities.append(
-                Irregularity(
-                    seq=seq,
-                    event_id=str(event.get("eventId", "")),
-                    timestamp=str(event.get("timestamp", "")),
-                    category=str(category) if category else None,
-                    actor=str(p.get("actor", "")),
-                    reason=str(p.get("reason") or ""),
-                    node_id=at,
-                    after_completion=log.completed_seq is not None and seq > log.completed_seq,
-                )
-            )
-    elif kind == "transition_decision":
-        log.transitions.append(
-            (
-                seq,
-                str(p.get("fromNodeId", "")),
-                str(p.get("toNodeId", "")),
-                str(p.get("reason", "")),
-            )
-        )
-    elif kind == "exam_completed" and log.completed is None:
-        log.completed = dict(p)
-        log.completed_seq = seq
+    )
+
+
+def _read_transition_decision(
+    log: SessionLog, seq: int, p: ev.TransitionDecision, envelope: Mapping[str, Any]
+) -> None:
+    log.transitions.append((seq, p.fromNodeId, p.toNodeId, p.reason))
+
+
+def _read_exam_completed(
+    log: SessionLog, seq: int, p: ev.ExamCompleted, envelope: Mapping[str, Any]
+) -> None:
+    """The first ``exam_completed`` counts; its payload is kept as stored."""
+    if log.completed is not None:
+        return
+    log.completed = dict(envelope["payload"])
+    log.completed_seq = seq
+
+
+_Reader = Callable[[SessionLog, int, ev.Payload, Mapping[str, Any]], None]
+"""Folds one event (seq, typed payload, stored envelope) into the log."""
+
+
+def _on[P: ev.Payload](
+    kind: type[P], read: Callable[[SessionLog, int, P, Mapping[str, Any]], None]
+) -> tuple[str, tuple[type[ev.Payload], _Reader]]:
+    """A table row: the event type, its payload model and its reader."""
+
+    def run(log: SessionLog, seq: int, payload: ev.Payload, envelope: Mapping[str, Any]) -> None:
+        if isinstance(payload, kind):
+            read(log, seq, payload, envelope)
+
+    name = kind.model_fields["type"].default
+    return str(name), (kind, run)
+
+
+_READERS: Final[Mapping[str, tuple[type[ev.Payload], _Reader]]] = dict(
+    (
+        _on(ev.TranscriptFinal, _read_transcript_final),
+        _on(ev.ExaminerUtteranceFinal, _read_examiner_utterance_final),
+        _on(ev.NodeEntered, _read_node_entered),
+        _on(ev.NodeExited, _read_node_exited),
+        _on(ev.EvidenceSignal, _read_evidence_signal),
+        _on(ev.FollowUpUsed, _read_follow_up_used),
+        _on(ev.MisconceptionDetected, _read_misconception_detected),
+        _on(ev.SelfCorrectionDetected, _read_self_correction_detected),
+        _on(ev.HesitationDetected, _read_hesitation_detected),
+        _on(ev.GuardrailTriggered, _read_guardrail_triggered),
+        _on(ev.RecoveryStarted, _read_recovery_started),
+        _on(ev.RecoveryResolved, _read_recovery_resolved),
+        _on(ev.SystemErrorPayload, _read_system_error),
+        _on(ev.ExamStateChanged, _read_exam_state_changed),
+        _on(ev.ProctorInstruction, _read_proctor_instruction),
+        _on(ev.ProctorActionTaken, _read_proctor_action),
+        _on(ev.TransitionDecision, _read_transition_decision),
+        _on(ev.ExamCompleted, _read_exam_completed),
+    )
+)
+"""One payload model and reader per event type of :data:`READ_TYPES`, keyed by ``type``."""
 
 
 def read_log(events: Iterable[Mapping[str, Any]]) -> SessionLog:
-    """Fold a session's stored envelopes (in seq order) into a :class:`SessionLog`."""
+    """Fold a session's stored envelopes (in seq order) into a :class:`SessionLog`. Each read
+    payload is validated by its model (:mod:`ioa.events.payloads`); one that does not validate
+    is counted as unreadable and skipped."""
     log = SessionLog()
     for event in events:
         kind = event.get("type")
@@ -552,12 +641,12 @@ def read_log(events: Iterable[Mapping[str, Any]]) -> SessionLog:
         log.last_seq = max(log.last_seq, seq)
         if kind not in READ_TYPES:
             continue
-        payload = event.get("payload")
-        if not isinstance(payload, Mapping):
+        model, read = _READERS[str(kind)]
+        raw = event.get("payload")
+        try:
+            payload = model.model_validate(dict(raw) if isinstance(raw, Mapping) else raw)
+        except ValidationError:
             log.unreadable += 1
             continue
-        try:
-            _apply(log, str(kind), seq, payload, event)
-        except (KeyError, TypeError, ValueError):
-            log.unreadable += 1
+        read(log, seq, payload, event)
     return log

@@ -34,8 +34,8 @@ Pure: the same log and configuration always give the same decision.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Final
 
 from ioa.marking.config import RuleParameters, TargetScheme
@@ -208,9 +208,30 @@ def _order(log: SessionLog, turn_ids: Sequence[str]) -> tuple[str, ...]:
     return tuple(ordered)
 
 
-def decide_level(target: TargetScheme, log: SessionLog, rules: RuleParameters) -> LevelDecision:
-    """Decide the level of ``target`` from the session's ledger entries (see module docs)."""
-    signals = sorted(
+@dataclass
+class _Deciding:
+    """One target's decision while the rules run: what each rule found for the next ones."""
+
+    target: TargetScheme
+    log: SessionLog
+    rules: RuleParameters
+    content: list[Signal]
+    process: list[Signal]
+    level: Level | None = None
+    hits: list[RuleHit] = field(default_factory=list)
+    review: list[str] = field(default_factory=list)
+    turn_ids: list[str] = field(default_factory=list)
+    misconception_ids: list[str] = field(default_factory=list)
+    uses: dict[str, SignalUse] = field(default_factory=dict)
+
+    def use(self, signal: Signal, level: Level | None, role: str, notes: Sequence[str]) -> None:
+        """Record how ``signal`` was used and cite its turns."""
+        self.uses[signal.signal_id] = _use(signal, level, role, notes)
+        self.turn_ids.extend(signal.turn_ids)
+
+
+def _target_signals(target: TargetScheme, log: SessionLog) -> list[Signal]:
+    return sorted(
         (
             s
             for s in log.signals.values()
@@ -218,209 +239,224 @@ def decide_level(target: TargetScheme, log: SessionLog, rules: RuleParameters) -
         ),
         key=lambda s: (s.first_seq, s.signal_id),
     )
-    hesitations = tuple(h.turn_id for h in log.hesitations if h.node_id == target.node_id)
-    hits: list[RuleHit] = []
-    review: list[str] = []
-    turn_ids: list[str] = []
-    misconception_ids: list[str] = []
 
+
+def decide_level(target: TargetScheme, log: SessionLog, rules: RuleParameters) -> LevelDecision:
+    """Decide the level of ``target`` from the session's ledger entries (see module docs):
+    MRK-L10 and MRK-L01 decide alone; otherwise every rule of :data:`LEVEL_RULES` runs in
+    order on the same decision."""
+    signals = _target_signals(target, log)
+    hesitations = tuple(h.turn_id for h in log.hesitations if h.node_id == target.node_id)
     if not log.visited(target.node_id):
         hit = RuleHit("MRK-L10", "the candidate never reached this question: absent")
         return LevelDecision(
             Level.ABSENT, (hit,), (), (), (), (), ("not_reached",), _rationale(Level.ABSENT, [hit])
         )
     if not signals and not _misconceptions_for(target, log):
-        hit = RuleHit("MRK-L01", "no evidence was recorded for this target: absent")
-        hits.append(hit)
+        hits = [RuleHit("MRK-L01", "no evidence was recorded for this target: absent")]
         if hesitations:
             hits.append(_hesitation_hit(hesitations))
         return LevelDecision(
             Level.ABSENT, tuple(hits), (), (), (), hesitations, (), _rationale(Level.ABSENT, hits)
         )
+    deciding = _Deciding(
+        target=target,
+        log=log,
+        rules=rules,
+        content=[s for s in signals if s.kind in CONTENT_LEVEL],
+        process=[s for s in signals if s.kind in PROCESS_KINDS],
+    )
+    for rule in LEVEL_RULES:
+        rule(deciding)
+    if hesitations:
+        deciding.hits.append(_hesitation_hit(hesitations))
+    level = deciding.level if deciding.level is not None else Level.ABSENT
+    return LevelDecision(
+        level=level,
+        rules=tuple(deciding.hits),
+        signals=tuple(sorted(deciding.uses.values(), key=lambda u: (u.seq, u.signal_id))),
+        turn_ids=_order(log, deciding.turn_ids),
+        misconception_ids=tuple(deciding.misconception_ids),
+        hesitation_turn_ids=hesitations,
+        review=tuple(dict.fromkeys(deciding.review)),
+        rationale=_rationale(level, deciding.hits),
+    )
 
-    content = [s for s in signals if s.kind in CONTENT_LEVEL]
-    process = [s for s in signals if s.kind in PROCESS_KINDS]
-    uses: dict[str, SignalUse] = {}
 
-    # --- level-setting content signals (MRK-L02..L07, caps MRK-C01..C03) -----------------------
-    best: Level | None = None
-    best_signal: Signal | None = None
-    best_hits: list[RuleHit] = []
+def _content_signals(d: _Deciding) -> None:
+    """MRK-L02..L07 with the caps MRK-C01..C03, MRK-A01: the highest level any content signal
+    supports after its own caps."""
+    best: tuple[Level, Signal, list[RuleHit]] | None = None
     supports: list[tuple[Signal, Level, list[str]]] = []
-    for signal in content:
+    for signal in d.content:
         base, rule = CONTENT_LEVEL[signal.kind]
         caps: list[RuleHit]
         notes: list[str]
         if signal.kind == "misconception":
             level, caps, notes, low = base, [], [], False
         else:
-            level, caps, notes, low = _capped(signal, base, rules, log)
+            level, caps, notes, low = _capped(signal, base, d.rules, d.log)
         if low:
-            review.append(REVIEW_LOW_STT)
+            d.review.append(REVIEW_LOW_STT)
         signal_hits = [RuleHit(rule, f"{_signal_phrase(signal)} supports {base.label}"), *caps]
         supports.append((signal, level, notes))
-        if best is None or level > best:
-            best, best_signal, best_hits = level, signal, signal_hits
+        if best is None or level > best[0]:
+            best = (level, signal, signal_hits)
     for signal, level, notes in supports:
-        if signal.kind == "misconception":
-            continue
-        role = "decides" if signal is best_signal else "supports"
-        uses[signal.signal_id] = _use(signal, level, role, notes)
-        turn_ids.extend(signal.turn_ids)
-
-    if best is not None and best_signal is not None:
-        level_now = best
-        hits.extend(best_hits)
-        if len(content) > 1:
-            hits.append(
-                RuleHit(
-                    "MRK-A01",
-                    f"the highest level supported by the {len(content)} content signals is "
-                    f"{best.label}",
-                )
+        if signal.kind != "misconception":
+            d.use(signal, level, "decides" if best and signal is best[1] else "supports", notes)
+    if best is None:
+        return
+    d.level = best[0]
+    d.hits.extend(best[2])
+    if len(d.content) > 1:
+        d.hits.append(
+            RuleHit(
+                "MRK-A01",
+                f"the highest level supported by the {len(d.content)} content signals is "
+                f"{best[0].label}",
             )
+        )
+
+
+def _process_signals(d: _Deciding) -> None:
+    """MRK-L08 when no content signal set a level, else MRK-L09."""
+    if not d.process:
+        return
+    if d.level is None:
+        _only_process_signals(d)
     else:
-        level_now = None
+        for signal in d.process:
+            _process_beside_content(d, signal)
 
-    # --- process signals (MRK-L08, MRK-L09) -----------------------------------------------------
-    if process and level_now is None:
-        latest = max(process, key=lambda s: (s.last_seq, s.signal_id))
-        negatives = [s for s in process if s.kind == "process_negative"]
-        if latest.kind == "process_positive":
-            strong = _strength(latest.confidence, rules) == "strong"
-            level_now = Level.EXCELLENT if strong and not negatives else Level.SATISFACTORY
-            text = (
-                f"only process signals; the latest is {_signal_phrase(latest)}: {level_now.label}"
+
+def _only_process_signals(d: _Deciding) -> None:
+    """MRK-L08: the latest process signal decides (excellent only when strong, never
+    contradicted and uncapped)."""
+    latest = max(d.process, key=lambda s: (s.last_seq, s.signal_id))
+    if latest.kind == "process_positive":
+        negatives = [s for s in d.process if s.kind == "process_negative"]
+        strong = _strength(latest.confidence, d.rules) == "strong"
+        level = Level.EXCELLENT if strong and not negatives else Level.SATISFACTORY
+        text = f"only process signals; the latest is {_signal_phrase(latest)}: {level.label}"
+        d.hits.append(RuleHit("MRK-L08", text))
+        if level is Level.EXCELLENT:
+            level, caps, _notes, low = _capped(latest, Level.EXCELLENT, d.rules, d.log)
+            if low:
+                d.review.append(REVIEW_LOW_STT)
+            d.hits.extend(caps)
+        d.level = level
+    else:
+        d.level = Level.PARTIAL
+        d.hits.append(
+            RuleHit(
+                "MRK-L08", f"only process signals; the latest is {_signal_phrase(latest)}: partial"
             )
-            if level_now is Level.EXCELLENT:
-                capped, caps, notes, low = _capped(latest, Level.EXCELLENT, rules, log)
-                if low:
-                    review.append(REVIEW_LOW_STT)
-                level_now = capped
-                hits.append(RuleHit("MRK-L08", text))
-                hits.extend(caps)
-            else:
-                hits.append(RuleHit("MRK-L08", text))
+        )
+    for signal in d.process:
+        d.use(signal, None, "decides" if signal is latest else "context", ())
+
+
+def _process_beside_content(d: _Deciding, signal: Signal) -> None:
+    """MRK-L09: a sound process corroborates; a weak-process signal caps at satisfactory
+    unless it is weak itself (MRK-C01, for review) or answered by a later sound process."""
+    if signal.kind == "process_positive":
+        d.use(signal, None, "corroborates", ())
+        return
+    answered = any(s.kind == "process_positive" and s.last_seq > signal.last_seq for s in d.process)
+    phrase = _signal_phrase(signal)
+    if _strength(signal.confidence, d.rules) == "weak":
+        d.review.append(REVIEW_WEAK_NEGATIVE)
+        d.use(signal, None, "not_applied", ("weak confidence",))
+        d.hits.append(RuleHit("MRK-C01", f"{phrase} is too weak to lower the level (for review)"))
+    elif answered:
+        d.use(signal, None, "context", ("answered later",))
+        d.hits.append(
+            RuleHit("MRK-L09", f"{phrase} was followed by a sound reasoning process: no cap")
+        )
+    else:
+        d.use(signal, None, "caps", ())
+        if d.level is not None and d.level > Level.SATISFACTORY:
+            d.level = Level.SATISFACTORY
+            d.hits.append(RuleHit("MRK-L09", f"{phrase} caps the target at satisfactory"))
         else:
-            level_now = Level.PARTIAL
-            hits.append(
-                RuleHit(
-                    "MRK-L08",
-                    f"only process signals; the latest is {_signal_phrase(latest)}: partial",
-                )
-            )
-        for signal in process:
-            role = "decides" if signal is latest else "context"
-            uses[signal.signal_id] = _use(signal, None, role, ())
-            turn_ids.extend(signal.turn_ids)
-    elif process and level_now is not None:
-        for signal in process:
-            if signal.kind == "process_positive":
-                uses[signal.signal_id] = _use(signal, None, "corroborates", ())
-                turn_ids.extend(signal.turn_ids)
-                continue
-            answered = any(
-                s.kind == "process_positive" and s.last_seq > signal.last_seq for s in process
-            )
-            if _strength(signal.confidence, rules) == "weak":
-                review.append(REVIEW_WEAK_NEGATIVE)
-                uses[signal.signal_id] = _use(signal, None, "not_applied", ("weak confidence",))
-                hits.append(
-                    RuleHit(
-                        "MRK-C01",
-                        f"{_signal_phrase(signal)} is too weak to lower the level (for review)",
-                    )
-                )
-            elif answered:
-                uses[signal.signal_id] = _use(signal, None, "context", ("answered later",))
-                hits.append(
-                    RuleHit(
-                        "MRK-L09",
-                        f"{_signal_phrase(signal)} was followed by a sound reasoning process: "
-                        "no cap",
-                    )
-                )
-            else:
-                uses[signal.signal_id] = _use(signal, None, "caps", ())
-                if level_now > Level.SATISFACTORY:
-                    level_now = Level.SATISFACTORY
-                    hits.append(
-                        RuleHit(
-                            "MRK-L09",
-                            f"{_signal_phrase(signal)} caps the target at satisfactory",
-                        )
-                    )
-                else:
-                    hits.append(
-                        RuleHit("MRK-L09", f"{_signal_phrase(signal)} noted (no further effect)")
-                    )
-            turn_ids.extend(signal.turn_ids)
+            d.hits.append(RuleHit("MRK-L09", f"{phrase} noted (no further effect)"))
 
-    # --- misconceptions (MRK-L06 level, MRK-C04/C05 caps) ---------------------------------------
-    covering = [s for s in content if s.kind in COVERING_KINDS]
-    items: list[tuple[int, str, float, tuple[str, ...], Signal | None]] = [
+
+_Recorded = tuple[int, str, float, tuple[str, ...], Signal | None]
+"""(seq, id, confidence, turn ids, its signal or None) of one misconception."""
+
+
+def _misconceptions(d: _Deciding) -> None:
+    """MRK-L06 (only a misconception: absent), then MRK-C04/C05 for each misconception in
+    order (a signal and its ``misconception_detected`` count once)."""
+    items: list[_Recorded] = [
         (s.first_seq, s.signal_id, s.confidence, s.turn_ids, s)
-        for s in content
+        for s in d.content
         if s.kind == "misconception"
     ]
-    cited = {s.signal_id for s in content if s.kind == "misconception"}
-    for m in _misconceptions_for(target, log):
+    cited = {s.signal_id for s in d.content if s.kind == "misconception"}
+    for m in _misconceptions_for(d.target, d.log):
         if m.signal_id in cited:
-            misconception_ids.append(m.misconception_id)  # the same misconception as its signal
-            turn_ids.extend(m.turn_ids)
+            d.misconception_ids.append(m.misconception_id)  # the same one as its signal
+            d.turn_ids.extend(m.turn_ids)
         else:
             items.append((m.seq, m.misconception_id, m.confidence, m.turn_ids, None))
-    if level_now is None:
-        level_now = Level.ABSENT
-        hits.append(RuleHit("MRK-L06", "only a misconception was recorded: absent"))
-    for seq, ident, confidence, turns, found in sorted(items, key=lambda i: (i[0], i[1])):
-        turn_ids.extend(turns)
-        if found is None:
-            misconception_ids.append(ident)
-        resolved = any(s.last_seq > seq for s in covering)
-        if _strength(confidence, rules) == "weak":
-            review.append(REVIEW_WEAK_NEGATIVE)
-            if found is not None:
-                uses[ident] = _use(found, Level.ABSENT, "not_applied", ("weak confidence",))
-            hits.append(
-                RuleHit(
-                    "MRK-C01",
-                    f"misconception {ident} (confidence {confidence:.2f}) is too weak to cap the "
-                    "level (for review)",
-                )
-            )
-            continue
-        cap = Level.SATISFACTORY if resolved else Level.PARTIAL
-        rule = "MRK-C05" if resolved else "MRK-C04"
+    if d.level is None:
+        d.level = Level.ABSENT
+        d.hits.append(RuleHit("MRK-L06", "only a misconception was recorded: absent"))
+    for item in sorted(items, key=lambda i: (i[0], i[1])):
+        _misconception_cap(d, item)
+
+
+def _misconception_cap(d: _Deciding, item: _Recorded) -> None:
+    """MRK-C04 (unresolved: at most partial) or MRK-C05 (resolved later by a covering signal:
+    at most satisfactory); a weak one caps nothing (MRK-C01, for review)."""
+    seq, ident, confidence, turns, found = item
+    d.turn_ids.extend(turns)
+    if found is None:
+        d.misconception_ids.append(ident)
+    resolved = any(s.last_seq > seq for s in d.content if s.kind in COVERING_KINDS)
+    if _strength(confidence, d.rules) == "weak":
+        d.review.append(REVIEW_WEAK_NEGATIVE)
         if found is not None:
-            uses[ident] = _use(found, Level.ABSENT, "caps", ("resolved",) if resolved else ())
-        if level_now > cap:
-            level_now = cap
-            what = "later resolved" if resolved else "never resolved"
-            hits.append(RuleHit(rule, f"misconception {ident} was {what}: at most {cap.label}"))
-        elif not any(h.rule_id in {"MRK-C04", "MRK-C05"} and ident in h.text for h in hits):
-            what = "later resolved" if resolved else "unresolved"
-            hits.append(RuleHit(rule, f"misconception {ident} ({what}) noted"))
+            d.uses[ident] = _use(found, Level.ABSENT, "not_applied", ("weak confidence",))
+        d.hits.append(
+            RuleHit(
+                "MRK-C01",
+                f"misconception {ident} (confidence {confidence:.2f}) is too weak to cap the "
+                "level (for review)",
+            )
+        )
+        return
+    cap = Level.SATISFACTORY if resolved else Level.PARTIAL
+    rule = "MRK-C05" if resolved else "MRK-C04"
+    if found is not None:
+        d.uses[ident] = _use(found, Level.ABSENT, "caps", ("resolved",) if resolved else ())
+    if d.level is not None and d.level > cap:
+        d.level = cap
+        what = "later resolved" if resolved else "never resolved"
+        d.hits.append(RuleHit(rule, f"misconception {ident} was {what}: at most {cap.label}"))
+    elif not any(h.rule_id in {"MRK-C04", "MRK-C05"} and ident in h.text for h in d.hits):
+        what = "later resolved" if resolved else "unresolved"
+        d.hits.append(RuleHit(rule, f"misconception {ident} ({what}) noted"))
 
-    # self-corrections linked through their turns (context for the reader)
-    own_turns = set(turn_ids)
-    for correction in log.self_corrections:
-        if correction.node_id == target.node_id and own_turns & set(correction.turn_ids):
-            turn_ids.extend(correction.turn_ids)
-    if hesitations:
-        hits.append(_hesitation_hit(hesitations))
 
-    ordered_uses = tuple(sorted(uses.values(), key=lambda u: (u.seq, u.signal_id)))
-    return LevelDecision(
-        level=level_now,
-        rules=tuple(hits),
-        signals=ordered_uses,
-        turn_ids=_order(log, turn_ids),
-        misconception_ids=tuple(misconception_ids),
-        hesitation_turn_ids=hesitations,
-        review=tuple(dict.fromkeys(review)),
-        rationale=_rationale(level_now, hits),
-    )
+def _linked_self_corrections(d: _Deciding) -> None:
+    """Self-corrections sharing a turn with the cited evidence are cited too (context only)."""
+    own_turns = set(d.turn_ids)
+    for correction in d.log.self_corrections:
+        if correction.node_id == d.target.node_id and own_turns & set(correction.turn_ids):
+            d.turn_ids.extend(correction.turn_ids)
+
+
+LEVEL_RULES: Final[tuple[Callable[[_Deciding], None], ...]] = (
+    _content_signals,
+    _process_signals,
+    _misconceptions,
+    _linked_self_corrections,
+)
+"""The rules that shape a decision once the target has evidence, in the order they apply."""
 
 
 def _use(signal: Signal, level: Level | None, role: str, notes: Sequence[str]) -> SignalUse:

@@ -42,6 +42,13 @@ class FilterContext:
     as separate texts so that what is derived from each is computed once."""
     current_question: str = ""
     """The question being asked (used to redirect back to the topic)."""
+    neutral_continue: str = NEUTRAL_CONTINUE
+    """What is said instead of a turn a filter removed entirely, in the exam's language."""
+    protected_texts: tuple[str, ...] = ()
+    """Everything the LLM was told in confidence (role message, task messages, briefs, rubric,
+    marking criteria, learning outcomes): the ``protected_text`` filter's input."""
+    speakable_texts: tuple[str, ...] = ()
+    """Texts the examiner may say verbatim at this node (opening, scenario, closing)."""
 
     @property
     def candidate_text(self) -> str:

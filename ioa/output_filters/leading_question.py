@@ -26,6 +26,17 @@ from ioa.output_filters.text import (
 OPEN_QUESTION: Final = "What do you think?"
 _LEAD_IN: Final = re.compile(r"^(?:so|and|but|well|now)\s*,?\s+", re.IGNORECASE)
 _THAT: Final = re.compile(r"^that\s+", re.IGNORECASE)
+LEADING_FORMS: Final = re.compile(
+    r"\b(isn'?t|is not|wasn'?t) it (obvious|clear|true|evident)( that)?\b"
+    r"|\b(it'?s|it is) (obvious|clear|evident) that\b"
+    r"|\b(obviously|surely)\b(?=[^.?!]*\?)"
+    r"|\bas you (surely |certainly |probably )?know\b"
+    r"|,\s*(right|correct|isn'?t it|doesn'?t it|don'?t you agree|wouldn'?t you agree|"
+    r"agreed|yes)\s*\?\s*$",
+    re.IGNORECASE,
+)
+"""Leading forms whatever the configured phrases: "isn't it obvious that", "surely ...?",
+tag questions (", right?"). Stripped from the claim when the question is rewritten."""
 
 
 @dataclass(slots=True)
@@ -47,13 +58,20 @@ class LeadingQuestionFilter:
         self._any = PhraseSet(self.patterns)
 
     def _match(self, text: str) -> str | None:
-        return self._any.search(text)
+        found = self._any.search(text)
+        if found is None:
+            for sentence in sentences(text):
+                form = LEADING_FORMS.search(straighten(sentence))
+                if form is not None:
+                    return form.group(0).strip(" ,?")
+        return found
 
     def _rewrite(self, sentence: str) -> str:
         """The balanced form of one leading sentence."""
         claim = straighten(sentence)
         for _, pattern in self._compiled:
             claim = pattern.sub(" ", claim)
+        claim = LEADING_FORMS.sub(" ", claim)
         claim = tidy(claim).strip(" ,;:-?!.")
         claim = _LEAD_IN.sub("", claim)
         claim = _THAT.sub("", claim).strip(" ,;:-")

@@ -9,10 +9,12 @@ Every ``spokenText`` (and every text the runtime itself wants spoken) goes throu
 * every change is reported as an :class:`Interception` (original and replacement text).
 
 The content filters (persona_break, rubric_leak, topic_containment, leading_question) run in
-the configured order; the pass is repeated until none intercepts (a later filter's replacement
-is checked by the earlier ones too), at most :data:`MAX_PASSES` times. The length filter runs
-last, wherever the configuration lists it, so that its bound holds for the final text; each
-part it produces is checked again on its own (and settled again if it does not pass). A text
+the configured order, with ``protected_text`` right after rubric_leak and ``stacked_question``
+last (both always present, ``docs/spec/agent-boundary.md`` §7); the pass is repeated until
+none intercepts (a later filter's replacement is checked by the earlier ones too), at most
+:data:`MAX_PASSES` times. The length filter runs last, wherever the configuration lists it,
+so that its bound holds for the final text; each part it produces is checked again on its own
+(and settled again if it does not pass). A text
 that does not settle is replaced by a neutral continuation, or by nothing at all if even that
 is intercepted under a custom configuration.
 """
@@ -23,7 +25,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ioa.output_filters.base import (
-    NEUTRAL_CONTINUE,
     FilterContext,
     Interception,
     OutputFilter,
@@ -31,6 +32,8 @@ from ioa.output_filters.base import (
 )
 from ioa.output_filters.config import build_filters
 from ioa.output_filters.length import LengthFilter
+from ioa.output_filters.overlap import ProtectedTextFilter
+from ioa.output_filters.stacked_question import StackedQuestionFilter
 from ioa.output_filters.text import tidy
 
 MAX_PASSES: Final = 4
@@ -44,9 +47,19 @@ class OutputPipeline:
         lengths = [f for f in self.filters if isinstance(f, LengthFilter)]
         # OUT-004 is a MUST: the bound is enforced even if the configuration lacks it
         self.length: LengthFilter = lengths[0] if lengths else LengthFilter()
-        self.content: tuple[OutputFilter, ...] = tuple(
-            f for f in self.filters if not isinstance(f, LengthFilter)
-        )
+        content = [f for f in self.filters if not isinstance(f, LengthFilter)]
+        # Our chapter 04 §7: the protected-text and stacked-question filters always run, even
+        # when a compiled configuration predates them; protected text after the persona
+        # check and the rubric (the causal order: who speaks, what leaks, then how it is asked;
+        # a rubric text is named by rubric_leak, the other protected texts by this one).
+        if not any(isinstance(f, ProtectedTextFilter) for f in content):
+            names = [f.name for f in content]
+            anchor = "rubric_leak" if "rubric_leak" in names else "persona_break"
+            after = names.index(anchor) + 1 if anchor in names else 0
+            content.insert(after, ProtectedTextFilter())
+        if not any(isinstance(f, StackedQuestionFilter) for f in content):
+            content.append(StackedQuestionFilter())
+        self.content: tuple[OutputFilter, ...] = tuple(content)
         self.filters = (*self.content, self.length)
 
     @classmethod
@@ -96,7 +109,8 @@ class OutputPipeline:
         return all(stage.apply(text, context) is None for stage in self.content)
 
     def _fallback(self, context: FilterContext) -> tuple[str, ...]:
-        return (NEUTRAL_CONTINUE,) if self.is_clean(NEUTRAL_CONTINUE, context) else ()
+        fallback = context.neutral_continue
+        return (fallback,) if self.is_clean(fallback, context) else ()
 
     def run(self, text: str, context: FilterContext) -> PipelineResult:
         """Validate ``text`` for the node described by ``context``."""

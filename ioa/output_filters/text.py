@@ -14,7 +14,9 @@ from typing import Final
 
 _APOSTROPHES: Final = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
 _QUOTES: Final = str.maketrans({"\u201c": '"', "\u201d": '"'})
-_WORD: Final = re.compile(r"[a-z0-9]+(?:'[a-z0-9]+)*")
+_WORD: Final = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+"""A word: a run of letters or digits in any script (``größer``, ``también``), inner
+apostrophes kept."""
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+")
 
 

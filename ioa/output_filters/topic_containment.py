@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Final
 
-from ioa.output_filters.base import NEUTRAL_CONTINUE, FilterContext, FilterOutcome
+from ioa.output_filters.base import FilterContext, FilterOutcome
 from ioa.output_filters.text import (
     PhraseSet,
     join_sentences,
@@ -135,5 +135,5 @@ class TopicContainmentFilter:
                 else REDIRECT_PREFIX
             )
         if not replacement:
-            replacement = NEUTRAL_CONTINUE
+            replacement = context.neutral_continue
         return FilterOutcome(replacement, reason)

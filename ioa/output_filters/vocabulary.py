@@ -21,6 +21,19 @@ STOPWORDS: Final = _word_list(
     very was we were what when where which while who whom why will with would you your yours
     yourself yourselves dont doesnt didnt isnt arent wasnt werent wont wouldnt couldnt shouldnt
     cant im ive id ill youre youve youd youll its lets thats whats theres heres one two three
+    der die das den dem des ein eine einen einem einer eines und oder aber doch denn wenn als
+    wie ob dass weil auch noch schon nur sehr so zu zum zur im in am an auf aus bei mit nach
+    von vor für über unter um durch ohne gegen bis ist sind war waren sein bin bist seid hat
+    haben hatte hatten wird werden wurde wurden kann können könnte könnten muss müssen soll
+    sollen möchte möchten will wollen darf dürfen ich du er sie es wir ihr mich mir dich dir
+    ihn ihm uns euch ihnen ihr ihre ihren ihrem ihrer sein seine seinen mein meine meinen
+    dein deine unser unsere was wer wo wann warum welche welcher welches dies diese dieser
+    dieses diesem diesen hier dort da jetzt nicht kein keine keinen man es gibt eins zwei drei
+    el la los las un una unos unas y o pero porque si como que de del al a en con por para sin
+    sobre entre hasta desde es son era eran ser estar está están esta este esto estos estas
+    ese esa eso fue ha han he hemos había puede pueden podría podrían debe quiere quiero yo tú
+    usted ustedes él ella nosotros me te se le les lo nos su sus mi mis tu tus qué quién dónde
+    cuándo cómo cuál muy más menos ya aquí ahí no ni también todo todos uno dos tres
     """
 )
 """Function words: never evidence of a topic, never a rubric leak on their own."""
@@ -42,6 +55,25 @@ PROCEDURAL_WORDS: Final = _word_list(
     choose chose chosen pick picked compute find found get got put call called come back
     stay current present presented problem problems follow following hello welcome whenever
     whether ask asked asking add adding correct correcting last final end ending finished
+    frage fragen antwort antworten antwortet erklären erklärung beschreiben denken meinen
+    bedeutet bedeutung beispiel bitte bitten fortfahren fahren fort zeit nehmen nehmen
+    wiederholen wiederholung weiter weitermachen machen sagen gesagt bereit danke vielen dank
+    moment pause prüfung prüfungsaufsicht aufsicht informiert unterbrochen warten einen kurz
+    kurze kurzen innehalten halten inne eile überhaupt willkommen zurück problem technisches
+    technische störung geduld selbstverständlich langsamer spreche sprechen hören deutlich
+    hinweis wort worten eigenen formulieren anders leider möglich bleiben beenden bisherigen
+    erhalten bleiben ja nein notiert ende gelegenheit frühere ergänzen korrigieren entschuldigung
+    verstanden einmal letzten punkt beendet scheint geben gab brauchen sie kommt alle alles
+    haben bescheid weiterzumachen jetzt genug fortzufahren frage
+    pregunta preguntas respuesta respuestas responder responda explicar describir pensar
+    significa significado ejemplo favor continuar continúe continuemos sigamos seguir adelante
+    tiempo tómese tomar repetir repita repetirlo reformule pausa hacemos hagamos gracias
+    momento examen supervisor avisado avisarme avíseme espere esperar pausado bienvenido
+    retomamos problema técnico paciencia ruego parece tenemos hemos tenido hablaré despacio
+    oye oír bien ahora palabra palabras propias necesite disponible siento posible conservarán
+    desea terminar terminado anotado final oportunidad completar corregir anteriores entendido
+    podría último punto disculpe detengámonos unirá prisa ninguna breve todo cuando quiera
+    lo hasta sí
     """
 )
 """Words an examiner uses whatever the topic: they neither prove nor disprove topic drift."""

@@ -31,6 +31,7 @@ from ioa.runtime.effects import (
 from ioa.runtime.ids import Rng, SeededRng
 from ioa.runtime.inputs import (
     BotReady,
+    CandidateActivity,
     CandidateInterrupted,
     CandidateReady,
     Command,
@@ -42,16 +43,19 @@ from ioa.runtime.inputs import (
     RuntimeInput,
     Tick,
     TranscriptSegment,
+    TurnFault,
     UtteranceFinished,
     UtteranceStarted,
 )
 from ioa.runtime.plan import ExamPlan, NodePlan
 from ioa.runtime.replay import controller_from_events, rebuild_state
 from ioa.runtime.state import RuntimeState
+from ioa.runtime.timing import Timing
 
 __all__ = [
     "AdjustSpeech",
     "BotReady",
+    "CandidateActivity",
     "CandidateInterrupted",
     "CandidateReady",
     "Clock",
@@ -81,7 +85,9 @@ __all__ = [
     "Speak",
     "SystemClock",
     "Tick",
+    "Timing",
     "TranscriptSegment",
+    "TurnFault",
     "UtteranceFinished",
     "UtteranceStarted",
     "controller_from_events",

@@ -16,14 +16,21 @@ Two jobs, both deterministic regular expressions over the normalised text:
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Final
 
+from ioa.languages import DEFAULT_LANGUAGE, exam_language
 from ioa.output_filters.text import normalise, words
 from ioa.schema import CandidateCommandType as C
 
 MAX_COMMAND_WORDS: Final = 12
 
-_COMMAND_RULES: Final[tuple[tuple[C, tuple[str, ...]], ...]] = (
+CommandRules = tuple[tuple[C, tuple[str, ...]], ...]
+"""Per command, in priority order, the regular expressions (over :func:`command_text`) that
+read a short utterance as that command."""
+
+_ENGLISH_COMMANDS: Final[CommandRules] = (
     (
         C.EMERGENCY_STOP,
         (
@@ -112,14 +119,219 @@ _COMMAND_RULES: Final[tuple[tuple[C, tuple[str, ...]], ...]] = (
     (C.HELP, (r"^(help|i need help)( please)?$", r"\bhow does this (exam|examination) work\b")),
 )
 
-_COMMAND_PATTERNS: Final[tuple[tuple[C, re.Pattern[str]], ...]] = tuple(
-    (command, re.compile("|".join(f"(?:{p})" for p in patterns)))
-    for command, patterns in _COMMAND_RULES
+_GERMAN_COMMANDS: Final[CommandRules] = (
+    (
+        C.EMERGENCY_STOP,
+        (
+            r"\b(das ist ein|es ist ein|ich habe einen|medizinischer) notfall\b",
+            r"\bich brauche (sofort|jetzt) (medizinische |ärztliche )?hilfe\b",
+            r"\b(rufen sie|ruf) (einen|den) (arzt|notarzt|krankenwagen)\b",
+            r"^notfall$",
+        ),
+    ),
+    (
+        C.FINISH,
+        (
+            r"\bich (möchte|will|würde gerne) (die|diese) prüfung (jetzt )?(beenden|abbrechen)\b",
+            r"^(bitte )?(die |diese )?prüfung (jetzt )?beenden(,? bitte)?$",
+        ),
+    ),
+    (
+        C.RESUME,
+        (
+            r"^(ok(ay)?,? )?(ich bin|bin) (bereit|wieder da|zurück)( weiterzumachen| jetzt)?$",
+            r"\b(lassen sie uns|wir können) (weitermachen|fortfahren)\b",
+            r"^(weitermachen|fortfahren)(,? bitte)?$",
+        ),
+    ),
+    (
+        C.PAUSE,
+        (
+            r"\b(können|könnten|dürfen) (wir|ich) (bitte )?(eine )?(kurze |kleine )?pause "
+            r"(machen|haben)\b",
+            r"\bich brauche (eine )?(kurze |kleine )?pause\b",
+            r"^(bitte )?(eine )?pause(,? bitte)?$",
+        ),
+    ),
+    (
+        C.REPEAT,
+        (
+            r"\b(können|könnten|würden) sie (mir )?(bitte )?(die frage|das|es|sie)? ?(bitte )?"
+            r"(noch ?(ein)?mal )?wiederholen\b",
+            r"^(bitte )?(die frage )?(noch ?(ein)?mal )?wiederholen(,? bitte)?$",
+            r"^(wie bitte|noch ?(ein)?mal,? bitte|bitte noch ?(ein)?mal)$",
+            r"\bich habe (das|die frage|sie) (akustisch )?nicht (gehört|verstanden)\b",
+        ),
+    ),
+    (
+        C.REQUEST_REPHRASE,
+        (
+            r"\b(können|könnten|würden) sie (die frage|das|es)? ?(bitte )?(anders|mit anderen "
+            r"worten) (formulieren|sagen|ausdrücken|fragen)\b",
+            r"\bumformulieren\b",
+            r"^(bitte )?anders formulieren(,? bitte)?$",
+        ),
+    ),
+    (
+        C.CLARIFICATION,
+        (
+            r"^was meinen sie( damit)?\b",
+            r"\b(können|könnten) sie (das )?(bitte )?(genauer )?(erklären|erläutern|präzisieren)\b",
+            r"^was (bedeutet|heißt) .{1,40}$",
+            r"\bich verstehe die frage nicht\b",
+        ),
+    ),
+    (
+        C.SLOW_DOWN,
+        (
+            r"\b(sprechen|reden) sie (bitte )?(etwas |ein bisschen )?langsamer\b",
+            r"^(bitte )?(etwas )?langsamer(,? bitte)?$",
+            r"\bsie sprechen (zu|sehr) schnell\b",
+        ),
+    ),
+    (
+        C.SKIP,
+        (
+            r"\b(diese|die) frage überspringen\b",
+            r"\bkönnen wir (das |die frage |diese frage )?überspringen\b",
+            r"^(nächste frage)(,? bitte)?$",
+        ),
+    ),
+    (
+        C.THINKING_ALOUD,
+        (
+            r"^(lassen sie mich (kurz )?(nach)?denken|ich denke (kurz )?nach"
+            r"|ich überlege( kurz)?|moment,? ich überlege)$",
+        ),
+    ),
+    (
+        C.HELP,
+        (r"^(hilfe|ich brauche hilfe)(,? bitte)?$", r"\bwie funktioniert (diese|die) prüfung\b"),
+    ),
 )
-_ANY_COMMAND: Final = re.compile(
-    "|".join(f"(?:{p})" for _, patterns in _COMMAND_RULES for p in patterns)
+
+_SPANISH_COMMANDS: Final[CommandRules] = (
+    (
+        C.EMERGENCY_STOP,
+        (
+            r"\b(es una|tengo una|hay una) emergencia( médica)?\b",
+            r"\bnecesito ayuda (médica )?(ya|ahora)( mismo)?\b",
+            r"\bllame(n)? (a )?(un médico|una ambulancia)\b",
+            r"^emergencia$",
+        ),
+    ),
+    (
+        C.FINISH,
+        (
+            r"\b(quiero|quisiera|deseo) (terminar|acabar|finalizar|dejar) (el|este) examen\b",
+            r"^(por favor,? )?(terminar|finalizar|termine) (el|este) examen( ahora)?"
+            r"(,? por favor)?$",
+        ),
+    ),
+    (
+        C.RESUME,
+        (
+            r"^(vale,? |ok(ay)?,? )?(ya )?(estoy) (listo|lista|preparado|preparada|de vuelta)"
+            r"( para continuar| para seguir)?$",
+            r"\b(podemos|vamos a) (continuar|seguir)\b",
+            r"^(continuemos|sigamos)(,? por favor)?$",
+        ),
+    ),
+    (
+        C.PAUSE,
+        (
+            r"\b(podemos|podríamos|puedo) (hacer|tomar) (una )?(pequeña |breve )?pausa\b",
+            r"\bnecesito (una )?(pequeña |breve )?pausa\b",
+            r"^(una )?pausa(,? por favor)?$",
+        ),
+    ),
+    (
+        C.REPEAT,
+        (
+            r"\b(puede|podría|le importaría) (usted )?(repetir|repetirla|repetirlo|repetirme)\b",
+            r"^(por favor,? )?repita( la pregunta| eso)?(,? por favor)?$",
+            r"\bno (le |lo |la )?(he )?(oído|escuchado)\b",
+            r"^(perdón|cómo dice|cómo)$",
+        ),
+    ),
+    (
+        C.REQUEST_REPHRASE,
+        (
+            r"\b(puede|podría) (usted )?(reformular|reformularla|reformularlo|decirlo de otra "
+            r"(manera|forma)|preguntarlo de otra (manera|forma))\b",
+            r"^(por favor,? )?reformule( la pregunta)?(,? por favor)?$",
+        ),
+    ),
+    (
+        C.CLARIFICATION,
+        (
+            r"^qué quiere decir\b",
+            r"^a qué se refiere\b",
+            r"\b(puede|podría) (usted )?(aclarar|aclararlo|aclarármelo|precisar)\b",
+            r"^qué significa .{1,40}$",
+            r"\bno entiendo la pregunta\b",
+        ),
+    ),
+    (
+        C.SLOW_DOWN,
+        (
+            r"\b(hable|puede hablar|podría hablar) (usted )?(un poco )?más despacio\b",
+            r"^(un poco )?más despacio(,? por favor)?$",
+            r"\bhabla (demasiado|muy) rápido\b",
+        ),
+    ),
+    (
+        C.SKIP,
+        (
+            r"\b(saltar|saltarnos|pasar) (esta|la) pregunta\b",
+            r"\bpodemos (saltar|saltarnos|pasar)\b",
+            r"^(siguiente pregunta|pasemos a la siguiente)(,? por favor)?$",
+        ),
+    ),
+    (
+        C.THINKING_ALOUD,
+        (r"^(déjeme pensar|déjame pensar|estoy pensando)( un momento| un poco)?$",),
+    ),
+    (
+        C.HELP,
+        (r"^(ayuda|necesito ayuda)(,? por favor)?$", r"\bcómo funciona (este|el) examen\b"),
+    ),
 )
-"""All command patterns at once: one search rules most answers out before the ordered scan."""
+
+
+@dataclass(frozen=True, slots=True)
+class CommandVocabulary:
+    """One language's command patterns, compiled."""
+
+    language: str
+    patterns: tuple[tuple[C, re.Pattern[str]], ...]
+    """In priority order: the first command whose pattern matches wins."""
+    any_command: re.Pattern[str]
+    """All command patterns at once: one search rules most answers out before the ordered
+    scan."""
+
+    @classmethod
+    def compile(cls, language: str, rules: CommandRules) -> CommandVocabulary:
+        return cls(
+            language=language,
+            patterns=tuple(
+                (command, re.compile("|".join(f"(?:{p})" for p in patterns)))
+                for command, patterns in rules
+            ),
+            any_command=re.compile("|".join(f"(?:{p})" for _, ps in rules for p in ps)),
+        )
+
+
+VOCABULARIES: Final = MappingProxyType(
+    {
+        "en": CommandVocabulary.compile("en", _ENGLISH_COMMANDS),
+        "de": CommandVocabulary.compile("de", _GERMAN_COMMANDS),
+        "es": CommandVocabulary.compile("es", _SPANISH_COMMANDS),
+    }
+)
+"""The command vocabulary per supported language (:data:`ioa.languages.SUPPORTED_LANGUAGES`):
+a German exam reads "Können Sie die Frage wiederholen?", a Spanish one "¿Puede repetir la
+pregunta?". Only the exam's language is read (a word of another language is an answer)."""
 
 _INJECTION_PATTERNS: Final[tuple[re.Pattern[str], ...]] = tuple(
     re.compile(pattern)
@@ -141,18 +353,123 @@ _INJECTION_PATTERNS: Final[tuple[re.Pattern[str], ...]] = tuple(
         r"\b(jailbreak|dan mode)\b",
         r"</?(system|assistant|instructions?)>",
         r"^(system|assistant)\s*:",
+        # German
+        r"\b(ignoriere|ignorieren sie|vergiss|vergessen sie|missachte) (alle |deine |ihre |die "
+        r"|bisherigen |vorherigen |obigen )*(anweisungen|regeln|instruktionen|vorgaben)\b",
+        r"\b(gib|geben sie) mir (die )?(volle|maximale|höchste|beste) (punktzahl|punkte|note"
+        r"|bewertung)\b",
+        r"\b(zeig|zeigen sie|verrate|verraten sie|nenne|nennen sie) (mir )?(das |den |die )?"
+        r"(bewertungsschema|bewertungskriterien|musterlösung|erwartungshorizont)\b",
+        # Spanish
+        r"\b(ignora|ignore|olvida|olvide) (todas |las |tus |sus |anteriores |previas )*"
+        r"(instrucciones|reglas|normas)\b",
+        r"\b(dame|deme|póngame|ponme) (la )?(nota máxima|máxima nota|máxima puntuación"
+        r"|puntuación máxima|mejor nota)\b",
+        r"\b(muéstrame|muéstreme|dime|dígame) (la |el )?(rúbrica|solución modelo"
+        r"|criterios de evaluación)\b",
     )
 )
 
 
-def detect_command(text: str) -> C | None:
-    """The command a short candidate utterance clearly is, or None."""
+@dataclass(frozen=True, slots=True)
+class ConsentVocabulary:
+    """One language's words for no and yes (read over :func:`command_text`), used by
+    :mod:`ioa.runtime.agent_boundary`: a "no" always wins."""
+
+    no_opening: re.Pattern[str]
+    """An opening "no" (not "no idea")."""
+    negated_wish: re.Pattern[str]
+    """A negated wish: "I do not want to finish", "I'm not ready"."""
+    keep_going: re.Pattern[str]
+    """Wanting to go on: "I want to continue"."""
+    yes: re.Pattern[str]
+    """An opening "yes"."""
+
+
+CONSENT_VOCABULARIES: Final = MappingProxyType(
+    {
+        "en": ConsentVocabulary(
+            no_opening=re.compile(
+                r"^(no|nope|nah|not (yet|now|really)|no,? thanks?( you)?|no way|absolutely not|"
+                r"definitely not|of course not|cancel)\b(?!\s+(idea|clue)\b)"
+            ),
+            negated_wish=re.compile(
+                r"\b(do not|don'?t|dont|does not|doesn'?t|did not|didn'?t|never|not|no longer"
+                r"|won'?t|can'?t|cannot|shouldn'?t|wouldn'?t|rather not|i'?m not)\b(\s+\w+){0,3}?"
+                r"\s+(want|wish|like|mean|meant|intend|ready|done|finished|finish|end|stop|quit"
+                r"|skip|pause|leave|switch|change|move on|going to)\b"
+            ),
+            keep_going=re.compile(
+                r"\b(i want to|i'?d like to|i wish to|let me|i'?ll|i will|please)\s+(continue"
+                r"|carry on|keep going|go on|stay)\b|\b(keep going|carry on)\b"
+            ),
+            yes=re.compile(
+                r"^(yes|yeah|yep|yup|sure|ok(ay)?|correct|confirm(ed)?|i confirm|i'?m sure"
+                r"|i am sure|please do|go ahead|that'?s right|right)\b"
+            ),
+        ),
+        "de": ConsentVocabulary(
+            no_opening=re.compile(
+                r"^(nein|nee|nö|noch nicht|jetzt nicht|lieber nicht|auf keinen fall|"
+                r"keinesfalls|bloß nicht|abbrechen)\b(?!\s+(ahnung)\b)"
+            ),
+            negated_wish=re.compile(
+                r"\b(ich (möchte|will|würde)( es| das| die prüfung)? (nicht|noch nicht|lieber "
+                r"nicht)|ich bin (noch )?nicht (bereit|fertig)|nicht (beenden|aufhören|"
+                r"überspringen|pausieren|abbrechen|wechseln))\b"
+            ),
+            keep_going=re.compile(
+                r"\b(ich (möchte|will) (gerne |lieber )?(weitermachen|fortfahren|weiter)|"
+                r"lassen sie mich (weitermachen|fortfahren)|bitte weiter(machen)?)\b"
+            ),
+            yes=re.compile(
+                r"^(ja|jawohl|jep|genau|sicher|ok(ay)?|richtig|bestätigt|ich bestätige|ich bin "
+                r"sicher|bitte beenden|einverstanden|gerne)\b"
+            ),
+        ),
+        "es": ConsentVocabulary(
+            no_opening=re.compile(
+                r"^(no|todavía no|aún no|ahora no|de ninguna manera|para nada|mejor no|claro "
+                r"que no|cancelar)\b(?!\s+(tengo ni idea|sé)\b)"
+            ),
+            negated_wish=re.compile(
+                r"\b(no (quiero|deseo|quisiera|estoy listo|estoy lista|he terminado)|no "
+                r"(terminar|parar|saltar|pausar))\b"
+            ),
+            keep_going=re.compile(
+                r"\b((quiero|prefiero|quisiera|deseo) (continuar|seguir)|sigamos|continuemos)\b"
+            ),
+            yes=re.compile(
+                r"^(sí|si|claro|vale|de acuerdo|ok(ay)?|correcto|confirmo|estoy seguro|estoy "
+                r"segura|adelante|por supuesto)\b"
+            ),
+        ),
+    }
+)
+"""The yes/no vocabulary per supported language."""
+
+
+def consent_vocabulary(language: str = DEFAULT_LANGUAGE) -> ConsentVocabulary:
+    """The yes/no words of the exam's ``language``."""
+    return CONSENT_VOCABULARIES[exam_language(language)]
+
+
+def command_text(text: str) -> str:
+    """``text`` as the command patterns read it: normalised, without the opening ``¿``/``¡``
+    and closing punctuation."""
+    return normalise(text).lstrip("¿¡ ").rstrip("?!. ")
+
+
+def detect_command(text: str, language: str = DEFAULT_LANGUAGE) -> C | None:
+    """The command a short candidate utterance in the exam's ``language`` clearly is, or
+    None."""
     if not text.strip() or len(words(text)) > MAX_COMMAND_WORDS:
         return None
-    normalised = normalise(text).rstrip("?!. ")
-    if not _ANY_COMMAND.search(normalised):
+    vocabulary = VOCABULARIES[exam_language(language)]
+    normalised = command_text(text)
+    if not vocabulary.any_command.search(normalised):
         return None
-    for command, pattern in _COMMAND_PATTERNS:
+    for command, pattern in vocabulary.patterns:
         if pattern.search(normalised):
             return command
     return None

@@ -9,7 +9,7 @@ with no event).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
 
@@ -18,8 +18,8 @@ from ioa.events import payloads as p
 from ioa.runtime import recovery, texts
 from ioa.runtime.commands import PAUSED_COMMANDS, gate
 from ioa.runtime.effects import AdjustSpeech, InjectContext, PromptLlm
-from ioa.runtime.moves import resolve_recovery, stop_exam, take_edge
-from ioa.runtime.step import Step, guardrail_payload
+from ioa.runtime.moves import activate_admin, resolve_recovery, stop_exam, take_edge
+from ioa.runtime.step import Flow, Step, guardrail_payload
 from ioa.runtime.transitions import TurnFacts, first_match, forced_exit
 from ioa.schema import CandidateCommandType, EndType, OnViolation, RecoveryScenario
 
@@ -27,6 +27,11 @@ C = CandidateCommandType
 Origin = Literal["envelope", "llm", "classifier"]
 
 LIVE_STATES: Final = frozenset({ExamState.IN_PROGRESS, ExamState.PAUSED})
+PROCTOR_HELD_PAUSES: Final = frozenset({"proctor_pause"})
+"""Pauses only a proctor lifts (spec-notes §3): the candidate's ``resume`` is refused and they
+are told why they wait. A lost connection's pause is lifted by the candidate's return, a
+technical one when the fault clears (:mod:`ioa.runtime.absence`, :mod:`ioa.runtime.lifecycle`)."""
+SYSTEM_HELD_PAUSES: Final = frozenset({"candidate_disconnected", "technical_fault"})
 
 
 MAX_DETAIL_TEXT: Final = 2000
@@ -120,9 +125,9 @@ def refuse(
         return
     if on_violation is OnViolation.REDIRECT_TO_QUESTION:
         question = step.state.node.last_question if step.state.node else None
-        step.say(f"{texts.REDIRECT} {question or ''}".strip(), "prompt")
+        step.say(f"{step.plan.texts.redirect} {question or ''}".strip(), "prompt")
     else:
-        step.say(texts.REFUSE_POLITELY if reason else texts.NOT_NOW, "prompt")
+        step.say(step.plan.texts.refuse_politely if reason else step.plan.texts.not_now, "prompt")
 
 
 def _repeat_question(step: Step) -> None:
@@ -152,8 +157,10 @@ def resume(step: Step, reason: str) -> None:
     for episode in list(step.state.episodes.values()):
         if episode.kind != "network_issue":
             resolve_recovery(step, episode.recovery_id, "candidate_resumed")
-    step.say(texts.RESUMED, "prompt")
+    step.say(step.plan.texts.resumed, "prompt")
     _repeat_question(step)
+    # An immediate instruction the proctor sent during the pause is spoken now.
+    activate_admin(step)
 
 
 def finish_now(
@@ -233,7 +240,7 @@ def skip(step: Step, command_id: str, spelled: str, origin: Origin) -> None:
         edge,
         decision="candidate_skip",
         exit_reason="candidate_skip",
-        bridge=texts.BRIDGE,
+        bridge=step.plan.texts.bridge,
     )
 
 
@@ -298,68 +305,148 @@ def dispatch(
 ) -> None:
     """Decide on one candidate command and carry it out. ``turn_id`` is the candidate turn a
     detected (LLM or classifier) command came from: it becomes the events' correlation id, and
-    a turn's command is never dispatched twice."""
-    state = step.state
+    a turn's command is never dispatched twice.
+
+    The gates of :data:`COMMAND_GATES` run in order; the first that stops answers the command,
+    else it is accepted and carried out."""
     payload = payload or {}
     reply = _Reply(step, command_id, command, spelled, origin, turn_id, command_details(payload))
-    if command_id in state.commands_seen:
-        step.result.update({"status": "duplicate", "commandId": command_id})
-        return
-    if state.completed:
-        step.result.update({"status": "ignored", "reason": "the exam is over"})
-        return
-    if command is C.EMERGENCY_STOP:
-        reply.accept()
-        emergency_stop(step, command_id)
-        return
-    if state.exam_state not in LIVE_STATES or state.node is None:
-        if command is C.FINISH and payload.get("requestedBy") == "proctor":
-            reply.accept()
-            finish_now(
-                step,
-                requested_by_proctor=True,
-                reason=payload.get("reason"),
-                command_id=command_id,
-            )
+    for gate_of in COMMAND_GATES:
+        if gate_of(reply, payload) is Flow.STOP:
             return
-        reply.refuse("the examination has not started", speak=False)
-        return
-    if state.exam_state is ExamState.PAUSED and command not in PAUSED_COMMANDS:
-        reply.refuse("the examination is paused", speak=False)
-        return
-    node = state.node
-    verdict = gate(command, step.plan.node(node.node_id).commands)
-    if not verdict.allowed:
-        reply.refuse(verdict.reason or "not allowed", verdict.on_violation)
-        return
-    if command is C.RESUME and state.exam_state is not ExamState.PAUSED:
-        reply.refuse("the examination is not paused", speak=False)
-        return
-    if command is C.PAUSE and state.exam_state is ExamState.PAUSED:
-        reply.refuse("the examination is already paused", speak=False)
-        return
-    if command is C.REVISE_EARLIER_ANSWER:
-        target = payload.get("targetNodeId")
-        visited = [n for n in state.nodes_visited if n != node.node_id]
-        if target is None and visited:
-            target = visited[-1]
-        reply = replace(reply, details=command_details(payload, targetNodeId=target))
-        if target != node.node_id and target not in visited:
-            reply.refuse("that part has not been visited yet")
-            return
-        reply.accept()
-        step.say(texts.REVISE_NOW if target == node.node_id else texts.REVISE_LATER, "prompt")
-        return
-    if command is C.FINISH and origin != "envelope":
-        if node.finish_pending is not None:
-            reply.accept(command_id=f"{node.finish_pending}-confirm", spelled="finish_confirmation")
-            finish_now(step, requested_by_proctor=False)
-            return
-        reply.accept(spelled="finish")
-        step.say(texts.FINISH_CONFIRM, "prompt")
-        return
     reply.accept()
     _carry_out(step, command, payload, origin, command_id, spelled)
+
+
+def _once(reply: _Reply, payload: Mapping[str, Any]) -> Flow:
+    """A command id already seen is a duplicate; nothing is done after the end."""
+    step = reply.step
+    if reply.command_id in step.state.commands_seen:
+        step.result.update({"status": "duplicate", "commandId": reply.command_id})
+        return Flow.STOP
+    if step.state.completed:
+        step.result.update({"status": "ignored", "reason": "the exam is over"})
+        return Flow.STOP
+    return Flow.CONTINUE
+
+
+def _emergency_first(reply: _Reply, payload: Mapping[str, Any]) -> Flow:
+    """An emergency stop is always accepted and carried out."""
+    if reply.command is not C.EMERGENCY_STOP:
+        return Flow.CONTINUE
+    reply.accept()
+    emergency_stop(reply.step, reply.command_id)
+    return Flow.STOP
+
+
+def _exam_running(reply: _Reply, payload: Mapping[str, Any]) -> Flow:
+    """Before the start (or with no node) only a proctor's finish is carried out."""
+    state = reply.step.state
+    if state.exam_state in LIVE_STATES and state.node is not None:
+        return Flow.CONTINUE
+    if reply.command is C.FINISH and payload.get("requestedBy") == "proctor":
+        reply.accept()
+        finish_now(
+            reply.step,
+            requested_by_proctor=True,
+            reason=payload.get("reason"),
+            command_id=reply.command_id,
+        )
+        return Flow.STOP
+    reply.refuse("the examination has not started", speak=False)
+    return Flow.STOP
+
+
+def _paused_commands(reply: _Reply, payload: Mapping[str, Any]) -> Flow:
+    """While paused only the paused commands count, and a pause held by the proctor or the
+    system is not resumed by the candidate (they are told to wait)."""
+    step = reply.step
+    if step.state.exam_state is not ExamState.PAUSED:
+        return Flow.CONTINUE
+    if reply.command not in PAUSED_COMMANDS:
+        reply.refuse("the examination is paused", speak=False)
+        return Flow.STOP
+    held = step.state.pause_reason
+    if reply.command is not C.RESUME or (
+        held not in PROCTOR_HELD_PAUSES and held not in SYSTEM_HELD_PAUSES
+    ):
+        return Flow.CONTINUE
+    proctor = held in PROCTOR_HELD_PAUSES
+    reply.refuse(
+        "only the proctor can resume this pause"
+        if proctor
+        else "the examination resumes by itself once the problem is solved",
+        speak=False,
+    )
+    lines = step.plan.texts
+    step.say(lines.wait_for_proctor if proctor else lines.wait_for_system, "prompt")
+    return Flow.STOP
+
+
+def _node_policy(reply: _Reply, payload: Mapping[str, Any]) -> Flow:
+    """The node's command policy allows it; pause and resume fit the exam's state."""
+    state = reply.step.state
+    node = state.node
+    assert node is not None  # _exam_running
+    verdict = gate(reply.command, reply.step.plan.node(node.node_id).commands)
+    if not verdict.allowed:
+        reply.refuse(verdict.reason or "not allowed", verdict.on_violation)
+        return Flow.STOP
+    if reply.command is C.RESUME and state.exam_state is not ExamState.PAUSED:
+        reply.refuse("the examination is not paused", speak=False)
+        return Flow.STOP
+    if reply.command is C.PAUSE and state.exam_state is ExamState.PAUSED:
+        reply.refuse("the examination is already paused", speak=False)
+        return Flow.STOP
+    return Flow.CONTINUE
+
+
+def _revise_earlier_answer(reply: _Reply, payload: Mapping[str, Any]) -> Flow:
+    """Revising an answer: the part (default: the previous one) must have been visited."""
+    step, node = reply.step, reply.step.state.node
+    if reply.command is not C.REVISE_EARLIER_ANSWER or node is None:
+        return Flow.CONTINUE
+    target = payload.get("targetNodeId")
+    visited = [n for n in step.state.nodes_visited if n != node.node_id]
+    if target is None and visited:
+        target = visited[-1]
+    reply = replace(reply, details=command_details(payload, targetNodeId=target))
+    if target != node.node_id and target not in visited:
+        reply.refuse("that part has not been visited yet")
+        return Flow.STOP
+    reply.accept()
+    step.say(
+        step.plan.texts.revise_now if target == node.node_id else step.plan.texts.revise_later,
+        "prompt",
+    )
+    return Flow.STOP
+
+
+def _finish_confirmed(reply: _Reply, payload: Mapping[str, Any]) -> Flow:
+    """The candidate's finish needs a confirmation: asked for first, carried out once given
+    (a finish in an envelope is carried out as any command)."""
+    step, node = reply.step, reply.step.state.node
+    if reply.command is not C.FINISH or reply.origin == "envelope" or node is None:
+        return Flow.CONTINUE
+    if node.finish_pending is not None:
+        reply.accept(command_id=f"{node.finish_pending}-confirm", spelled="finish_confirmation")
+        finish_now(step, requested_by_proctor=False)
+        return Flow.STOP
+    reply.accept(spelled="finish")
+    step.say(step.plan.texts.finish_confirm, "prompt")
+    return Flow.STOP
+
+
+COMMAND_GATES: Final[tuple[Callable[[_Reply, Mapping[str, Any]], Flow], ...]] = (
+    _once,
+    _emergency_first,
+    _exam_running,
+    _paused_commands,
+    _node_policy,
+    _revise_earlier_answer,
+    _finish_confirmed,
+)
+"""What a command passes before it is carried out, in order; each gate may answer it."""
 
 
 def _carry_out(
@@ -380,17 +467,17 @@ def _carry_out(
         step.effect(PromptLlm(texts.REPHRASE_INSTRUCTION))
     elif command is C.SLOW_DOWN:
         step.effect(AdjustSpeech("rate", "slower"))
-        step.say(texts.SLOWER, "prompt")
+        step.say(step.plan.texts.slower, "prompt")
     elif command in (C.VOLUME_UP, C.VOLUME_DOWN):
         step.effect(AdjustSpeech("volume", "up" if command is C.VOLUME_UP else "down"))
     elif command is C.LANGUAGE_SWITCH:
         step.effect(InjectContext(texts.LANGUAGE_INSTRUCTION))
     elif command is C.PAUSE:
-        pause(step, "candidate_pause", texts.PAUSED)
+        pause(step, "candidate_pause", step.plan.texts.paused)
     elif command is C.RESUME:
         resume(step, "candidate_resume")
     elif command is C.HELP:
-        step.say(texts.HELP, "prompt")
+        step.say(step.plan.texts.help, "prompt")
     elif command is C.SKIP:
         skip(step, command_id, spelled, origin)
     elif command is C.FINISH:
@@ -401,7 +488,7 @@ def _carry_out(
             command_id=command_id,
         )
     elif command is C.RAISE_HAND:
-        step.say(texts.HAND_RAISED, "prompt")
+        step.say(step.plan.texts.hand_raised, "prompt")
     elif command is C.CHALLENGE_PREMISE:
         text = str(payload.get("text") or "")
         step.effect(PromptLlm(texts.CHALLENGE_INSTRUCTION.format(text=text)))
@@ -412,5 +499,5 @@ def _carry_out(
             f"the candidate reported an audio issue ({payload.get('issueType', 'unspecified')})",
         )
         if isinstance(outcome, recovery.Attempt):
-            step.say(texts.AUDIO_CHECK, "recovery")
+            step.say(step.plan.texts.audio_check, "recovery")
     # thinking_aloud, signal_confidence: the acknowledgement records them; nothing to say

@@ -24,6 +24,7 @@ from ioa.compiler import CompiledFlow
 from ioa.errors import ControllerSetupError, InvalidInputError
 from ioa.events import EventEnvelope
 from ioa.events import payloads as p
+from ioa.runtime import absence, activity
 from ioa.runtime import inputs as i
 from ioa.runtime.clock import Clock
 from ioa.runtime.command_handlers import dispatch
@@ -47,7 +48,9 @@ from ioa.runtime.pacing import fire_due_timers, next_deadline
 from ioa.runtime.plan import ExamPlan
 from ioa.runtime.state import RuntimeState
 from ioa.runtime.step import Outbox, PendingUtterance, Step
+from ioa.runtime.timing import Timing
 from ioa.runtime.transcripts import handle_transcript
+from ioa.runtime.turn_faults import turn_fault
 from ioa.schema import AssessmentPackage
 
 logger = logging.getLogger(__name__)
@@ -78,12 +81,14 @@ class RuntimeController:
         clock: Clock,
         rng: Rng | None = None,
         flow: CompiledFlow | None = None,
+        timing: Timing | None = None,
     ) -> None:
         if not session_id or len(session_id) > 200:
             raise ControllerSetupError("session_id must be 1-200 characters")
         self.plan = package if isinstance(package, ExamPlan) else ExamPlan(package, flow)
         self.clock = clock
         self.rng: Rng = rng if rng is not None else SeededRng(session_id)
+        self.timing = timing if timing is not None else Timing()
         self.state = RuntimeState(session_id=session_id)
         self.outbox = Outbox()
         self.log: list[EventEnvelope] = []
@@ -101,18 +106,20 @@ class RuntimeController:
 
     def next_deadline_ms(self) -> int | None:
         """When the host should send the next :class:`~ioa.runtime.inputs.Tick` (epoch ms)."""
-        step = Step(self.plan, self.state, self.rng, self.outbox, self._now())
+        step = self._step()
         return next_deadline(step)
 
     # --- the one entry point --------------------------------------------------------------------
 
     def handle(self, item: i.RuntimeInput) -> Decision:
         """Process one input (module docstring)."""
-        step = Step(self.plan, self.state, self.rng, self.outbox, self._now())
+        step = self._step()
         applied = self.state.events_applied
         outbox = (dict(self.outbox.pending), self.outbox.serial)
         try:
             if not isinstance(item, i.BotReady):
+                absence.reconcile(step)
+            if not isinstance(item, i.BotReady) and not _bot_restart(item):
                 fire_due_timers(step)
             self._route(step, item)
         except InvalidInputError:
@@ -124,6 +131,9 @@ class RuntimeController:
             return self._failure(item, exc)
         self.log.extend(step.events)
         return Decision(tuple(step.events), tuple(step.effects), dict(step.result))
+
+    def _step(self) -> Step:
+        return Step(self.plan, self.state, self.rng, self.outbox, self._now(), timing=self.timing)
 
     def _now(self) -> int:
         now = self.clock.now_ms()
@@ -147,8 +157,10 @@ class RuntimeController:
             issue(step, item)
         elif isinstance(item, i.ProctorAction):
             proctor_action(step, item)
+        elif isinstance(item, i.CandidateActivity):
+            activity.record(step, item)
         elif isinstance(item, i.BotReady):
-            bot_ready(step)
+            bot_ready(step, item.input_mode)
         elif isinstance(item, i.CandidateReady):
             candidate_ready(step, await_authorisation=item.await_authorisation)
         elif isinstance(item, i.Fault):
@@ -157,6 +169,8 @@ class RuntimeController:
             fault_cleared(step, item)
         elif isinstance(item, i.CandidateInterrupted):
             handle_interruption(step, item)
+        elif isinstance(item, i.TurnFault):
+            turn_fault(step, item)
         else:  # pragma: no cover - the union is closed
             raise InvalidInputError(f"unknown input {type(item).__name__}")
 
@@ -200,7 +214,7 @@ class RuntimeController:
         self.outbox.pending, self.outbox.serial = outbox
 
     def _failure(self, item: i.RuntimeInput, exc: Exception) -> Decision:
-        step = Step(self.plan, self.state, self.rng, self.outbox, self._now())
+        step = self._step()
         step.emit(
             p.SystemErrorPayload(
                 code="controller_failure",
@@ -226,10 +240,13 @@ class RuntimeController:
         clock: Clock,
         rng: Rng | None = None,
         flow: CompiledFlow | None = None,
+        timing: Timing | None = None,
     ) -> RuntimeController:
         """A controller whose state is rebuilt from a session's stored events (how a crashed
         bot resumes). Utterances that were in flight are not restored."""
-        controller = cls(package, session_id=session_id, clock=clock, rng=rng, flow=flow)
+        controller = cls(
+            package, session_id=session_id, clock=clock, rng=rng, flow=flow, timing=timing
+        )
         controller.log = list(events)
         controller.state = _rebuild(controller.plan, session_id, controller.log)
         controller.outbox.serial = sum(
@@ -243,3 +260,10 @@ def _rebuild(plan: ExamPlan, session_id: str, events: Iterable[EventEnvelope]) -
     for event in events:
         apply_event(state, event, plan)
     return state
+
+
+def _bot_restart(item: i.RuntimeInput) -> bool:
+    """A restarted bot reports its own fault: the time it was down is not the candidate's, so
+    timers that came due meanwhile (silence above all) do not fire before the fault pauses the
+    exam; the pause and the resume that follows set them again."""
+    return isinstance(item, i.Fault) and item.component == "bot"

@@ -6,7 +6,15 @@ from __future__ import annotations
 from typing import Final
 
 from ioa.events import payloads as p
-from ioa.ledger import Duplicate, Recorded, Rejected, RejectionCode, TurnInfo, decide_signal
+from ioa.ledger import (
+    Duplicate,
+    LedgerEntry,
+    Recorded,
+    Rejected,
+    RejectionCode,
+    TurnInfo,
+    decide_signal,
+)
 from ioa.runtime.observation import ParsedObservation
 from ioa.runtime.plan import NodePlan
 from ioa.runtime.state import NodeVisit, Turn
@@ -52,51 +60,61 @@ def record_evidence(
         )
         if isinstance(decision, Rejected):
             stt_rejected |= decision.code is RejectionCode.STT_LOW_CONFIDENCE
-            step.emit(
-                guardrail_payload(
-                    guardrail_id=f"evidence-rejected:{node.node_id}:{state.events_applied + 1}",
-                    guardrail_type="evidence_rejected",
-                    severity="warning",
-                    description=(
-                        f"{decision.rule_id} signal {index} ({proposal.target_id}) rejected: "
-                        f"{decision.reason}"
-                    ),
-                    action="event_only",
-                    node_id=node.node_id,
-                )
-            )
+            _reject(step, decision, index, node.node_id)
             continue
         if isinstance(decision, Duplicate):
             continue
         entry = decision.entry
-        step.emit(
-            p.EvidenceSignal(
-                signalId=entry.signal_id,
-                nodeId=entry.node_id,
-                turnIds=list(entry.turn_ids),
-                targetIds=[entry.target_id],
-                evidenceDimension=entry.dimension,
-                signalKind=entry.signal_kind,
-                description=entry.description,
-                confidence=entry.confidence,
-                sttConfidenceSummary=p.SttConfidenceSummary(
-                    min=entry.stt.min,
-                    max=entry.stt.max,
-                    mean=entry.stt.mean,
-                    turnCount=entry.stt.turn_count,
-                ),
-                llmProposal=True,
-                excerpt=entry.excerpt,
-                rubricLevel=entry.rubric_level,
-                scaffoldingIntensity=entry.scaffolding_intensity,
-                scaffoldingEffective=entry.scaffolding_effective,
-            )
-        )
+        _emit_entry(step, entry)
         if entry.signal_kind is SignalKind.MISCONCEPTION:
             misconception_signals.append(entry.signal_id)
         if entry.signal_kind is SignalKind.SELF_CORRECTION and not decision.merged:
             _self_correction(step, decision, node)
     return stt_rejected, misconception_signals
+
+
+def _reject(step: Step, decision: Rejected, index: int, node_id: str) -> None:
+    """A rejected proposal is an ``evidence_rejected`` guardrail (never a signal)."""
+    step.emit(
+        guardrail_payload(
+            guardrail_id=f"evidence-rejected:{node_id}:{step.state.events_applied + 1}",
+            guardrail_type="evidence_rejected",
+            severity="warning",
+            description=(
+                f"{decision.rule_id} signal {index} ({decision.proposal.target_id}) rejected: "
+                f"{decision.reason}"
+            ),
+            action="event_only",
+            node_id=node_id,
+        )
+    )
+
+
+def _emit_entry(step: Step, entry: LedgerEntry) -> None:
+    """The ``evidence_signal`` of a new or merged ledger entry."""
+    step.emit(
+        p.EvidenceSignal(
+            signalId=entry.signal_id,
+            nodeId=entry.node_id,
+            turnIds=list(entry.turn_ids),
+            targetIds=[entry.target_id],
+            evidenceDimension=entry.dimension,
+            signalKind=entry.signal_kind,
+            description=entry.description,
+            confidence=entry.confidence,
+            sttConfidenceSummary=p.SttConfidenceSummary(
+                min=entry.stt.min,
+                max=entry.stt.max,
+                mean=entry.stt.mean,
+                turnCount=entry.stt.turn_count,
+            ),
+            llmProposal=True,
+            excerpt=entry.excerpt,
+            rubricLevel=entry.rubric_level,
+            scaffoldingIntensity=entry.scaffolding_intensity,
+            scaffoldingEffective=entry.scaffolding_effective,
+        )
+    )
 
 
 def _self_correction(step: Step, decision: Recorded, node: NodeVisit) -> None:

@@ -8,6 +8,10 @@ anything: it only records what the event says happened.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Final
+
 from ioa.events import EventEnvelope, ExamState, parse_timestamp
 from ioa.events import payloads as p
 from ioa.runtime.clock import to_ms
@@ -16,6 +20,8 @@ from ioa.runtime.state import Episode, Instruction, NodeVisit, RuntimeState, Sto
 from ioa.schema import CandidateCommandType, RecoveryAction, RecoveryScenario
 
 PAUSE_REASON = "paused"
+AWAY_REASON = "candidate_away"
+"""The part's clock does not run while the candidate has no connection (the exam's does)."""
 
 
 def event_ms(event: EventEnvelope) -> int:
@@ -23,7 +29,17 @@ def event_ms(event: EventEnvelope) -> int:
     return to_ms(parse_timestamp(event.timestamp))
 
 
-def _state_changed(state: RuntimeState, payload: p.ExamStateChanged, at: int) -> None:
+@dataclass(frozen=True, slots=True)
+class _Applying:
+    """What every recorder may need besides the payload: when, the plan, the correlation id."""
+
+    at: int
+    plan: ExamPlan
+    correlation_id: str | None
+
+
+def _state_changed(state: RuntimeState, payload: p.ExamStateChanged, ctx: _Applying) -> None:
+    at = ctx.at
     to_state = ExamState(payload.toState)
     state.exam_state = to_state
     if to_state is ExamState.IN_PROGRESS:
@@ -43,10 +59,13 @@ def _state_changed(state: RuntimeState, payload: p.ExamStateChanged, at: int) ->
             state.node.clock.stop(PAUSE_REASON, at)
 
 
-def _node_entered(state: RuntimeState, payload: p.NodeEntered, at: int) -> None:
+def _node_entered(state: RuntimeState, payload: p.NodeEntered, ctx: _Applying) -> None:
+    at = ctx.at
     clock = StopWatch(origin_ms=at)
     if state.exam_state is ExamState.PAUSED:
         clock.stop(PAUSE_REASON, at)
+    if state.offline:
+        clock.stop(AWAY_REASON, at)
     state.node = NodeVisit(
         node_id=payload.nodeId, entered_ms=at, visit=len(state.nodes_visited) + 1, clock=clock
     )
@@ -54,15 +73,16 @@ def _node_entered(state: RuntimeState, payload: p.NodeEntered, at: int) -> None:
     state.last_node_id = payload.nodeId
 
 
-def _node_exited(state: RuntimeState, payload: p.NodeExited, plan: ExamPlan) -> None:
-    node = plan.nodes.get(payload.nodeId)
+def _node_exited(state: RuntimeState, payload: p.NodeExited, ctx: _Applying) -> None:
+    node = ctx.plan.nodes.get(payload.nodeId)
     if node is not None and node.max_follow_ups > 0:
         state.probe_counts.append(payload.followUpsUsed)
     state.node = None
     state.transitions += 1
 
 
-def _transcript(state: RuntimeState, payload: p.TranscriptFinal, at: int) -> None:
+def _transcript(state: RuntimeState, payload: p.TranscriptFinal, ctx: _Applying) -> None:
+    at = ctx.at
     node = state.node
     counted = (
         payload.speaker == "candidate"
@@ -86,6 +106,8 @@ def _transcript(state: RuntimeState, payload: p.TranscriptFinal, at: int) -> Non
     state.turn_order.append(turn.turn_id)
     if payload.speaker != "candidate":
         return
+    if state.activity.pop("composing", None) is not None:
+        state.last_activity_ms = at  # a typed answer sent ends the typing
     opened = state.opened_ms or 0
     start_abs = opened + payload.startTimeMs
     if state.examiner_ended_ms is not None and state.examiner_ended_ms >= _last_candidate_end(
@@ -118,9 +140,8 @@ def _last_candidate_end(state: RuntimeState, exclude: str) -> int:
     return -1
 
 
-def _command(
-    state: RuntimeState, payload: p.CandidateCommandReceived, correlation: str | None
-) -> None:
+def _command(state: RuntimeState, payload: p.CandidateCommandReceived, ctx: _Applying) -> None:
+    correlation = ctx.correlation_id
     state.commands_seen.add(payload.commandId)
     if payload.origin in ("llm", "classifier") and correlation in state.turns:
         state.command_turns.add(correlation)
@@ -148,9 +169,8 @@ _ASKED_AGAIN = frozenset(
 repetition-loop window restarts)."""
 
 
-def _recovery_started(
-    state: RuntimeState, payload: p.RecoveryStarted, at: int, plan: ExamPlan
-) -> None:
+def _recovery_started(state: RuntimeState, payload: p.RecoveryStarted, ctx: _Applying) -> None:
+    at, plan = ctx.at, ctx.plan
     episode = state.episodes.get(payload.recoveryId)
     if episode is None:
         episode = Episode(payload.recoveryId, payload.recoveryType, payload.nodeId, 0, at, at)
@@ -169,10 +189,10 @@ def _recovery_started(
         node.clock.stop(payload.recoveryId, at)
 
 
-def _recovery_resolved(state: RuntimeState, payload: p.RecoveryResolved, at: int) -> None:
+def _recovery_resolved(state: RuntimeState, payload: p.RecoveryResolved, ctx: _Applying) -> None:
     state.episodes.pop(payload.recoveryId, None)
     if state.node is not None:
-        state.node.clock.start(payload.recoveryId, at)
+        state.node.clock.start(payload.recoveryId, ctx.at)
 
 
 def _reanchor(
@@ -202,11 +222,11 @@ def _reanchor(
     return None
 
 
-def _time_warning(state: RuntimeState, payload: p.TimeWarning, at: int, plan: ExamPlan) -> None:
+def _time_warning(state: RuntimeState, payload: p.TimeWarning, ctx: _Applying) -> None:
     """Re-anchor the clock: after the warning, ``remainingMs`` is what is left. (A proctor's
     extension is a ``proctor_action`` followed by such a warning with more time left than
     before; logs written before ``proctor_action`` existed have the warning only.)"""
-    total = _reanchor(state, payload.scope, payload.remainingMs, payload.nodeId, at, plan)
+    total = _reanchor(state, payload.scope, payload.remainingMs, payload.nodeId, ctx.at, ctx.plan)
     if payload.scope != "exam" or total is None:
         return
     if payload.wrapUp:
@@ -215,16 +235,16 @@ def _time_warning(state: RuntimeState, payload: p.TimeWarning, at: int, plan: Ex
         state.halfway_warned = payload.remainingMs * 2 <= total
 
 
-def _proctor_action(
-    state: RuntimeState, payload: p.ProctorActionTaken, at: int, plan: ExamPlan
-) -> None:
+def _proctor_action(state: RuntimeState, payload: p.ProctorActionTaken, ctx: _Applying) -> None:
     """An extension re-anchors its scope's clock to the remaining time it records; every other
     action changes the state through the events that follow it (pause, moves, the end)."""
+    if ctx.correlation_id:
+        state.proctor_commands.add(ctx.correlation_id)
     if payload.action == "extend_time" and payload.scope and payload.remainingMs is not None:
-        _reanchor(state, payload.scope, payload.remainingMs, payload.nodeId, at, plan)
+        _reanchor(state, payload.scope, payload.remainingMs, payload.nodeId, ctx.at, ctx.plan)
 
 
-def _instruction(state: RuntimeState, payload: p.ProctorInstruction, at: int) -> None:
+def _instruction(state: RuntimeState, payload: p.ProctorInstruction, ctx: _Applying) -> None:
     existing = state.instructions.get(payload.instructionId)
     if existing is None:
         state.instructions[payload.instructionId] = Instruction(
@@ -233,79 +253,168 @@ def _instruction(state: RuntimeState, payload: p.ProctorInstruction, at: int) ->
             payload.mode,
             payload.text,
             payload.status,
-            at,
+            ctx.at,
         )
     else:
         existing.status = payload.status
 
 
+def _activity(state: RuntimeState, payload: p.CandidateActivity, ctx: _Applying) -> None:
+    """What the candidate is doing. Activity that starts while a connection of theirs is down
+    (a late or stray report) is kept in the log but does not make them active: they count as
+    away until every channel is back, so it holds no timer and cannot stall the absence limit."""
+    at = ctx.at
+    if payload.state == "started":
+        if not state.offline:
+            state.activity.setdefault(payload.activity, at)
+    else:
+        state.activity.pop(payload.activity, None)
+        state.last_activity_ms = at
+    state.silence_held_node = None
+
+
+def _connection(state: RuntimeState, payload: p.CandidateConnectionChanged, ctx: _Applying) -> None:
+    at = ctx.at
+    channel = payload.channel or "exam_room"
+    if payload.status == "disconnected":
+        state.offline.setdefault(channel, at)
+        if state.node is not None:
+            state.node.clock.stop(AWAY_REASON, at)
+        # Whatever they were doing in the room stopped with the connection.
+        if state.activity:
+            state.activity.clear()
+            state.last_activity_ms = at
+    else:
+        state.offline.pop(channel, None)
+        if not state.offline and state.node is not None:
+            state.node.clock.start(AWAY_REASON, at)
+
+
+def _utterance_started(
+    state: RuntimeState, payload: p.ExaminerUtteranceStarted, ctx: _Applying
+) -> None:
+    state.examiner_started_ms = ctx.at
+    state.answered_upto = len(state.turn_order)
+
+
+def _utterance_final(
+    state: RuntimeState, payload: p.ExaminerUtteranceFinal, ctx: _Applying
+) -> None:
+    state.examiner_ended_ms = ctx.at
+    state.examiner_turns += 1
+    state.monologue_ms = 0
+    node = state.node
+    if node is not None and node.node_id == payload.nodeId:
+        if payload.purpose in ("question", "follow_up"):
+            node.last_question = payload.text
+        if payload.purpose in ("question", "follow_up", "prompt"):
+            node.examiner_texts.append(payload.text)
+
+
+def _evidence(state: RuntimeState, payload: p.EvidenceSignal, ctx: _Applying) -> None:
+    state.ledger.apply_payload(payload.model_dump(mode="json"))
+
+
+def _follow_up(state: RuntimeState, payload: p.FollowUpUsed, ctx: _Applying) -> None:
+    if state.node is not None:
+        state.node.follow_ups = payload.followUpIndex
+        if payload.followUpIndex == 1:
+            state.node.follow_up_started_ms = ctx.at
+    state.total_follow_ups += 1
+
+
+def _guardrail(state: RuntimeState, payload: p.GuardrailTriggered, ctx: _Applying) -> None:
+    """Counted; a silence hold and a distrusted turn are read from the guardrail's id."""
+    state.guardrails += 1
+    if payload.guardrailId.startswith("silence-hold:"):
+        state.silence_held_node = payload.guardrailId.removeprefix("silence-hold:")
+    if payload.guardrailId.startswith("prompt-injection:"):
+        state.distrusted_turns.add(payload.guardrailId.removeprefix("prompt-injection:"))
+
+
+def _misconception(state: RuntimeState, payload: p.MisconceptionDetected, ctx: _Applying) -> None:
+    state.misconceptions += 1
+    if state.node is not None and state.node.node_id == payload.nodeId:
+        state.node.misconceptions.append(payload.description)
+
+
+def _hesitation(state: RuntimeState, payload: p.HesitationDetected, ctx: _Applying) -> None:
+    state.hesitations += 1
+
+
+def _self_correction(
+    state: RuntimeState, payload: p.SelfCorrectionDetected, ctx: _Applying
+) -> None:
+    state.self_corrections += 1
+
+
+def _system_error(state: RuntimeState, payload: p.SystemErrorPayload, ctx: _Applying) -> None:
+    state.system_errors += 1
+
+
+def _bot_ready(state: RuntimeState, payload: p.BotReady, ctx: _Applying) -> None:
+    state.opened_ms = ctx.at
+    state.input_mode = payload.inputMode or "voice"
+
+
+def _completed(state: RuntimeState, payload: p.ExamCompleted, ctx: _Applying) -> None:
+    state.completed = True
+    state.completion_reason = payload.reason
+
+
+_Recorder = Callable[[RuntimeState, p.Payload, _Applying], None]
+
+
+def _on[P: p.Payload](
+    kind: type[P], record: Callable[[RuntimeState, P, _Applying], None]
+) -> tuple[type[p.Payload], _Recorder]:
+    """A table row: the payload type and its recorder."""
+
+    def run(state: RuntimeState, payload: p.Payload, ctx: _Applying) -> None:
+        if isinstance(payload, kind):
+            record(state, payload, ctx)
+
+    return kind, run
+
+
+_RECORDERS: Final[Mapping[type[p.Payload], _Recorder]] = dict(
+    (
+        _on(p.TranscriptFinal, _transcript),
+        _on(p.ExaminerUtteranceStarted, _utterance_started),
+        _on(p.ExaminerUtteranceFinal, _utterance_final),
+        _on(p.EvidenceSignal, _evidence),
+        _on(p.FollowUpUsed, _follow_up),
+        _on(p.CandidateCommandReceived, _command),
+        _on(p.ExamStateChanged, _state_changed),
+        _on(p.NodeEntered, _node_entered),
+        _on(p.NodeExited, _node_exited),
+        _on(p.CandidateActivity, _activity),
+        _on(p.CandidateConnectionChanged, _connection),
+        _on(p.GuardrailTriggered, _guardrail),
+        _on(p.RecoveryStarted, _recovery_started),
+        _on(p.RecoveryResolved, _recovery_resolved),
+        _on(p.TimeWarning, _time_warning),
+        _on(p.ProctorActionTaken, _proctor_action),
+        _on(p.ProctorInstruction, _instruction),
+        _on(p.MisconceptionDetected, _misconception),
+        _on(p.HesitationDetected, _hesitation),
+        _on(p.SelfCorrectionDetected, _self_correction),
+        _on(p.SystemErrorPayload, _system_error),
+        _on(p.BotReady, _bot_ready),
+        _on(p.ExamCompleted, _completed),
+    )
+)
+"""What each payload type records; a type without a row changes nothing but the counters."""
+
+
 def apply_event(state: RuntimeState, event: EventEnvelope, plan: ExamPlan) -> None:
-    """Record what ``event`` says happened (mutates ``state``)."""
+    """Record what ``event`` says happened (mutates ``state``): the counters every event
+    moves, then the recorder of its payload type (:data:`_RECORDERS`)."""
     at = event_ms(event)
     state.events_applied += 1
     if event.seq is not None:
         state.last_seq = event.seq
     state.last_event_ms = at
-    payload = event.payload
-    if isinstance(payload, p.TranscriptFinal):
-        _transcript(state, payload, at)
-    elif isinstance(payload, p.ExaminerUtteranceStarted):
-        state.examiner_started_ms = at
-        state.answered_upto = len(state.turn_order)
-    elif isinstance(payload, p.ExaminerUtteranceFinal):
-        state.examiner_ended_ms = at
-        state.examiner_turns += 1
-        state.monologue_ms = 0
-        node = state.node
-        if node is not None and node.node_id == payload.nodeId:
-            if payload.purpose in ("question", "follow_up"):
-                node.last_question = payload.text
-            if payload.purpose in ("question", "follow_up", "prompt"):
-                node.examiner_texts.append(payload.text)
-    elif isinstance(payload, p.EvidenceSignal):
-        state.ledger.apply_payload(payload.model_dump(mode="json"))
-    elif isinstance(payload, p.FollowUpUsed):
-        if state.node is not None:
-            state.node.follow_ups = payload.followUpIndex
-            if payload.followUpIndex == 1:
-                state.node.follow_up_started_ms = at
-        state.total_follow_ups += 1
-    elif isinstance(payload, p.CandidateCommandReceived):
-        _command(state, payload, event.correlationId)
-    elif isinstance(payload, p.ExamStateChanged):
-        _state_changed(state, payload, at)
-    elif isinstance(payload, p.NodeEntered):
-        _node_entered(state, payload, at)
-    elif isinstance(payload, p.NodeExited):
-        _node_exited(state, payload, plan)
-    elif isinstance(payload, p.GuardrailTriggered):
-        state.guardrails += 1
-        if payload.guardrailId.startswith("prompt-injection:"):
-            state.distrusted_turns.add(payload.guardrailId.removeprefix("prompt-injection:"))
-    elif isinstance(payload, p.RecoveryStarted):
-        _recovery_started(state, payload, at, plan)
-    elif isinstance(payload, p.RecoveryResolved):
-        _recovery_resolved(state, payload, at)
-    elif isinstance(payload, p.TimeWarning):
-        _time_warning(state, payload, at, plan)
-    elif isinstance(payload, p.ProctorActionTaken):
-        if event.correlationId:
-            state.proctor_commands.add(event.correlationId)
-        _proctor_action(state, payload, at, plan)
-    elif isinstance(payload, p.ProctorInstruction):
-        _instruction(state, payload, at)
-    elif isinstance(payload, p.MisconceptionDetected):
-        state.misconceptions += 1
-        if state.node is not None and state.node.node_id == payload.nodeId:
-            state.node.misconceptions.append(payload.description)
-    elif isinstance(payload, p.HesitationDetected):
-        state.hesitations += 1
-    elif isinstance(payload, p.SelfCorrectionDetected):
-        state.self_corrections += 1
-    elif isinstance(payload, p.SystemErrorPayload):
-        state.system_errors += 1
-    elif isinstance(payload, p.BotReady):
-        state.opened_ms = at
-    elif isinstance(payload, p.ExamCompleted):
-        state.completed = True
-        state.completion_reason = payload.reason
+    record = _RECORDERS.get(type(event.payload))
+    if record is not None:
+        record(state, event.payload, _Applying(at, plan, event.correlationId))

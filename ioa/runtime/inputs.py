@@ -26,10 +26,29 @@ TimeScope = Literal["exam", "node"]
 FaultSeverity = Literal["transient", "fatal"]
 
 
+InputMode = Literal["voice", "text"]
+ActivityKind = Literal["composing", "speaking"]
+
+
 @dataclass(frozen=True, slots=True)
 class BotReady:
     """The bot loaded the package and joined the room: the session enters ``scaffolding`` and
-    the bot sits in its silent boot node (context RESET)."""
+    the bot sits in its silent boot node (context RESET). ``input_mode`` (recorded in
+    ``bot_ready``) is how the candidate answers: text mode has the longer silence window."""
+
+    input_mode: InputMode = "voice"
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateActivity:
+    """The candidate started (``active``) or stopped composing (the exam room's typing
+    signal) or speaking (voice activity detection). Only a change of state is recorded
+    (``candidate_activity``); a repeated start is a refresh and records nothing. ``at_ms``
+    (voice): when the audio showed it, ms since the session opened."""
+
+    activity: ActivityKind
+    active: bool
+    at_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +75,10 @@ class TranscriptSegment:
     start_ms: int | None = None
     end_ms: int | None = None
     language: str = "en"
+    awaiting_examiner: bool = False
+    """The examiner owed the candidate a reply when this segment came (their previous turn was
+    complete and not yet answered): the gap since that turn is the examiner's stall, never the
+    candidate's hesitation (our chapter 04 §5)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,8 +180,21 @@ class CandidateInterrupted:
     utterance_id: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class TurnFault:
+    """The examiner's LLM failed a turn (our chapter 04 §6): no usable reply before the deadline
+    or within the turn's request budget. ``code`` names the fault (``llm_timeout``,
+    ``llm_unknown_tool``...); ``problems`` lists everything that went wrong in the turn, in
+    order. The controller records it and answers the candidate with the current question."""
+
+    code: str
+    detail: str = ""
+    problems: tuple[str, ...] = ()
+
+
 RuntimeInput = (
     BotReady
+    | CandidateActivity
     | CandidateReady
     | TranscriptSegment
     | Observation
@@ -171,5 +207,6 @@ RuntimeInput = (
     | UtteranceStarted
     | UtteranceFinished
     | CandidateInterrupted
+    | TurnFault
 )
 """Everything :meth:`ioa.runtime.RuntimeController.handle` accepts."""

@@ -8,6 +8,8 @@
   admin run, its ``spokenText`` (validated like any other) is spoken, the instruction is
   ``delivered``, and the flow returns to the current node, or chains to the next pending
   immediate instruction.
+* While the exam is paused an immediate instruction waits: nothing is spoken to a paused
+  room; the resume runs it right after the welcome back and the question.
 * Instructions still pending when the exam ends are ``cancelled``.
 
 Every ``proctor_instruction`` event of one instruction carries its id as ``correlationId``, so
@@ -77,6 +79,12 @@ def issue(step: Step, command: ProctorInstruction) -> None:
         step.effect(InjectContext(texts.QUEUED_INSTRUCTION.format(text=text), persistent=True))
         return
     admin = state.admin_instruction()
+    if state.exam_state is ExamState.PAUSED:
+        # Nothing is spoken while paused: it runs right after the resume (command_handlers).
+        step.result.update(
+            {"deferred": True, "reason": "the exam is paused: it is spoken right after it resumes"}
+        )
+        return
     if (
         admin is not None
         and admin.instruction_id == instruction_id

@@ -12,7 +12,7 @@ from typing import Final
 from ioa.errors import InvalidInputError
 from ioa.events import EventSource, ExamState
 from ioa.events import payloads as p
-from ioa.runtime import recovery, texts
+from ioa.runtime import recovery
 from ioa.runtime.command_handlers import pause, resume
 from ioa.runtime.effects import EnterBootNode
 from ioa.runtime.inputs import (
@@ -31,8 +31,9 @@ TECHNICAL_PAUSE_REASON: Final = "technical_fault"
 BOT_COMPONENTS: Final = frozenset({"bot", "stt", "tts", "llm", "pipeline"})
 
 
-def bot_ready(step: Step) -> None:
-    """``bot_ready``; the session enters scaffolding and the bot its silent boot node."""
+def bot_ready(step: Step, input_mode: str = "voice") -> None:
+    """``bot_ready`` (with the input mode); the session enters scaffolding and the bot its
+    silent boot node."""
     state = step.state
     if state.exam_state is not ExamState.SCHEDULED:
         step.result.update({"status": "ignored", "reason": "the bot is already ready"})
@@ -44,6 +45,7 @@ def bot_ready(step: Step) -> None:
             examVersion=plan.exam_version,
             nodeCount=len(plan.nodes),
             estimatedDurationSec=plan.estimated_duration_sec,
+            inputMode="text" if input_mode == "text" else "voice",
         ),
         source=EventSource.BOT,
     )
@@ -162,7 +164,7 @@ def proctor_action(step: Step, action: ProctorAction) -> None:
     elif action.action == "pause":
         if state.exam_state is ExamState.IN_PROGRESS:
             _record(step, action, reason)
-            pause(step, "proctor_pause", texts.PAUSED_BY_PROCTOR)
+            pause(step, "proctor_pause", step.plan.texts.paused_by_proctor)
             step.result.update({"status": "paused"})
         else:
             step.result.update({"status": "ignored", "reason": f"the exam is {state.exam_state}"})
@@ -266,7 +268,7 @@ def _skip(step: Step, action: ProctorAction, reason: str | None) -> None:
         edge,
         decision="guardrail_override",
         exit_reason="forced_transition",
-        bridge=None if step.plan.node(target).is_end else texts.BRIDGE,
+        bridge=None if step.plan.node(target).is_end else step.plan.texts.bridge,
         condition="skipped by the proctor",
     )
 
@@ -350,7 +352,7 @@ def fault(step: Step, report: Fault) -> None:
         return
     outcome = recovery.attempt(step, RecoveryScenario.NETWORK_ISSUE, f"{component} fault")
     if isinstance(outcome, recovery.Attempt):
-        recovery.pause_exam(step, TECHNICAL_PAUSE_REASON, texts.TECHNICAL_PAUSE)
+        recovery.pause_exam(step, TECHNICAL_PAUSE_REASON, step.plan.texts.technical_pause)
 
 
 def fault_cleared(step: Step, report: FaultCleared) -> None:

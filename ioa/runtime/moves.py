@@ -46,6 +46,7 @@ CompletionReason = Literal[
     "proctor_ended",
     "system_error",
     "emergency_stop",
+    "candidate_absent",
 ]
 
 END_STATES: Final[dict[EndType, ExamState]] = {
@@ -225,16 +226,18 @@ def complete_exam(
     *,
     reason: CompletionReason | None = None,
     to_state: ExamState | None = None,
+    speak_closing: bool = True,
 ) -> None:
-    """Speak the closing, cancel pending instructions, move to the final exam state and emit
-    ``exam_completed`` (once)."""
+    """Speak the closing (unless nobody is there to hear it), cancel pending instructions,
+    move to the final exam state and emit ``exam_completed`` (once)."""
     state = step.state
     if state.completed:
         return
     end_type = end_node.end_type if end_node is not None else EndType.NORMAL
     end_type = end_type or EndType.NORMAL
     closing = end_node.closing if end_node is not None else None
-    step.say(closing or texts.CLOSING_FALLBACK, "closing")
+    if speak_closing:
+        step.say(closing or step.plan.texts.closing_fallback, "closing")
     for instruction in state.pending_instructions():
         step.emit(
             p.ProctorInstruction(
@@ -285,6 +288,7 @@ def stop_exam(
     exit_reason: ExitReason = "forced_transition",
     resolution: Resolution = "exam_terminated",
     decision: DecisionReason = "guardrail_override",
+    speak_closing: bool = True,
 ) -> None:
     """End the exam from wherever it is (runtime-entered end nodes: spec-notes §1)."""
     state = step.state
@@ -315,6 +319,8 @@ def stop_exam(
         step.effect(
             EnterNode(end_id, plan_node.context_strategy, plan_node.summary_prompt, is_end=True)
         )
-        complete_exam(step, plan_node, reason=reason, to_state=to_state)
+        complete_exam(
+            step, plan_node, reason=reason, to_state=to_state, speak_closing=speak_closing
+        )
     else:
-        complete_exam(step, None, reason=reason, to_state=to_state)
+        complete_exam(step, None, reason=reason, to_state=to_state, speak_closing=speak_closing)

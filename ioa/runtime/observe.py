@@ -20,13 +20,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Final, Literal
 
 from ioa.events import ExamState
 from ioa.events import payloads as p
-from ioa.output_filters import NEUTRAL_SUPPORT, check_neutrality
+from ioa.output_filters import check_neutrality
 from ioa.runtime import recovery, repetition, texts
-from ioa.runtime.classifier import detect_command
+from ioa.runtime.agent_boundary import candidate_command, judge_llm_claim, read_consent
 from ioa.runtime.command_handlers import dispatch
 from ioa.runtime.commands import canonical
 from ioa.runtime.effects import PromptLlm
@@ -36,9 +38,10 @@ from ioa.runtime.moves import take_edge
 from ioa.runtime.observation import ObservationProblem, ParsedObservation, parse_observation
 from ioa.runtime.plan import NodePlan
 from ioa.runtime.state import NodeVisit, Turn
-from ioa.runtime.step import Step, guardrail_payload
+from ioa.runtime.step import Flow, Step, guardrail_payload
 from ioa.runtime.transcripts import CLEAR_CONFIDENCE
 from ioa.runtime.transitions import (
+    Completion,
     TurnFacts,
     completion,
     first_match,
@@ -53,6 +56,9 @@ from ioa.schema import (
     RecoveryEscalation,
     RecoveryScenario,
 )
+
+LLM_CLAIM_REFUSED: Final = "llm-claim-refused:"
+"""Prefix of the ``guardrailId`` of a refused LLM command claim (marking flags it)."""
 
 FALLBACK_RESULT: Final = {
     "status": "error",
@@ -99,26 +105,84 @@ def _detected_command(
 ) -> tuple[CandidateCommandType, str, str, str | None] | None:
     """(command, spelling, origin, turn id) of the command the candidate's latest turn is.
 
-    The LLM's ``commandDetected`` comes first; the classifier is the safety net. A turn whose
-    command was already dispatched gives no second one (the LLM's next call after a
-    clarification, say, is its answer, not the command again)."""
+    The LLM's ``commandDetected`` comes first, judged by the agent boundary
+    (:func:`ioa.runtime.agent_boundary.judge_llm_claim`: a consequential command needs the
+    candidate's own words); a refused claim is recorded (:func:`_refuse_llm_claim`) and the
+    candidate's words are read instead. While a finish awaits confirmation, the candidate's
+    "yes" confirms it. A turn whose command was already dispatched gives no second one (the
+    LLM's next call after a clarification, say, is its answer, not the command again)."""
     state = step.state
     latest = answer[-1].turn_id if answer else None
+    pending = state.node is not None and state.node.finish_pending is not None
     if observation.command is not None:
         command = canonical(observation.command)
         if command is None or latest in state.command_turns:
             return None
         if distrusted and command not in ALWAYS_ALLOWED_COMMANDS:
             return None
-        return command, observation.command, "llm", latest
+        verdict = judge_llm_claim(
+            command,
+            [t.text for t in answer],
+            finish_pending=pending,
+            language=step.plan.texts.language,
+        )
+        if verdict.allowed:
+            return command, observation.command, "llm", latest
+        _refuse_llm_claim(step, command, latest, verdict.reason, observation.spoken_text)
     for turn in reversed(answer):
         if turn.turn_id in state.distrusted_turns or turn.turn_id in state.command_turns:
             continue
-        found = detect_command(turn.text)
+        if pending and read_consent(turn.text, step.plan.texts.language) == "yes":
+            return CandidateCommandType.FINISH, "finish", "classifier", turn.turn_id
+        found = candidate_command(turn.text, step.plan.texts.language)
         if found is not None:
             return found, found.value, "classifier", turn.turn_id
         break  # only the latest usable turn can be a command
     return None
+
+
+def _refuse_llm_claim(
+    step: Step, command: CandidateCommandType, turn_id: str | None, reason: str, spoken: str
+) -> None:
+    """Record a refused LLM ``commandDetected`` claim (``guardrail_triggered``, never a
+    ``candidate_command_received``: the candidate asked for nothing). What the LLM wanted to
+    say with it is not spoken (:func:`_without_claim`)."""
+    anchor = turn_id or f"obs-{step.state.events_applied + 1}"
+    step.emit(
+        guardrail_payload(
+            guardrail_id=f"{LLM_CLAIM_REFUSED}{command.value}:{anchor}"[:200],
+            guardrail_type="blocked_action",
+            severity="block",
+            description=f"LLM claimed the candidate asked for '{command.value}'; refused: {reason}",
+            action="command_refused",
+            node_id=step.state.current_node_id,
+            original=spoken,
+            replacement=_redirect_text(step),
+        ),
+        correlation_id=anchor[:200],
+    )
+    step.result.update({"claimRefused": command.value, "claimRefusedReason": reason})
+
+
+def _redirect_text(step: Step) -> str:
+    node = step.state.node
+    question = node.last_question if node is not None else None
+    if node is not None and not question:
+        question = step.plan.node(node.node_id).opening
+    return f"{step.plan.texts.redirect} {question or ''}".strip()
+
+
+def _without_claim(step: Step, observation: ParsedObservation) -> ParsedObservation:
+    """The observation without a refused claim: its evidence still counts, but the LLM's
+    proposal to complete and its words (written for the claimed command) are dropped; the
+    current question is asked again."""
+    return replace(
+        observation,
+        command=None,
+        evidence_sufficient=False,
+        needs_follow_up=False,
+        spoken_text=_redirect_text(step),
+    )
 
 
 def _decline_finish(step: Step, node: NodeVisit) -> None:
@@ -133,7 +197,7 @@ def _decline_finish(step: Step, node: NodeVisit) -> None:
             commandType="finish_confirmation",
             accepted=False,
             rejectionReason="the candidate chose to continue the examination",
-            origin="llm",
+            origin="classifier",
         ),
         correlation_id=pending[:200],
     )
@@ -154,6 +218,7 @@ def _follow_up_reason(observation: ParsedObservation, missing: tuple[str, ...]) 
 
 def _guard(
     step: Step,
+    *,
     gid: str,
     kind: str,
     severity: str,
@@ -189,7 +254,9 @@ def _forced(step: Step, plan_node: NodePlan, decision: str, exit_reason: str) ->
         exit_reason="follow_ups_exhausted"
         if exit_reason == "follow_ups_exhausted"
         else ("forced_transition"),
-        bridge=None if step.plan.node(_target_of(step, edge.targetNodeId)).is_end else texts.BRIDGE,
+        bridge=None
+        if step.plan.node(_target_of(step, edge.targetNodeId)).is_end
+        else step.plan.texts.bridge,
         condition=f"forced exit ({exit_reason.replace('_', ' ')})",
     )
 
@@ -220,11 +287,11 @@ def _repetition(
     if outcome is None:
         _guard(
             step,
-            f"repetition-loop:{state.current_node_id}:{state.events_applied + 1}",
-            "repetition_loop",
-            "warning",
-            f"{found.description}; no repetition_loop handler: event only",
-            "event_only",
+            gid=f"repetition-loop:{state.current_node_id}:{state.events_applied + 1}",
+            kind="repetition_loop",
+            severity="warning",
+            description=f"{found.description}; no repetition_loop handler: event only",
+            action="event_only",
         )
         return None
     if isinstance(outcome, recovery.Attempt):
@@ -243,265 +310,396 @@ def _carry_out_loop(step: Step, action: RecoveryAction) -> None:
     if action is RecoveryAction.REPHRASE:
         step.effect(PromptLlm(texts.REPETITION_INSTRUCTION))
     else:
-        step.say(recovery.ACTION_TEXTS.get(action, texts.GENTLE_REPROMPT), "recovery")
+        step.say(recovery.action_text(step.plan.texts, action), "recovery")
     step.result.update({"status": "recovery", "recovery": "repetition_loop"})
 
 
-def _evaluate(step: Step, observation: ParsedObservation, node: NodeVisit) -> None:
-    state = step.state
-    plan_node = step.plan.node(node.node_id)
-    answer = state.answer_turns()
-    distrusted = any(t.turn_id in state.distrusted_turns for t in answer)
+@dataclass
+class _Evaluation:
+    """What the steps of one observation know, and what each step found for the later ones."""
 
-    # 2. commands first, and only them
-    detected = _detected_command(step, observation, answer, distrusted)
+    step: Step
+    observation: ParsedObservation
+    node: NodeVisit
+    plan_node: NodePlan
+    answer: list[Turn]
+    distrusted: bool
+    spoken: str = ""
+    """What the examiner will say: the LLM's text, or what a guardrail put in its place."""
+    stt_rejected: bool = False
+    stt_attempt: recovery.Attempt | None = None
+    """The low-confidence recovery attempt under way (the re-prompt is spoken)."""
+    anxious: bool = False
+    loop: RecoveryAction | None = None
+    """The repetition-loop action to carry out instead of speaking."""
+    exhausted: bool = False
+    """The follow-up budget is used up: the node is left."""
+    policy: Completion = field(default_factory=lambda: Completion(holds=False))
+    """The completion policy, checked by :func:`_transitions` (after the evidence is written)."""
+    approved: bool = False
+    """The LLM's ``evidenceSufficient`` is approved."""
+
+    def guard_id(self, prefix: str) -> str:
+        """A guardrail id unique to this observation: ``prefix:node:next event number``."""
+        return f"{prefix}:{self.node.node_id}:{self.step.state.events_applied + 1}"
+
+
+def _commands_first(ev: _Evaluation) -> Flow:
+    """2. A candidate command is dispatched and nothing else happens (the agent boundary
+    judges the LLM's claims; a refused claim's words are dropped)."""
+    step, node = ev.step, ev.node
+    detected = _detected_command(step, ev.observation, ev.answer, ev.distrusted)
+    if "claimRefused" in step.result:
+        ev.observation = _without_claim(step, ev.observation)
+    ev.spoken = ev.observation.spoken_text
     if node.finish_pending is not None and (
         detected is None or detected[0] is not CandidateCommandType.FINISH
     ):
         _decline_finish(step, node)
-    if detected is not None:
-        command, spelled, origin, turn_id = detected
-        anchor = turn_id or f"obs-{state.events_applied + 1}"
-        dispatch(
-            step,
-            command_id=f"{origin}-{anchor}-{command.value}",
-            command=command,
-            spelled=spelled,
-            origin="llm" if origin == "llm" else "classifier",
-            turn_id=turn_id,
-        )
-        return
+    if detected is None:
+        return Flow.CONTINUE
+    command, spelled, origin, turn_id = detected
+    anchor = turn_id or f"obs-{step.state.events_applied + 1}"
+    dispatch(
+        step,
+        command_id=f"{origin}-{anchor}-{command.value}",
+        command=command,
+        spelled=spelled,
+        origin="llm" if origin == "llm" else "classifier",
+        turn_id=turn_id,
+    )
+    return Flow.STOP
 
-    # 3. evidence
-    signals_ignored = distrusted and bool(observation.signals)
-    if signals_ignored:
+
+def _evidence_and_misconceptions(ev: _Evaluation) -> Flow:
+    """3-4. Evidence is written (unless the answer addresses the system), then misconceptions."""
+    step, observation = ev.step, ev.observation
+    misconception_ids: list[str] = []
+    if ev.distrusted and observation.signals:
         _guard(
             step,
-            f"evidence-rejected:{node.node_id}:{state.events_applied + 1}",
-            "evidence_rejected",
-            "warning",
-            f"{len(observation.signals)} signal(s) ignored: the answer contains instructions "
-            "addressed to the examination system",
-            "event_only",
+            gid=ev.guard_id("evidence-rejected"),
+            kind="evidence_rejected",
+            severity="warning",
+            description=f"{len(observation.signals)} signal(s) ignored: the answer contains "
+            "instructions addressed to the examination system",
+            action="event_only",
         )
-        stt_rejected = False
-        misconception_ids: list[str] = []
     else:
-        stt_rejected, misconception_ids = record_evidence(
-            step, observation, node, plan_node, answer
+        ev.stt_rejected, misconception_ids = record_evidence(
+            step, observation, ev.node, ev.plan_node, ev.answer
         )
-    # 4. misconceptions
-    record_misconceptions(step, observation, node, answer, misconception_ids)
+    record_misconceptions(step, observation, ev.node, ev.answer, misconception_ids)
+    return Flow.CONTINUE
 
-    # 5a. low STT confidence (EVD-010, POL-R005)
-    stt_attempt: recovery.Attempt | None = None
-    unclear_audio = stt_rejected or any(t.confidence < CLEAR_CONFIDENCE for t in answer)
-    if unclear_audio:
-        outcome = recovery.attempt(
-            step, RecoveryScenario.STT_LOW_CONFIDENCE, "low STT confidence on the latest answer"
+
+def _low_stt_confidence(ev: _Evaluation) -> Flow:
+    """5a. Low STT confidence (EVD-010, POL-R005): a recovery attempt, else a review flag."""
+    if not ev.stt_rejected and all(t.confidence >= CLEAR_CONFIDENCE for t in ev.answer):
+        return Flow.CONTINUE
+    outcome = recovery.attempt(
+        ev.step, RecoveryScenario.STT_LOW_CONFIDENCE, "low STT confidence on the latest answer"
+    )
+    if outcome is None:
+        _guard(
+            ev.step,
+            gid=ev.guard_id("stt-review"),
+            kind="evidence_rejected",
+            severity="warning",
+            description="EVD-010 low STT confidence on the latest answer and no "
+            "stt_low_confidence handler: flagged for human review",
+            action="event_only",
         )
-        if outcome is None:
-            _guard(
-                step,
-                f"stt-review:{node.node_id}:{state.events_applied + 1}",
-                "evidence_rejected",
-                "warning",
-                "EVD-010 low STT confidence on the latest answer and no stt_low_confidence "
-                "handler: flagged for human review",
-                "event_only",
-            )
-        elif isinstance(outcome, recovery.Escalated):
-            return
-        else:
-            stt_attempt = outcome
-    # 5b. distress
-    if observation.distress:
-        recovery_id = f"rec-{state.recoveries_started + 1:03d}"
-        step.emit(
-            p.RecoveryStarted(
-                recoveryId=recovery_id,
-                recoveryType="candidate_distress",
-                nodeId=node.node_id,
-                triggerDescription="the examiner reported signs of distress",
-            ),
-            correlation_id=recovery_id,
-        )
-        recovery.pause_exam(step, "candidate_distress", texts.PAUSED_DISTRESS)
-        return
-    # 5c. anxiety (POL-008)
-    spoken = observation.spoken_text
-    anxious = observation.anxiety
-    if anxious:
-        outcome = recovery.attempt(step, RecoveryScenario.ANXIETY, "the examiner reported anxiety")
-        if isinstance(outcome, recovery.Escalated):
-            return
-        phrase = check_neutrality(spoken)
-        replacement = NEUTRAL_SUPPORT if (phrase or observation.needs_follow_up) else None
-        if replacement is not None and replacement != spoken:
-            _guard(
-                step,
-                f"anxiety-policy:{node.node_id}:{state.events_applied + 1}",
-                "anxiety_policy",
-                "block",
-                "POL-008: only neutral procedural support under anxiety"
-                + (f" (matched '{phrase}')" if phrase else " (no follow-up probing)"),
-                "output_replaced",
-                original=spoken,
-                replacement=replacement,
-            )
-            spoken = replacement
+    elif isinstance(outcome, recovery.Escalated):
+        return Flow.STOP
     else:
+        ev.stt_attempt = outcome
+    return Flow.CONTINUE
+
+
+def _distress(ev: _Evaluation) -> Flow:
+    """5b. Signs of distress pause the exam."""
+    if not ev.observation.distress:
+        return Flow.CONTINUE
+    step = ev.step
+    recovery_id = f"rec-{step.state.recoveries_started + 1:03d}"
+    step.emit(
+        p.RecoveryStarted(
+            recoveryId=recovery_id,
+            recoveryType="candidate_distress",
+            nodeId=ev.node.node_id,
+            triggerDescription="the examiner reported signs of distress",
+        ),
+        correlation_id=recovery_id,
+    )
+    recovery.pause_exam(step, "candidate_distress", step.plan.texts.paused_distress)
+    return Flow.STOP
+
+
+def _anxiety_policy(ev: _Evaluation) -> Flow:
+    """5c. Under anxiety only neutral procedural support is spoken (POL-008); otherwise a
+    confirmation of correctness is replaced where the node forbids it."""
+    step, spoken = ev.step, ev.spoken
+    ev.anxious = ev.observation.anxiety
+    if not ev.anxious:
         recovery.resolve(step, RecoveryScenario.ANXIETY)
         phrase = check_neutrality(spoken)
-        if phrase and "confirm_correctness" in plan_node.forbidden_actions:
-            _guard(
-                step,
-                f"confirm-correctness:{node.node_id}:{state.events_applied + 1}",
+        if phrase and "confirm_correctness" in ev.plan_node.forbidden_actions:
+            _replace_spoken(
+                ev,
+                ev.guard_id("confirm-correctness"),
                 "unauthorized_scoring",
-                "block",
                 f"forbidden action confirm_correctness (matched '{phrase}')",
-                "output_replaced",
-                original=spoken,
-                replacement=texts.GENTLE_REPROMPT,
+                step.plan.texts.gentle_reprompt,
             )
-            spoken = texts.GENTLE_REPROMPT
-    # 5d. off-topic limit, unclear and silent answers
-    quality = observation.answer_quality
-    scenario = {
-        "off_topic": RecoveryScenario.OFF_TOPIC,
-        "unclear": RecoveryScenario.UNCLEAR_ANSWER,
-        "silence": RecoveryScenario.SILENCE,
-    }.get(quality)
-    if scenario is not None:
-        handler = recovery.handler_for(step, scenario)
-        episode = state.episode(scenario.value)
-        if (
-            scenario is RecoveryScenario.OFF_TOPIC
-            and handler is not None
-            and episode is not None
-            and episode.attempts >= handler.maxAttempts
-        ):
-            _guard(
-                step,
-                f"off-topic-limit:{node.node_id}:{node.visit}",
-                "off_topic_limit",
-                "block",
-                f"off-topic limit ({handler.maxAttempts}) reached at node {node.node_id}",
-                "forced_transition",
+        return Flow.CONTINUE
+    outcome = recovery.attempt(step, RecoveryScenario.ANXIETY, "the examiner reported anxiety")
+    if isinstance(outcome, recovery.Escalated):
+        return Flow.STOP
+    phrase = check_neutrality(spoken)
+    if phrase or ev.observation.needs_follow_up:
+        replacement = step.plan.texts.calm_support
+        if replacement != spoken:
+            _replace_spoken(
+                ev,
+                ev.guard_id("anxiety-policy"),
+                "anxiety_policy",
+                "POL-008: only neutral procedural support under anxiety"
+                + (f" (matched '{phrase}')" if phrase else " (no follow-up probing)"),
+                replacement,
             )
-        outcome = recovery.attempt(step, scenario, f"answer quality: {quality}")
-        if isinstance(outcome, recovery.Escalated):
-            return
-    elif quality in ("substantive", "partial"):
-        for resolved in (
-            RecoveryScenario.OFF_TOPIC,
-            RecoveryScenario.UNCLEAR_ANSWER,
-            RecoveryScenario.SILENCE,
-        ):
-            recovery.resolve(step, resolved)
-    # 5e. repetition loop
-    loop = None if anxious or stt_attempt is not None else _repetition(step, spoken, answer)
-    if isinstance(loop, recovery.Escalated):
-        return
-    # 5f. follow-up budget
-    exhausted = False
-    if (
-        observation.needs_follow_up
-        and not anxious
-        and (
-            node.follow_ups >= plan_node.max_follow_ups
-            or (
-                plan_node.follow_up_window_ms is not None
-                and node.follow_up_started_ms is not None
-                and step.now - node.follow_up_started_ms > plan_node.follow_up_window_ms
-            )
-        )
-    ):
-        exhausted = True
+    return Flow.CONTINUE
 
-    # 6. transitions
-    policy = completion(plan_node, state.ledger, node.candidate_turns)
-    approved = (
-        observation.evidence_sufficient and not distrusted and stt_attempt is None and policy.holds
+
+def _replace_spoken(ev: _Evaluation, gid: str, kind: str, description: str, text: str) -> None:
+    """Record a blocked output (``output_replaced``) and speak ``text`` instead."""
+    _guard(
+        ev.step,
+        gid=gid,
+        kind=kind,
+        severity="block",
+        description=description,
+        action="output_replaced",
+        original=ev.spoken,
+        replacement=text,
+    )
+    ev.spoken = text
+
+
+_QUALITY_SCENARIOS: Final = {
+    "off_topic": RecoveryScenario.OFF_TOPIC,
+    "unclear": RecoveryScenario.UNCLEAR_ANSWER,
+    "silence": RecoveryScenario.SILENCE,
+}
+
+
+def _answer_quality(ev: _Evaluation) -> Flow:
+    """5d. Off-topic (with its limit), unclear and silent answers are recovery attempts; a
+    substantive or partial answer resolves their episodes."""
+    step, node, quality = ev.step, ev.node, ev.observation.answer_quality
+    scenario = _QUALITY_SCENARIOS.get(quality)
+    if scenario is None:
+        if quality in ("substantive", "partial"):
+            for resolved in _QUALITY_SCENARIOS.values():
+                recovery.resolve(step, resolved)
+        return Flow.CONTINUE
+    handler = recovery.handler_for(step, scenario)
+    episode = step.state.episode(scenario.value)
+    if (
+        scenario is RecoveryScenario.OFF_TOPIC
+        and handler is not None
+        and episode is not None
+        and episode.attempts >= handler.maxAttempts
+    ):
+        _guard(
+            step,
+            gid=f"off-topic-limit:{node.node_id}:{node.visit}",
+            kind="off_topic_limit",
+            severity="block",
+            description=f"off-topic limit ({handler.maxAttempts}) reached at node {node.node_id}",
+            action="forced_transition",
+        )
+    outcome = recovery.attempt(step, scenario, f"answer quality: {quality}")
+    return Flow.STOP if isinstance(outcome, recovery.Escalated) else Flow.CONTINUE
+
+
+def _repetition_loop(ev: _Evaluation) -> Flow:
+    """5e. A repetition loop (not checked under anxiety or a low-confidence attempt)."""
+    if ev.anxious or ev.stt_attempt is not None:
+        return Flow.CONTINUE
+    loop = _repetition(ev.step, ev.spoken, ev.answer)
+    if isinstance(loop, recovery.Escalated):
+        return Flow.STOP
+    ev.loop = loop
+    return Flow.CONTINUE
+
+
+def _follow_up_budget(ev: _Evaluation) -> Flow:
+    """5f. A follow-up asked for beyond the node's budget (count or window) exhausts it."""
+    node, plan_node = ev.node, ev.plan_node
+    window = plan_node.follow_up_window_ms
+    over_window = (
+        window is not None
+        and node.follow_up_started_ms is not None
+        and ev.step.now - node.follow_up_started_ms > window
+    )
+    ev.exhausted = (
+        ev.observation.needs_follow_up
+        and not ev.anxious
+        and (node.follow_ups >= plan_node.max_follow_ups or over_window)
+    )
+    return Flow.CONTINUE
+
+
+def _transitions(ev: _Evaluation) -> Flow:
+    """6. The first matching transition is taken (natural completion only when the LLM's
+    ``evidenceSufficient`` is approved by the completion policy)."""
+    step, node, state = ev.step, ev.node, ev.step.state
+    ev.policy = completion(ev.plan_node, state.ledger, node.candidate_turns)
+    ev.approved = (
+        ev.observation.evidence_sufficient
+        and not ev.distrusted
+        and ev.stt_attempt is None
+        and ev.policy.holds
     )
     facts = TurnFacts(
-        natural_completion=approved,
+        natural_completion=ev.approved,
         candidate_turns=node.candidate_turns,
         elapsed_ms=node.clock.elapsed(step.now),
         covered=frozenset(state.ledger.covered_targets(node.node_id)),
     )
-    edge = first_match(plan_node, facts)
-    if edge is not None:
-        natural = isinstance(edge.condition, AlwaysCondition | EvidenceSatisfiedCondition)
-        to_end = step.plan.node(_target_of(step, edge.targetNodeId)).is_end
-        bridge = None if to_end else (spoken if natural else texts.BRIDGE)
-        take_edge(
-            step,
-            edge,
-            decision="natural_completion" if natural else "condition_met",
-            exit_reason="completed",
-            bridge=bridge,
-        )
-        return
-    if loop is not None and not exhausted:
-        _carry_out_loop(step, loop)
-        return
-    if observation.evidence_sufficient and not approved:
-        why = (
-            "the answer contains instructions addressed to the examination system"
-            if distrusted
-            else "the answer was not heard clearly"
-            if stt_attempt is not None
-            else policy.why_not
-        )
-        _guard(
-            step,
-            f"completion-refused:{node.node_id}:{state.events_applied + 1}",
-            "blocked_action",
-            "warning",
-            f"LLM proposed completing node {node.node_id}; not approved: {why}",
-            "event_only",
-            original=spoken,
-            replacement="",
-        )
-        if policy.missing_targets and node.follow_ups >= plan_node.max_follow_ups:
-            exhausted = True
-        elif stt_attempt is None:
-            step.effect(PromptLlm(texts.CONTINUE_INSTRUCTION.format(why=why)))
-            step.result.update({"status": "continue", "approved": False, "reason": why})
-            return
-    if exhausted:
-        _guard(
-            step,
-            f"max-follow-ups:{node.node_id}:{node.visit}",
-            "max_follow_ups",
-            "block",
-            f"follow-up limit ({plan_node.max_follow_ups}) reached for node {node.node_id}: "
-            "forcing transition",
-            "forced_transition",
-        )
-        _forced(step, plan_node, "follow_ups_exhausted", "follow_ups_exhausted")
-        return
+    edge = first_match(ev.plan_node, facts)
+    if edge is None:
+        return Flow.CONTINUE
+    natural = isinstance(edge.condition, AlwaysCondition | EvidenceSatisfiedCondition)
+    to_end = step.plan.node(_target_of(step, edge.targetNodeId)).is_end
+    take_edge(
+        step,
+        edge,
+        decision="natural_completion" if natural else "condition_met",
+        exit_reason="completed",
+        bridge=None if to_end else (ev.spoken if natural else step.plan.texts.bridge),
+    )
+    return Flow.STOP
 
-    # 7. speak
-    if stt_attempt is not None:
-        step.say(texts.STT_REPROMPT, "recovery")
+
+def _loop_attempt(ev: _Evaluation) -> Flow:
+    """A repetition-loop attempt is carried out instead of speaking (unless the follow-up
+    budget is exhausted: then the node is left)."""
+    if ev.loop is None or ev.exhausted:
+        return Flow.CONTINUE
+    _carry_out_loop(ev.step, ev.loop)
+    return Flow.STOP
+
+
+def _completion_refused(ev: _Evaluation) -> Flow:
+    """The LLM proposed completing the node and the runtime did not approve: recorded, and
+    the LLM is told to go on (or the budget is exhausted when targets are still missing)."""
+    if not ev.observation.evidence_sufficient or ev.approved:
+        return Flow.CONTINUE
+    step, node = ev.step, ev.node
+    why = (
+        "the answer contains instructions addressed to the examination system"
+        if ev.distrusted
+        else "the answer was not heard clearly"
+        if ev.stt_attempt is not None
+        else ev.policy.why_not
+    )
+    _guard(
+        step,
+        gid=ev.guard_id("completion-refused"),
+        kind="blocked_action",
+        severity="warning",
+        description=f"LLM proposed completing node {node.node_id}; not approved: {why}",
+        action="event_only",
+        original=ev.spoken,
+        replacement="",
+    )
+    if ev.policy.missing_targets and node.follow_ups >= ev.plan_node.max_follow_ups:
+        ev.exhausted = True
+        return Flow.CONTINUE
+    if ev.stt_attempt is not None:
+        return Flow.CONTINUE
+    step.effect(PromptLlm(texts.CONTINUE_INSTRUCTION.format(why=why)))
+    step.result.update({"status": "continue", "approved": False, "reason": why})
+    return Flow.STOP
+
+
+def _budget_exhausted(ev: _Evaluation) -> Flow:
+    """An exhausted follow-up budget forces the node's exit."""
+    if not ev.exhausted:
+        return Flow.CONTINUE
+    node, plan_node = ev.node, ev.plan_node
+    _guard(
+        ev.step,
+        gid=f"max-follow-ups:{node.node_id}:{node.visit}",
+        kind="max_follow_ups",
+        severity="block",
+        description=f"follow-up limit ({plan_node.max_follow_ups}) reached for node "
+        f"{node.node_id}: forcing transition",
+        action="forced_transition",
+    )
+    _forced(ev.step, plan_node, "follow_ups_exhausted", "follow_ups_exhausted")
+    return Flow.STOP
+
+
+def _speak(ev: _Evaluation) -> Flow:
+    """The examiner speaks: the low-confidence re-prompt, an approved follow-up (counted),
+    or the (filtered) text."""
+    step, node = ev.step, ev.node
+    if ev.stt_attempt is not None:
+        step.say(step.plan.texts.stt_reprompt, "recovery")
         step.result.update({"status": "recovery", "recovery": "stt_low_confidence"})
-        return
-    if observation.needs_follow_up and not anxious and spoken.strip():
-        answer_ids = [t.turn_id for t in answer]
+        return Flow.STOP
+    if ev.observation.needs_follow_up and not ev.anxious and ev.spoken.strip():
+        answer_ids = [t.turn_id for t in ev.answer]
         trigger = (answer_ids or node.turn_ids or [f"{node.node_id}-opening"])[-1]
         step.emit(
             p.FollowUpUsed(
                 nodeId=node.node_id,
                 followUpIndex=node.follow_ups + 1,
-                maxFollowUps=plan_node.max_follow_ups,
-                reason=_follow_up_reason(observation, policy.missing_targets),
+                maxFollowUps=ev.plan_node.max_follow_ups,
+                reason=_follow_up_reason(ev.observation, ev.policy.missing_targets),
                 triggerTurnId=trigger,
             )
         )
-        step.say(spoken, "follow_up")
+        step.say(ev.spoken, "follow_up")
         step.result.update({"status": "followup_approved", "followUpIndex": node.follow_ups})
-        return
-    step.say(spoken, "recovery" if anxious else "prompt")
+        return Flow.STOP
+    step.say(ev.spoken, "recovery" if ev.anxious else "prompt")
     step.result.setdefault("status", "continue")
+    return Flow.STOP
+
+
+PIPELINE: Final[tuple[Callable[[_Evaluation], Flow], ...]] = (
+    _commands_first,
+    _evidence_and_misconceptions,
+    _low_stt_confidence,
+    _distress,
+    _anxiety_policy,
+    _answer_quality,
+    _repetition_loop,
+    _follow_up_budget,
+    _transitions,
+    _loop_attempt,
+    _completion_refused,
+    _budget_exhausted,
+    _speak,
+)
+"""The decision order (module docstring): each step either lets the next run or stops."""
+
+
+def _evaluate(step: Step, observation: ParsedObservation, node: NodeVisit) -> None:
+    """Run :data:`PIPELINE` on one observation until a step stops it."""
+    answer = step.state.answer_turns()
+    ev = _Evaluation(
+        step=step,
+        observation=observation,
+        node=node,
+        plan_node=step.plan.node(node.node_id),
+        answer=answer,
+        distrusted=any(t.turn_id in step.state.distrusted_turns for t in answer),
+    )
+    for run in PIPELINE:
+        if run(ev) is Flow.STOP:
+            return

@@ -9,13 +9,15 @@ filter context from the compiled node's ``metadata.outputFilterContext``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from ioa.compiler import CompiledFlow, compile_package
 from ioa.errors import ControllerSetupError
+from ioa.languages import UnsupportedLanguageError
 from ioa.ledger import TargetInfo
 from ioa.output_filters import OutputPipeline, RubricText
+from ioa.runtime.texts import RuntimeTexts, for_language
 from ioa.schema import (
     AssessmentPackage,
     CandidateCommandPolicy,
@@ -62,6 +64,11 @@ class NodePlan:
     scenario_domain: str
     target_vocabulary: str
     forbidden_actions: tuple[str, ...]
+    speakable_texts: tuple[str, ...] = ()
+    """What the examiner may say verbatim here: the opening, scenario and closing."""
+    protected_texts: tuple[str, ...] = ()
+    """Everything the LLM was told in confidence (:func:`protected_texts`), minus this node's
+    speakable texts (the ``protected_text`` filter)."""
 
     @property
     def is_end(self) -> bool:
@@ -84,6 +91,13 @@ def _rubric_texts(node: Node) -> tuple[RubricText, ...]:
                     texts.append(RubricText(target.id, level.label))
                     texts.append(RubricText(target.id, level.description))
     return tuple(dict.fromkeys(texts))
+
+
+def _without_speakable(text: str, speakable: tuple[str, ...]) -> str:
+    """``text`` without the lines that carry what the examiner may say (the task message's
+    opening question and scenario blocks)."""
+    lines = [line for line in text.splitlines() if not any(s in line for s in speakable)]
+    return "\n".join(lines)
 
 
 def _node_plan(
@@ -122,6 +136,30 @@ def _node_plan(
     )
 
 
+def protected_texts(package: AssessmentPackage, flow: CompiledFlow) -> tuple[str, ...]:
+    """Everything the LLM is told in confidence, for the whole exam (our chapter 04 §7): the
+    role message and every node's task messages (briefs, evidence lines, constraints), every
+    target's label, description and rubric levels, the learning outcomes the marking criteria
+    name, and the summary prompts. A future node's brief is protected now as well."""
+    texts: list[str] = []
+    for compiled in flow["nodes"]:
+        texts.append(str(compiled.get("role_message") or ""))
+        for message in compiled.get("task_messages") or ():
+            texts.append(str(message.get("content") or ""))
+        summary = (compiled.get("context_strategy") or {}).get("summaryPrompt")
+        if summary:
+            texts.append(str(summary))
+    outcomes = {lo.id: lo.text for lo in package.metadata.learningOutcomes or ()}
+    for node in package.nodes:
+        if node.promptSeed:
+            texts.append(node.promptSeed)
+        for target in node.evidenceTargets:
+            texts += [target.label, target.description or ""]
+            texts += [outcomes.get(c, c) for c in target.markingCriteria or ()]
+        texts += [item.text for item in _rubric_texts(node)]
+    return tuple(t for t in dict.fromkeys(texts) if t.strip())
+
+
 class ExamPlan:
     """The package as the runtime uses it."""
 
@@ -155,9 +193,22 @@ class ExamPlan:
         self.wrap_up_node_id: str | None = next(
             (p.node_id for p in self.nodes.values() if p.kind is NodeKind.WRAPUP), None
         )
+        protected = protected_texts(package, self.flow)
+        for node_id, plan in self.nodes.items():
+            speakable = tuple(t for t in (plan.opening, plan.closing, plan.node.scenario) if t)
+            self.nodes[node_id] = replace(
+                plan,
+                speakable_texts=speakable,
+                protected_texts=tuple(_without_speakable(t, speakable) for t in protected),
+            )
         total = package.metadata.totalTimeBudgetSec
         self.total_budget_ms: int | None = _ms(total)
         self.pipeline = OutputPipeline.from_config(dict(self.flow["outputValidationFilters"]))
+        try:
+            self.texts: RuntimeTexts = for_language(package.metadata.language)
+            """The runtime's own lines in the exam's language."""
+        except UnsupportedLanguageError as error:  # PKG-013 keeps these from being published
+            raise ControllerSetupError(str(error)) from error
         self.exam_id = package.metadata.packageId
         self.exam_version = package.metadata.version or package.irVersion
         budgets = [p.budget_ms or 0 for p in self.nodes.values() if not p.is_end]

@@ -35,11 +35,14 @@ from ioa.runtime.moves import (
     stop_exam,
     take_edge,
 )
+from ioa.runtime.plan import NodePlan
 from ioa.runtime.state import Episode
 from ioa.runtime.step import Step
+from ioa.runtime.texts import RuntimeTexts
 from ioa.runtime.transitions import TurnFacts, first_match, forced_exit
 from ioa.schema import (
     EndType,
+    PolicyEscalationCondition,
     RecoveryAction,
     RecoveryEscalation,
     RecoveryHandler,
@@ -69,13 +72,19 @@ ANXIETY_ACTIONS: Final = frozenset({A.CALM_SUPPORT, A.PAUSE_TIMER})
 
 TECHNICAL: Final = frozenset({S.NETWORK_ISSUE, S.STT_LOW_CONFIDENCE})
 
-ACTION_TEXTS: Final[dict[RecoveryAction, str]] = {
-    A.GENTLE_REPROMPT: texts.GENTLE_REPROMPT,
-    A.REPHRASE: texts.GENTLE_REPROMPT,
-    A.CALM_SUPPORT: texts.CALM_SUPPORT,
-    A.PAUSE_TIMER: texts.CALM_SUPPORT,
-    A.TECHNICAL_RECOVERY: texts.TECHNICAL_RECOVERY,
+ACTION_FIELDS: Final[dict[RecoveryAction, str]] = {
+    A.GENTLE_REPROMPT: "gentle_reprompt",
+    A.REPHRASE: "gentle_reprompt",
+    A.CALM_SUPPORT: "calm_support",
+    A.PAUSE_TIMER: "calm_support",
+    A.TECHNICAL_RECOVERY: "technical_recovery",
 }
+"""Which :class:`~ioa.runtime.texts.RuntimeTexts` line a recovery action speaks."""
+
+
+def action_text(lines: RuntimeTexts, action: RecoveryAction) -> str:
+    """What ``action`` says in the exam's language (the gentle re-prompt for any other)."""
+    return str(getattr(lines, ACTION_FIELDS.get(action, "gentle_reprompt")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,40 +201,25 @@ def escalate(
     )
     description = f"{scenario} recovery escalated ({escalation}) after {episode.attempts} attempts"
     if matched is not None:
+        # An escalation edge is the guardrail's override; an ordinary edge whose own condition
+        # holds (enough turns, enough time) is taken because that condition is met.
+        escalating = isinstance(matched.condition, PolicyEscalationCondition)
         take_edge(
             step,
             matched,
-            decision="guardrail_override",
+            decision="guardrail_override" if escalating else "condition_met",
             exit_reason="forced_transition",
-            bridge=texts.BRIDGE,
+            bridge=step.plan.texts.bridge,
         )
         return Escalated(scenario, escalation, True)
     if escalation is E.SKIP_NODE:
-        edge = forced_exit(plan_node)
-        if edge is not None:
-            take_edge(
-                step,
-                edge,
-                decision="guardrail_override",
-                exit_reason="forced_transition",
-                bridge=texts.BRIDGE,
-                condition=description,
-            )
-            return Escalated(scenario, escalation, True)
-        leave_node(step, "forced_transition")
+        _skip_node(step, plan_node, description)
         return Escalated(scenario, escalation, True)
     if escalation is E.PAUSE_SESSION:
-        pause_exam(step, f"recovery_escalation:{scenario}", texts.PAUSED_ESCALATION)
+        pause_exam(step, f"recovery_escalation:{scenario}", step.plan.texts.paused_escalation)
         return Escalated(scenario, escalation, False)
     if escalation is E.TERMINATE:
-        technical = scenario in TECHNICAL
-        stop_exam(
-            step,
-            end_type=EndType.TECHNICAL_FAILURE if technical else EndType.TERMINATED,
-            reason="system_error" if technical else "candidate_ended",
-            to_state=ExamState.ABORTED,
-            description=description,
-        )
+        _terminate(step, scenario, description)
         return Escalated(scenario, escalation, True)
     # retry / rephrase: a fresh episode
     resolve_recovery(step, episode.recovery_id, "re_prompted")
@@ -233,6 +227,34 @@ def escalate(
     if escalation is E.REPHRASE:
         step.effect(PromptLlm(rephrase_instruction(scenario)))
     return Escalated(scenario, escalation, False)
+
+
+def _skip_node(step: Step, plan_node: NodePlan, description: str) -> None:
+    """Leave the node by its forced-exit edge, else leave it without one."""
+    edge = forced_exit(plan_node)
+    if edge is None:
+        leave_node(step, "forced_transition")
+        return
+    take_edge(
+        step,
+        edge,
+        decision="guardrail_override",
+        exit_reason="forced_transition",
+        bridge=step.plan.texts.bridge,
+        condition=description,
+    )
+
+
+def _terminate(step: Step, scenario: RecoveryScenario, description: str) -> None:
+    """End the exam, aborted (a technical failure for the technical scenarios)."""
+    technical = scenario in TECHNICAL
+    stop_exam(
+        step,
+        end_type=EndType.TECHNICAL_FAILURE if technical else EndType.TERMINATED,
+        reason="system_error" if technical else "candidate_ended",
+        to_state=ExamState.ABORTED,
+        description=description,
+    )
 
 
 def rephrase_instruction(scenario: RecoveryScenario) -> str:

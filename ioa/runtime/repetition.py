@@ -35,34 +35,11 @@ MIN_WORDS: Final = 4
 
 FIXED_TEXTS: Final = frozenset(
     words(text)
-    for text in (
-        "Please go on.",
-        NEUTRAL_SUPPORT,
-        texts.BRIDGE,
-        texts.PAUSED,
-        texts.PAUSED_BY_PROCTOR,
-        texts.PAUSED_ESCALATION,
-        texts.PAUSED_DISTRESS,
-        texts.RESUMED,
-        texts.TECHNICAL_PAUSE,
-        texts.SLOWER,
-        texts.HAND_RAISED,
-        texts.AUDIO_CHECK,
-        texts.HELP,
-        texts.REFUSE_POLITELY,
-        texts.REDIRECT,
-        texts.NOT_NOW,
-        texts.FINISH_CONFIRM,
-        texts.REVISE_LATER,
-        texts.REVISE_NOW,
-        texts.GENTLE_REPROMPT,
-        texts.STT_REPROMPT,
-        texts.CALM_SUPPORT,
-        texts.TECHNICAL_RECOVERY,
-        texts.CLOSING_FALLBACK,
-    )
+    for table in texts.TABLES.values()
+    for text in ("Please go on.", NEUTRAL_SUPPORT, *table.spoken().values())
 )
-"""The runtime's procedural phrases (as word tuples): saying them again is not a loop."""
+"""The runtime's procedural phrases in every language (as word tuples): saying them again is
+not a loop."""
 
 
 def similarity(first: str, second: str) -> float:

@@ -181,6 +181,27 @@ class RuntimeState:
     system_errors: int = 0
     completed: bool = False
     completion_reason: str | None = None
+    input_mode: str = "voice"
+    """``text`` or ``voice`` (from ``bot_ready``)."""
+    activity: dict[str, int] = field(default_factory=dict)
+    """What the candidate is doing now (``composing``/``speaking``) → since when (epoch ms)."""
+    last_activity_ms: int | None = None
+    """When the candidate last stopped composing or speaking (epoch ms)."""
+    offline: dict[str, int] = field(default_factory=dict)
+    """Candidate connections that are down (``exam_room``/``webrtc``/``livekit``) → since."""
+    silence_held_node: str | None = None
+    """``node:visit`` whose silence escalation was held (a skip the node forbids, or the
+    candidate active): no further silence prompts there until the candidate acts."""
+
+    @property
+    def candidate_active(self) -> bool:
+        """The candidate is composing or speaking right now."""
+        return bool(self.activity)
+
+    @property
+    def absent_since_ms(self) -> int | None:
+        """Since when the candidate has been without a connection (None: connected)."""
+        return min(self.offline.values()) if self.offline else None
 
     @property
     def terminal(self) -> bool:

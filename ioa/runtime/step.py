@@ -10,6 +10,7 @@ through the output validation pipeline, records every interception as a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Final
 
 from ioa.events import (
@@ -28,9 +29,18 @@ from ioa.runtime.evolve import apply_event
 from ioa.runtime.ids import Rng, event_id
 from ioa.runtime.plan import ExamPlan
 from ioa.runtime.state import RuntimeState
+from ioa.runtime.timing import Timing
 
 MAX_TEXT: Final = 20_000
 """The longest text an event field holds."""
+
+
+class Flow(Enum):
+    """What one step of a decision pipeline (the observation's guardrails, a command's gates)
+    tells the pipeline: go on to the next step, or the input is dealt with."""
+
+    CONTINUE = "continue"
+    STOP = "stop"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +106,7 @@ class Step:
     events: list[EventEnvelope] = field(default_factory=list)
     effects: list[Effect] = field(default_factory=list)
     result: dict[str, Any] = field(default_factory=dict)
+    timing: Timing = field(default_factory=Timing)
 
     @property
     def session_id(self) -> str:
@@ -139,7 +150,9 @@ class Step:
         target = node_id or self.state.current_node_id or self.state.last_node_id
         plan_node = self.plan.nodes.get(target) if target else None
         if plan_node is None:
-            return FilterContext(node_id=target or "none")
+            return FilterContext(
+                node_id=target or "none", neutral_continue=self.plan.texts.neutral_continue
+            )
         node = self.state.node
         said: tuple[str, ...] = ()
         question = plan_node.opening or ""
@@ -153,6 +166,9 @@ class Step:
             extra_vocabulary=(plan_node.target_vocabulary,),
             candidate_turns=said,
             current_question=question,
+            neutral_continue=self.plan.texts.neutral_continue,
+            protected_texts=plan_node.protected_texts,
+            speakable_texts=plan_node.speakable_texts,
         )
 
     def say(self, text: str, purpose: Purpose, *, node_id: str | None = None) -> list[str]:

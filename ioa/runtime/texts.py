@@ -1,54 +1,225 @@
 """The runtime's own words: short, neutral, procedural (POL-008), and never about content.
 
-Every text here still goes through the output validation pipeline before it is spoken (a test
-checks each one passes it unchanged). Instructions for the LLM (``PromptLlm``/``InjectContext``)
-are here too; they never reach the candidate.
+They are spoken in the exam's language (``metadata.language``, :mod:`ioa.languages`): one
+:class:`RuntimeTexts` table per supported language, chosen once per exam
+(:func:`for_language`, kept on :attr:`ioa.runtime.plan.ExamPlan.texts`). Every table has every
+line (a test checks each is non-empty and differs from English), and every line still goes
+through the output validation pipeline before it is spoken (a test checks each one passes it
+unchanged). Instructions for the LLM (``PromptLlm``/``InjectContext``) are below the tables, in
+English; they never reach the candidate (the LLM is told which language to speak in).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
+from types import MappingProxyType
 from typing import Final
 
-from ioa.output_filters import NEUTRAL_SUPPORT
+from ioa.languages import exam_language
+from ioa.output_filters import NEUTRAL_CONTINUE, NEUTRAL_SUPPORT
 
-BRIDGE: Final = "Thank you. Let's move on."
-PAUSED: Final = "Of course. We will pause here. Let me know when you are ready to continue."
-PAUSED_BY_PROCTOR: Final = "Your proctor has paused the examination. Please wait a moment."
-PAUSED_ESCALATION: Final = (
-    "Let's take a short pause. Your proctor has been notified. Take all the time you need, and "
-    "let me know when you are ready to continue."
+
+@dataclass(frozen=True, slots=True)
+class RuntimeTexts:
+    """Every line the runtime itself says to the candidate, in one language."""
+
+    language: str
+    bridge: str
+    paused: str
+    paused_by_proctor: str
+    paused_escalation: str
+    paused_distress: str
+    resumed: str
+    wait_for_proctor: str
+    """The candidate asked to resume a pause only a proctor lifts (issue 15)."""
+    wait_for_system: str
+    """The candidate asked to resume a pause that lifts itself (lost connection, fault)."""
+    technical_pause: str
+    slower: str
+    hand_raised: str
+    audio_check: str
+    help: str
+    refuse_politely: str
+    redirect: str
+    not_now: str
+    finish_confirm: str
+    revise_later: str
+    revise_now: str
+    gentle_reprompt: str
+    stt_reprompt: str
+    calm_support: str
+    """The chapter's neutral procedural support (07 §5, POL-008); also what an anxious turn
+    that failed the neutrality check is replaced with."""
+    technical_recovery: str
+    closing_fallback: str
+    neutral_continue: str
+    """What an output filter says instead of a turn it removed entirely."""
+
+    def spoken(self) -> dict[str, str]:
+        """Every line by field name (the language excepted)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "language"}
+
+
+ENGLISH: Final = RuntimeTexts(
+    language="en",
+    bridge="Thank you. Let's move on.",
+    paused="Of course. We will pause here. Let me know when you are ready to continue.",
+    paused_by_proctor="Your proctor has paused the examination. Please wait a moment.",
+    paused_escalation=(
+        "Let's take a short pause. Your proctor has been notified. Take all the time you need, "
+        "and let me know when you are ready to continue."
+    ),
+    paused_distress=(
+        "Let's stop for a moment. Your proctor has been notified and will join you. There is no "
+        "rush at all."
+    ),
+    resumed="Welcome back. Let's continue.",
+    wait_for_proctor="Only your proctor can resume the examination. Please wait a moment.",
+    wait_for_system="The examination will continue shortly. Please wait a moment.",
+    technical_pause="We seem to have a technical problem. Please bear with me for a moment.",
+    slower="Of course. I will speak more slowly.",
+    hand_raised="Thank you. Your proctor has been notified.",
+    audio_check="Thank you for letting me know. Can you hear me clearly now?",
+    help=(
+        "You can ask me to repeat or rephrase the question, ask what a word means, or ask for a "
+        "pause. Answer in your own words and take the time you need."
+    ),
+    refuse_politely=(
+        "I'm sorry, that is not available for this question. Please continue with your answer."
+    ),
+    redirect="Let's stay with this question.",
+    not_now="I'm sorry, that is not possible at the moment.",
+    finish_confirm=(
+        "Do you want to end the examination now? Your answers so far will be kept. Please say "
+        "yes or no."
+    ),
+    revise_later="Noted. You will have the chance to add to or correct earlier answers at the end.",
+    revise_now="Of course, please go ahead.",
+    gentle_reprompt="Take your time. Whenever you are ready, please go ahead.",
+    stt_reprompt="I'm sorry, I didn't catch that clearly. Could you say it again?",
+    calm_support=NEUTRAL_SUPPORT,
+    technical_recovery="Sorry, we had a technical hiccup. Could you repeat your last point?",
+    closing_fallback="Thank you. The examination has ended.",
+    neutral_continue=NEUTRAL_CONTINUE,
 )
-PAUSED_DISTRESS: Final = (
-    "Let's stop for a moment. Your proctor has been notified and will join you. There is no "
-    "rush at all."
+
+GERMAN: Final = RuntimeTexts(
+    language="de",
+    bridge="Vielen Dank. Machen wir weiter.",
+    paused=(
+        "Selbstverständlich. Wir machen hier eine Pause. Sagen Sie mir Bescheid, wenn Sie "
+        "bereit sind weiterzumachen."
+    ),
+    paused_by_proctor=(
+        "Ihre Prüfungsaufsicht hat die Prüfung unterbrochen. Bitte warten Sie einen Moment."
+    ),
+    paused_escalation=(
+        "Machen wir eine kurze Pause. Ihre Prüfungsaufsicht wurde informiert. Nehmen Sie sich "
+        "alle Zeit, die Sie brauchen, und sagen Sie mir Bescheid, wenn Sie bereit sind "
+        "weiterzumachen."
+    ),
+    paused_distress=(
+        "Halten wir kurz inne. Ihre Prüfungsaufsicht wurde informiert und kommt zu Ihnen. Es "
+        "gibt überhaupt keine Eile."
+    ),
+    resumed="Willkommen zurück. Machen wir weiter.",
+    wait_for_proctor=(
+        "Nur Ihre Prüfungsaufsicht kann die Prüfung fortsetzen. Bitte warten Sie einen Moment."
+    ),
+    wait_for_system="Die Prüfung geht gleich weiter. Bitte warten Sie einen Moment.",
+    technical_pause=(
+        "Es scheint ein technisches Problem zu geben. Bitte haben Sie einen Moment Geduld."
+    ),
+    slower="Selbstverständlich. Ich spreche jetzt langsamer.",
+    hand_raised="Vielen Dank. Ihre Prüfungsaufsicht wurde informiert.",
+    audio_check="Danke für den Hinweis. Können Sie mich jetzt deutlich hören?",
+    help=(
+        "Sie können mich bitten, die Frage zu wiederholen oder anders zu formulieren, fragen, "
+        "was ein Wort bedeutet, oder um eine Pause bitten. Antworten Sie in Ihren eigenen "
+        "Worten und nehmen Sie sich die Zeit, die Sie brauchen."
+    ),
+    refuse_politely=(
+        "Das ist bei dieser Frage leider nicht möglich. Bitte fahren Sie mit Ihrer Antwort fort."
+    ),
+    redirect="Bleiben wir bei dieser Frage.",
+    not_now="Das ist im Moment leider nicht möglich.",
+    finish_confirm=(
+        "Möchten Sie die Prüfung jetzt beenden? Ihre bisherigen Antworten bleiben erhalten. "
+        "Bitte antworten Sie mit Ja oder Nein."
+    ),
+    revise_later=(
+        "Notiert. Am Ende haben Sie Gelegenheit, frühere Antworten zu ergänzen oder zu korrigieren."
+    ),
+    revise_now="Selbstverständlich, bitte fahren Sie fort.",
+    gentle_reprompt="Nehmen Sie sich Zeit. Wenn Sie so weit sind, fahren Sie bitte fort.",
+    stt_reprompt=(
+        "Entschuldigung, das habe ich nicht deutlich verstanden. Könnten Sie es noch einmal sagen?"
+    ),
+    calm_support="Nehmen Sie sich Zeit. Soll ich die Frage wiederholen?",
+    technical_recovery=(
+        "Entschuldigung, es gab eine technische Störung. Könnten Sie Ihren letzten Punkt "
+        "wiederholen?"
+    ),
+    closing_fallback="Vielen Dank. Die Prüfung ist beendet.",
+    neutral_continue="Bitte fahren Sie fort.",
 )
-RESUMED: Final = "Welcome back. Let's continue."
-TECHNICAL_PAUSE: Final = "We seem to have a technical problem. Please bear with me for a moment."
-SLOWER: Final = "Of course. I will speak more slowly."
-HAND_RAISED: Final = "Thank you. Your proctor has been notified."
-AUDIO_CHECK: Final = "Thank you for letting me know. Can you hear me clearly now?"
-HELP: Final = (
-    "You can ask me to repeat or rephrase the question, ask what a word means, or ask for a "
-    "pause. Answer in your own words and take the time you need."
+
+SPANISH: Final = RuntimeTexts(
+    language="es",
+    bridge="Gracias. Sigamos adelante.",
+    paused=("Por supuesto. Hacemos una pausa aquí. Avíseme cuando quiera continuar."),
+    paused_by_proctor="Su supervisor ha pausado el examen. Espere un momento, por favor.",
+    paused_escalation=(
+        "Hagamos una breve pausa. Se ha avisado a su supervisor. Tómese todo el tiempo que "
+        "necesite y avíseme cuando quiera continuar."
+    ),
+    paused_distress=(
+        "Detengámonos un momento. Se ha avisado a su supervisor, que se unirá a usted. No hay "
+        "ninguna prisa."
+    ),
+    resumed="Retomamos el examen. Continuemos.",
+    wait_for_proctor="Solo su supervisor puede reanudar el examen. Espere un momento, por favor.",
+    wait_for_system="El examen continuará enseguida. Espere un momento, por favor.",
+    technical_pause=("Parece que tenemos un problema técnico. Le ruego un momento de paciencia."),
+    slower="Por supuesto. Hablaré más despacio.",
+    hand_raised="Gracias. Se ha avisado a su supervisor.",
+    audio_check="Gracias por avisarme. ¿Me oye bien ahora?",
+    help=(
+        "Puede pedirme que repita o reformule la pregunta, preguntar qué significa una palabra "
+        "o pedir una pausa. Responda con sus propias palabras y tómese el tiempo que necesite."
+    ),
+    refuse_politely=(
+        "Lo siento, eso no está disponible en esta pregunta. Continúe con su respuesta, por favor."
+    ),
+    redirect="Sigamos con esta pregunta.",
+    not_now="Lo siento, eso no es posible en este momento.",
+    finish_confirm=(
+        "¿Desea terminar el examen ahora? Sus respuestas hasta ahora se conservarán. Responda "
+        "sí o no, por favor."
+    ),
+    revise_later=(
+        "Anotado. Al final tendrá la oportunidad de completar o corregir respuestas anteriores."
+    ),
+    revise_now="Por supuesto, adelante.",
+    gentle_reprompt="Tómese su tiempo. Cuando quiera, adelante.",
+    stt_reprompt="Lo siento, no le he entendido bien. ¿Podría repetirlo?",
+    calm_support="Tómese su tiempo. ¿Quiere que repita la pregunta?",
+    technical_recovery=(
+        "Disculpe, hemos tenido un problema técnico. ¿Podría repetir su último punto?"
+    ),
+    closing_fallback="Gracias. El examen ha terminado.",
+    neutral_continue="Continúe, por favor.",
 )
-REFUSE_POLITELY: Final = (
-    "I'm sorry, that is not available for this question. Please continue with your answer."
-)
-REDIRECT: Final = "Let's stay with this question."
-NOT_NOW: Final = "I'm sorry, that is not possible at the moment."
-FINISH_CONFIRM: Final = (
-    "Do you want to end the examination now? Your answers so far will be kept. Please say yes "
-    "or no."
-)
-REVISE_LATER: Final = (
-    "Noted. You will have the chance to add to or correct earlier answers at the end."
-)
-REVISE_NOW: Final = "Of course, please go ahead."
-GENTLE_REPROMPT: Final = "Take your time. Whenever you are ready, please go ahead."
-STT_REPROMPT: Final = "I'm sorry, I didn't catch that clearly. Could you say it again?"
-CALM_SUPPORT: Final = NEUTRAL_SUPPORT
-TECHNICAL_RECOVERY: Final = "Sorry, we had a technical hiccup. Could you repeat your last point?"
-CLOSING_FALLBACK: Final = "Thank you. The examination has ended."
+
+TABLES: Final = MappingProxyType({t.language: t for t in (ENGLISH, GERMAN, SPANISH)})
+"""The runtime's lines per supported language (:data:`ioa.languages.SUPPORTED_LANGUAGES`)."""
+
+
+def for_language(tag: str | None) -> RuntimeTexts:
+    """The table for an exam tagged ``tag`` (BCP 47; English when absent). An unsupported
+    language raises :class:`ioa.languages.UnsupportedLanguageError`: never English instead."""
+    return TABLES[exam_language(tag)]
+
 
 # --- instructions for the LLM (never spoken) ------------------------------------------------------
 

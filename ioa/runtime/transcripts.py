@@ -5,7 +5,8 @@ Each segment of the current node becomes a ``transcript_final`` (source ``bot``)
 * a hesitation is detected from the timing (``hesitation_detected``): a candidate turn that
   starts at least :data:`AFTER_QUESTION_MS` after the examiner finished (``after_question``),
   or at least :data:`MID_RESPONSE_MS` after the candidate's previous segment with no examiner
-  speech in between (``mid_response``);
+  speech in between (``mid_response``), unless the examiner owed a reply then (the segment's
+  ``awaiting_examiner``: the gap is the examiner's stall, not the candidate's hesitation);
 * open recoveries the candidate's speech ends are resolved (silence; an interruption once the
   examiner has been heard to the end since, :mod:`ioa.runtime.interruption`; a network issue or
   low STT confidence once a segment is clear again, confidence >= :data:`CLEAR_CONFIDENCE`);
@@ -25,7 +26,8 @@ from ioa.events import EventSource, ExamState
 from ioa.events import payloads as p
 from ioa.output_filters.text import words
 from ioa.runtime import recovery, texts
-from ioa.runtime.classifier import detect_command, detect_injection
+from ioa.runtime.agent_boundary import candidate_command
+from ioa.runtime.classifier import detect_injection
 from ioa.runtime.command_handlers import dispatch
 from ioa.runtime.effects import InjectContext
 from ioa.runtime.inputs import TranscriptSegment
@@ -65,17 +67,7 @@ def handle_transcript(step: Step, segment: TranscriptSegment) -> None:
     opened = state.opened_ms if state.opened_ms is not None else step.now
     previous_end = _previous_candidate_end(step)
     examiner_end = state.examiner_ended_ms
-    boundary = max(
-        node.entered_ms,
-        examiner_end if examiner_end is not None else 0,
-        previous_end if previous_end is not None else 0,
-    )
-    end_abs = opened + segment.end_ms if segment.end_ms is not None else step.now
-    if segment.start_ms is not None:
-        start_abs = opened + segment.start_ms
-    else:
-        start_abs = max(boundary, end_abs - MS_PER_WORD * max(1, len(words(text))))
-    start_abs = min(max(start_abs, opened), end_abs)
+    start_abs, end_abs = _span(step, segment, text, node.entered_ms, opened, previous_end)
     turn_id = f"turn-{len(state.turn_order) + 1:03d}"
     step.emit(
         p.TranscriptFinal(
@@ -93,30 +85,76 @@ def handle_transcript(step: Step, segment: TranscriptSegment) -> None:
     step.result.update({"status": "recorded", "turnId": turn_id})
     if segment.speaker != "candidate":
         return
-    _hesitation(step, turn_id, start_abs, examiner_end, previous_end)
+    _hesitation(
+        step, turn_id, start_abs, examiner_end, previous_end, stalled=segment.awaiting_examiner
+    )
+    _resolve_by_speech(step, segment.confidence)
+    if not _flag_injection(step, turn_id, text, node.node_id):
+        _resume_by_voice(step, turn_id, text)
+
+
+def _span(
+    step: Step,
+    segment: TranscriptSegment,
+    text: str,
+    entered_ms: int,
+    opened: int,
+    previous_end: int | None,
+) -> tuple[int, int]:
+    """(start, end) of the segment in epoch ms. Without a start time it is estimated from the
+    word count, never before the node, the examiner's last words or the candidate's previous
+    segment; the start is kept between the exam's opening and the end."""
+    examiner_end = step.state.examiner_ended_ms
+    boundary = max(
+        entered_ms,
+        examiner_end if examiner_end is not None else 0,
+        previous_end if previous_end is not None else 0,
+    )
+    end_abs = opened + segment.end_ms if segment.end_ms is not None else step.now
+    if segment.start_ms is not None:
+        start_abs = opened + segment.start_ms
+    else:
+        start_abs = max(boundary, end_abs - MS_PER_WORD * max(1, len(words(text))))
+    return min(max(start_abs, opened), end_abs), end_abs
+
+
+def _resolve_by_speech(step: Step, confidence: float) -> None:
+    """The open recoveries the candidate's speech ends (module docstring)."""
     recovery.resolve(step, RecoveryScenario.SILENCE)
     resolve_if_heard(step)
-    if segment.confidence >= CLEAR_CONFIDENCE:
+    if confidence >= CLEAR_CONFIDENCE:
         recovery.resolve(step, RecoveryScenario.NETWORK_ISSUE)
         recovery.resolve(step, RecoveryScenario.STT_LOW_CONFIDENCE, "re_prompted")
+
+
+def _flag_injection(step: Step, turn_id: str, text: str, node_id: str) -> bool:
+    """A prompt-injection attempt is recorded and the LLM warned; True when there was one."""
     phrase = detect_injection(text)
-    if phrase is not None:
-        step.emit(
-            guardrail_payload(
-                guardrail_id=f"prompt-injection:{turn_id}",
-                guardrail_type="blocked_action",
-                severity="warning",
-                description=(
-                    f"prompt-injection attempt in candidate turn {turn_id} (matched '{phrase}'): "
-                    "the turn gives no evidence, no completion and no command"
-                ),
-                action="event_only",
-                node_id=node.node_id,
-            )
+    if phrase is None:
+        return False
+    step.emit(
+        guardrail_payload(
+            guardrail_id=f"prompt-injection:{turn_id}",
+            guardrail_type="blocked_action",
+            severity="warning",
+            description=(
+                f"prompt-injection attempt in candidate turn {turn_id} (matched '{phrase}'): "
+                "the turn gives no evidence, no completion and no command"
+            ),
+            action="event_only",
+            node_id=node_id,
         )
-        step.effect(InjectContext(texts.INJECTION_WARNING))
-        return
-    if state.exam_state is ExamState.PAUSED and detect_command(text) is CandidateCommandType.RESUME:
+    )
+    step.effect(InjectContext(texts.INJECTION_WARNING))
+    return True
+
+
+def _resume_by_voice(step: Step, turn_id: str, text: str) -> None:
+    """While paused, the candidate saying they are ready resumes (a classifier command)."""
+    if (
+        step.state.exam_state is ExamState.PAUSED
+        and candidate_command(text, step.plan.texts.language) is CandidateCommandType.RESUME
+    ):
         dispatch(
             step,
             command_id=f"classifier-{turn_id}-resume",
@@ -128,8 +166,15 @@ def handle_transcript(step: Step, segment: TranscriptSegment) -> None:
 
 
 def _hesitation(
-    step: Step, turn_id: str, start_abs: int, examiner_end: int | None, previous_end: int | None
+    step: Step,
+    turn_id: str,
+    start_abs: int,
+    examiner_end: int | None,
+    previous_end: int | None,
+    *,
+    stalled: bool = False,
 ) -> None:
+    """A mid-response gap while the examiner owed a reply (``stalled``) is the examiner's."""
     node = step.state.node
     if node is None:
         return
@@ -140,7 +185,7 @@ def _hesitation(
         gap = start_abs - examiner_end
         context = "after_question"
         threshold = AFTER_QUESTION_MS
-    elif previous_end is not None:
+    elif previous_end is not None and not stalled:
         gap = start_abs - previous_end
         context = "mid_response"
         threshold = MID_RESPONSE_MS

@@ -79,6 +79,9 @@ class RecoveryHandler(StrictModel):
     """What happens once the attempts are exhausted."""
     afterSec: Seconds | None = None
     """For ``silence``: seconds of silence that trigger the handler."""
+    textAfterSec: Seconds | None = None
+    """For ``silence`` in text mode (project extension): seconds without typing or an answer
+    that trigger the handler. Absent: 90 s, or twice ``afterSec`` if longer."""
 
 
 class ContextPolicy(StrictModel):

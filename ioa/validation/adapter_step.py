@@ -205,18 +205,7 @@ def run_adapter_step(
         return None
     compiler, lookup = find_compiler()
     if compiler is None:
-        if lookup.broken:
-            collector.add_pipeline_finding(
-                FAILED_RULE,
-                f"adapter compilation could not run: {lookup.problem}; the package cannot be "
-                "checked against the adapter rules, so it is rejected. Fix the installation",
-            )
-        else:
-            collector.add_pipeline_finding(
-                SKIPPED_RULE,
-                f"step 9 (adapter compilation, ADP-* rules) skipped: {lookup.problem}; install "
-                "the adapter to have these rules evaluated",
-            )
+        _report_no_compiler(lookup, collector)
         return None
     try:
         result = run_compiler(compiler, lookup, package)
@@ -229,6 +218,32 @@ def run_adapter_step(
                 "platform team",
             )
         return None
+    _report_rules_not_run(collector)
+    adapter_input = replace(
+        inp, compiled=result.flow, compiled_from=result.document, compile_findings=result.findings
+    )
+    run_phase(Phase.ADAPTER, Stage.PUBLISH, adapter_input, collector)
+    return result.flow
+
+
+def _report_no_compiler(lookup: ModuleLookup, collector: FindingCollector) -> None:
+    """No adapter compiler: a broken installation rejects the package, a missing one skips."""
+    if lookup.broken:
+        collector.add_pipeline_finding(
+            FAILED_RULE,
+            f"adapter compilation could not run: {lookup.problem}; the package cannot be "
+            "checked against the adapter rules, so it is rejected. Fix the installation",
+        )
+    else:
+        collector.add_pipeline_finding(
+            SKIPPED_RULE,
+            f"step 9 (adapter compilation, ADP-* rules) skipped: {lookup.problem}; install "
+            "the adapter to have these rules evaluated",
+        )
+
+
+def _report_rules_not_run(collector: FindingCollector) -> None:
+    """The package compiled but the adapter rules cannot run (not loaded, or none registered)."""
     rules = adapter_rules_lookup()
     if rules.module is None:
         rule_id = FAILED_RULE if rules.broken else SKIPPED_RULE
@@ -241,8 +256,3 @@ def run_adapter_step(
             SKIPPED_RULE,
             f"the package compiled, but {ADAPTER_RULES_MODULE} registers no adapter-phase rule",
         )
-    adapter_input = replace(
-        inp, compiled=result.flow, compiled_from=result.document, compile_findings=result.findings
-    )
-    run_phase(Phase.ADAPTER, Stage.PUBLISH, adapter_input, collector)
-    return result.flow

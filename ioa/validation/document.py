@@ -11,7 +11,7 @@ import math
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from ioa.schema.enums import (
     EVIDENCE_SUFFICIENT_ALIAS,
@@ -21,9 +21,6 @@ from ioa.schema.enums import (
 )
 from ioa.schema.paths import JsonPath, render_path, usable_node_labels
 from ioa.validation.findings import Issue
-
-if TYPE_CHECKING:
-    from ioa.validation.graph import ExamGraph
 
 EMPTY: Final[Mapping[str, object]] = {}
 _END: Final = NodeKind.END.value
@@ -290,13 +287,6 @@ class PackageDocument:
     def transition_count(self) -> int:
         """Entries in all nodes' ``transitions`` arrays."""
         return sum(len(node.transitions) for node in self.nodes)
-
-    @cached_property
-    def graph(self) -> ExamGraph:
-        """The exam graph (built on first use, then shared by all rules)."""
-        from ioa.validation.graph import ExamGraph
-
-        return ExamGraph(self)
 
     @cached_property
     def question_nodes(self) -> tuple[NodeView, ...]:

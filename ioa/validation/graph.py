@@ -6,6 +6,7 @@ End nodes have no outgoing edges: the session ends there, whatever the document 
 
 from __future__ import annotations
 
+import weakref
 from collections import deque
 from functools import cached_property
 
@@ -121,3 +122,16 @@ class ExamGraph:
                     parent = work[-1][0]
                     low[parent] = min(low[parent], low[node])
         return tuple(sorted(components, key=min))
+
+
+_SHARED: weakref.WeakKeyDictionary[PackageDocument, ExamGraph] = weakref.WeakKeyDictionary()
+
+
+def exam_graph(doc: PackageDocument) -> ExamGraph:
+    """``doc``'s exam graph, built on first use and then shared by all rules of the validation
+    (kept while the document lives)."""
+    graph = _SHARED.get(doc)
+    if graph is None:
+        graph = ExamGraph(doc)
+        _SHARED[doc] = graph
+    return graph

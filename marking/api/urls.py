@@ -28,6 +28,11 @@ urlpatterns = [
         name="api-marking-appeal",
     ),
     path(
+        "marking/sessions/<str:session_id>/release/",
+        views.ReleaseApi.as_view(),
+        name="api-marking-release",
+    ),
+    path(
         "marking/sessions/<str:session_id>/second-marking/",
         views.SecondMarkingApi.as_view(),
         name="api-marking-second-marking",

@@ -6,13 +6,16 @@ input, with the shared error body)."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from typing import Any
 
 from django.http import HttpResponse
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_serializer,
+)
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.renderers import BaseRenderer, JSONRenderer
@@ -20,15 +23,19 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.access import AreaPermission
+from accounts.access import AreaPermission, signed_in_user
+from accounts.api.serializers import UserRefSerializer
 from accounts.roles import Area
-from config.api.pagination import StandardPagination
 from marking import selectors, services
 from marking.models import SessionMark, TargetDecision
 from marking.services import MarkingRefused
+from publishing.models import PublishedVersion
+from web.api.pagination import StandardPagination
+from web.csv_export import csv_response
 
 BAD_INPUT = {"rationale_required", "invalid_level", "unknown_target"}
 LEVELS = ["excellent", "satisfactory", "partial", "absent"]
+REFUSED = "refused in the marks' current state (e.g. locked); the code says why"
 
 
 def _mark(request: Request, session_id: str) -> SessionMark:
@@ -38,9 +45,7 @@ def _mark(request: Request, session_id: str) -> SessionMark:
         raise NotFound("No such marked session.") from None
 
 
-def _version(request: Request, version_id: str) -> Any:
-    from publishing.models import PublishedVersion
-
+def _version(request: Request, version_id: str) -> PublishedVersion:
     try:
         return selectors.version_get(user=request.user, version_id=version_id)
     except PublishedVersion.DoesNotExist:
@@ -54,27 +59,23 @@ def _refused(refusal: MarkingRefused) -> Response:
     )
 
 
-class UserSerializer(serializers.Serializer):
-    username = serializers.CharField()
-    name = serializers.CharField()
-
-
-class DecisionSerializer(serializers.Serializer):
+class DecisionSerializer(serializers.Serializer[object]):
     id = serializers.IntegerField()
     targetKey = serializers.CharField(source="target_key")
     number = serializers.IntegerField()
     level = serializers.CharField()
-    source = serializers.CharField()
+    # Field.source is an attribute too: DRF's metaclass moves declared fields off the class.
+    source = serializers.CharField()  # type: ignore[assignment]
     rationale = serializers.CharField()
-    author = UserSerializer(allow_null=True)
+    author = UserRefSerializer(allow_null=True)
     supersedes = serializers.IntegerField(source="supersedes_id", allow_null=True)
     createdAt = serializers.DateTimeField(source="created_at")
     evidence = serializers.JSONField()
 
 
-class MarkSummarySerializer(serializers.Serializer):
+class MarkSummarySerializer(serializers.Serializer[object]):
     sessionId = serializers.UUIDField(source="session_id")
-    candidate = UserSerializer(source="session.candidate")
+    candidate = UserRefSerializer(source="session.candidate")
     versionId = serializers.UUIDField(source="session.sitting.version_id")
     assessment = serializers.CharField(source="session.sitting.version.title")
     state = serializers.CharField()
@@ -83,7 +84,7 @@ class MarkSummarySerializer(serializers.Serializer):
     reviewFlags = serializers.IntegerField(source="review_flags")
     secondMarkingRequired = serializers.BooleanField(source="second_marking_required")
     lockedAt = serializers.DateTimeField(source="locked_at", allow_null=True)
-    lockedBy = UserSerializer(source="locked_by", allow_null=True)
+    lockedBy = UserRefSerializer(source="locked_by", allow_null=True)
     resultChecksum = serializers.CharField(source="result_checksum")
     markedAt = serializers.DateTimeField(source="created_at")
 
@@ -97,7 +98,7 @@ def _irregularity(item: dict[str, Any]) -> dict[str, Any]:
         "reportedAt": item["timestamp"],
         "category": item["category"],
         "actor": item["actor"],
-        "proctor": UserSerializer(proctor).data if proctor is not None else None,
+        "proctor": UserRefSerializer(proctor).data if proctor is not None else None,
         "reason": item["reason"],
         "nodeId": item["nodeId"],
         "nodeTitle": item["nodeTitle"],
@@ -114,38 +115,43 @@ def _irregularity(item: dict[str, Any]) -> dict[str, Any]:
 
 def _detail(mark: SessionMark) -> dict[str, Any]:
     view = selectors.mark_view(mark)
-    panel = view["panel"]
+    panel = view.panel
+    second = view.second
     return {
         **MarkSummarySerializer(mark).data,
-        "scores": view["scores"],
-        "proposedScores": view["proposedScores"],
+        "scores": view.scores,
+        "proposedScores": view.proposed_scores,
         "targets": [
             {
-                "key": t["key"],
-                "targetId": t["targetId"],
-                "nodeId": t["nodeId"],
-                "label": t["label"],
-                "weight": t["weight"],
-                "level": t["level"],
-                "proposedLevel": t["proposedLevel"],
-                "overridden": t["overridden"],
-                "currentDecision": DecisionSerializer(t["current"]).data if t["current"] else None,
-                "rationale": t["rationale"],
-                "rules": t["rules"],
-                "signals": t["signals"],
-                "turnIds": t["turnIds"],
-                "learningOutcomes": t["outcomes"],
-                "descriptor": t["descriptor"],
-                "flags": t["flags"],
-                "irregularitySeqs": [i["seq"] for i in t["irregularities"]],
-                "affectedTurnIds": t["affectedTurnIds"],
-                "panel": t["panel"],
+                "key": t.key,
+                "targetId": t.target_id,
+                "nodeId": t.node_id,
+                "label": t.label,
+                "weight": t.weight,
+                "level": t.level,
+                "proposedLevel": t.proposed_level,
+                "overridden": t.overridden,
+                "currentDecision": DecisionSerializer(t.current).data if t.current else None,
+                "rationale": t.rationale,
+                "rules": t.rules,
+                "signals": t.signals,
+                "turnIds": t.turn_ids,
+                "learningOutcomes": [{"id": o.id, "text": o.text} for o in t.outcomes],
+                "descriptor": (
+                    {"label": t.descriptor.label, "description": t.descriptor.description}
+                    if t.descriptor
+                    else None
+                ),
+                "flags": t.flags,
+                "irregularitySeqs": [i["seq"] for i in t.irregularities],
+                "affectedTurnIds": t.affected_turn_ids,
+                "panel": t.panel,
             }
-            for t in view["targets"]
+            for t in view.targets
         ],
-        "flags": view["flags"],
-        "irregularities": [_irregularity(i) for i in view["irregularities"]],
-        "metrics": view["metrics"],
+        "flags": view.flags,
+        "irregularities": [_irregularity(i) for i in view.irregularities],
+        "metrics": view.metrics,
         "panel": (
             {
                 "status": panel.status,
@@ -159,11 +165,11 @@ def _detail(mark: SessionMark) -> dict[str, Any]:
         ),
         "secondMarking": (
             {
-                "missing": view["second"]["missing"],
-                "disagreeing": view["second"]["disagreeing"],
-                "marks": {k: s.level for k, s in view["second"]["marks"].items()},
+                "missing": second.missing,
+                "disagreeing": second.disagreeing,
+                "marks": {k: s.level for k, s in second.marks.items()},
             }
-            if view["second"]
+            if second
             else None
         ),
         "appeals": [
@@ -174,7 +180,7 @@ def _detail(mark: SessionMark) -> dict[str, Any]:
                 "closedAt": a.closed_at,
                 "outcome": a.outcome,
             }
-            for a in view["appeals"]
+            for a in view.appeals
         ],
     }
 
@@ -185,7 +191,15 @@ class MarkListApi(APIView):
     area = Area.MARKING
     permission_classes = [AreaPermission]
 
-    @extend_schema(responses=MarkSummarySerializer(many=True))
+    pagination_class = StandardPagination
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("version", str, description="Only this assessment version's."),
+            OpenApiParameter("state", str, description="Only marks in this state."),
+        ],
+        responses=MarkSummarySerializer(many=True),
+    )
     def get(self, request: Request) -> Response:
         version = request.query_params.get("version") or None
         qs = selectors.mark_list(user=request.user)
@@ -194,7 +208,7 @@ class MarkListApi(APIView):
         state = request.query_params.get("state")
         if state:
             qs = qs.filter(state=state)
-        paginator = StandardPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(qs, request, self)
         return paginator.get_paginated_response(MarkSummarySerializer(page, many=True).data)
 
@@ -234,26 +248,26 @@ class OverrideApi(APIView):
     permission_classes = [AreaPermission]
 
     @extend_schema_serializer(component_name="MarkingOverrideInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(serializers.Serializer[object]):
         targetKey = serializers.CharField()
         level = serializers.ChoiceField(choices=LEVELS)
         rationale = serializers.CharField(min_length=services.MIN_RATIONALE_CHARS)
 
     @extend_schema(
         request=InputSerializer,
-        responses={201: DecisionSerializer, 409: OpenApiResponse(description="locked")},
+        responses={201: DecisionSerializer, 409: OpenApiResponse(description=REFUSED)},
     )
     def post(self, request: Request, session_id: str) -> Response:
         mark = _mark(request, session_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            decision = services.override_decision(
+            decision = services.decision_override(
                 mark=mark,
                 target_key=data.validated_data["targetKey"],
                 level=data.validated_data["level"],
                 rationale=data.validated_data["rationale"],
-                user=request.user,
+                user=signed_in_user(request),
             )
         except MarkingRefused as refusal:
             return _refused(refusal)
@@ -267,16 +281,21 @@ class LockApi(APIView):
     permission_classes = [AreaPermission]
 
     @extend_schema_serializer(component_name="MarkingLockInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(serializers.Serializer[object]):
         note = serializers.CharField(required=False, allow_blank=True, default="")
 
-    @extend_schema(request=InputSerializer, responses=MarkSummarySerializer)
+    @extend_schema(
+        request=InputSerializer,
+        responses={200: MarkSummarySerializer, 409: OpenApiResponse(description=REFUSED)},
+    )
     def post(self, request: Request, session_id: str) -> Response:
         mark = _mark(request, session_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            services.lock_marks(mark=mark, user=request.user, note=data.validated_data["note"])
+            services.marks_lock(
+                mark=mark, user=signed_in_user(request), note=data.validated_data["note"]
+            )
         except MarkingRefused as refusal:
             return _refused(refusal)
         return Response(MarkSummarySerializer(mark).data)
@@ -289,20 +308,62 @@ class AppealApi(APIView):
     permission_classes = [AreaPermission]
 
     @extend_schema_serializer(component_name="MarkingAppealInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(serializers.Serializer[object]):
         reason = serializers.CharField(min_length=services.MIN_RATIONALE_CHARS)
 
-    @extend_schema(request=InputSerializer, responses={201: MarkSummarySerializer})
+    @extend_schema(
+        request=InputSerializer,
+        responses={201: MarkSummarySerializer, 409: OpenApiResponse(description=REFUSED)},
+    )
     def post(self, request: Request, session_id: str) -> Response:
         mark = _mark(request, session_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            services.open_appeal(mark=mark, user=request.user, reason=data.validated_data["reason"])
+            services.appeal_open(
+                mark=mark, user=signed_in_user(request), reason=data.validated_data["reason"]
+            )
         except MarkingRefused as refusal:
             return _refused(refusal)
         mark.refresh_from_db()
         return Response(MarkSummarySerializer(mark).data, status=status.HTTP_201_CREATED)
+
+
+class ReleaseApi(APIView):
+    """Release the locked marks of the current cycle to the candidate (idempotent: a cycle
+    already released answers 200 with its release); 409 ``not_locked`` otherwise."""
+
+    area = Area.MARKING
+    permission_classes = [AreaPermission]
+
+    class ReleaseOutputSerializer(serializers.Serializer[object]):
+        cycle = serializers.IntegerField()
+        finalScore = serializers.FloatField(source="final_score")
+        feedback = serializers.CharField()
+        releasedBy = serializers.CharField(source="released_by.username")
+        releasedAt = serializers.DateTimeField(source="released_at")
+        eventId = serializers.UUIDField(source="event_id")
+
+    @extend_schema(
+        request=None,
+        responses={
+            201: ReleaseOutputSerializer,
+            200: OpenApiResponse(ReleaseOutputSerializer, description="released before"),
+            409: OpenApiResponse(description="not_locked"),
+        },
+    )
+    def post(self, request: Request, session_id: str) -> Response:
+        # No body is needed, but one that is sent passes the parser's limits like on every write
+        # (a malformed or oversized body is a 400/413, never ignored).
+        _ = request.data
+        mark = _mark(request, session_id)
+        existed = selectors.current_release(mark) is not None
+        try:
+            release = services.result_release(mark=mark, user=signed_in_user(request))
+        except MarkingRefused as refusal:
+            return _refused(refusal)
+        code = status.HTTP_200_OK if existed else status.HTTP_201_CREATED
+        return Response(self.ReleaseOutputSerializer(release).data, status=code)
 
 
 class SecondMarkingApi(APIView):
@@ -312,17 +373,21 @@ class SecondMarkingApi(APIView):
     permission_classes = [AreaPermission]
 
     @extend_schema_serializer(component_name="MarkingSecondMarkingInput")
-    class InputSerializer(serializers.Serializer):
-        required = serializers.BooleanField()
+    class InputSerializer(serializers.Serializer[object]):
+        # Field.required too (DRF's metaclass moves declared fields off the class).
+        required = serializers.BooleanField()  # type: ignore[assignment]
 
-    @extend_schema(request=InputSerializer, responses=MarkSummarySerializer)
+    @extend_schema(
+        request=InputSerializer,
+        responses={200: MarkSummarySerializer, 409: OpenApiResponse(description=REFUSED)},
+    )
     def post(self, request: Request, session_id: str) -> Response:
         mark = _mark(request, session_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            services.set_second_marking(
-                mark=mark, user=request.user, required=data.validated_data["required"]
+            services.second_marking_set(
+                mark=mark, user=signed_in_user(request), required=data.validated_data["required"]
             )
         except MarkingRefused as refusal:
             return _refused(refusal)
@@ -336,32 +401,35 @@ class SecondMarksApi(APIView):
     permission_classes = [AreaPermission]
 
     @extend_schema_serializer(component_name="MarkingSecondMarksInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(serializers.Serializer[object]):
         @extend_schema_serializer(component_name="MarkingSecondMarkItem")
-        class Item(serializers.Serializer):
+        class Item(serializers.Serializer[object]):
             targetKey = serializers.CharField()
             level = serializers.ChoiceField(choices=LEVELS)
             rationale = serializers.CharField(required=False, allow_blank=True, default="")
 
         marks = Item(many=True)
 
-    @extend_schema(request=InputSerializer, responses={201: dict})
+    @extend_schema(
+        request=InputSerializer,
+        responses={201: dict, 409: OpenApiResponse(description=REFUSED)},
+    )
     def post(self, request: Request, session_id: str) -> Response:
         mark = _mark(request, session_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            stored = services.record_second_marks(
-                mark=mark, user=request.user, marks=data.validated_data["marks"]
+            stored = services.second_marks_record(
+                mark=mark, user=signed_in_user(request), marks=data.validated_data["marks"]
             )
         except MarkingRefused as refusal:
             return _refused(refusal)
-        status_now = services.second_mark_status(mark)
+        status_now = selectors.second_mark_status(mark)
         return Response(
             {
                 "recorded": [{"targetKey": s.target_key, "level": s.level} for s in stored],
-                "missing": status_now["missing"],
-                "disagreeing": status_now["disagreeing"],
+                "missing": status_now.missing,
+                "disagreeing": status_now.disagreeing,
             },
             status=status.HTTP_201_CREATED,
         )
@@ -377,34 +445,36 @@ class ReportApi(APIView):
     def get(self, request: Request, session_id: str) -> Response:
         mark = _mark(request, session_id)
         view = selectors.mark_view(mark)
-        turns = {row["id"]: row for row in view["transcript"]}
+        turns = {row["id"]: row for row in view.transcript}
         return Response(
             {
                 **MarkSummarySerializer(mark).data,
-                "assessment": view["config"].title,
-                "scores": view["scores"],
-                "learningOutcomes": view["outcomes"],
+                "assessment": view.config.title,
+                "scores": view.scores,
+                "learningOutcomes": [
+                    {"id": o.id, "text": o.text, "score": o.score} for o in view.outcomes
+                ],
                 "targets": [
                     {
-                        "key": t["key"],
-                        "label": t["label"],
-                        "nodeId": t["nodeId"],
-                        "level": t["level"],
-                        "proposedLevel": t["proposedLevel"],
-                        "why": t["current"].rationale if t["current"] else t["rationale"],
-                        "markerRationale": t["rationale"],
+                        "key": t.key,
+                        "label": t.label,
+                        "nodeId": t.node_id,
+                        "level": t.level,
+                        "proposedLevel": t.proposed_level,
+                        "why": t.current.rationale if t.current else t.rationale,
+                        "markerRationale": t.rationale,
                         "excerpts": [
                             {"turnId": turn_id, "text": turns[turn_id]["text"]}
-                            for turn_id in t["turnIds"]
+                            for turn_id in t.turn_ids
                             if turn_id in turns
                         ],
                     }
-                    for t in view["targets"]
+                    for t in view.targets
                 ],
-                "flags": view["flags"],
-                "irregularities": [_irregularity(i) for i in view["irregularities"]],
-                "metrics": view["metrics"],
-                "reproducible": services.verify_marks(mark),
+                "flags": view.flags,
+                "irregularities": [_irregularity(i) for i in view.irregularities],
+                "metrics": view.metrics,
+                "reproducible": selectors.verify_marks(mark),
             }
         )
 
@@ -423,16 +493,6 @@ class CsvRenderer(BaseRenderer):
         return json.dumps(data).encode() if data is not None else b""
 
 
-def _csv(filename: str, header: list[str], rows: list[list[str]]) -> HttpResponse:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(header)
-    writer.writerows(rows)
-    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
-
-
 class SessionCsvApi(APIView):
     """One session's gradebook row as CSV."""
 
@@ -444,7 +504,7 @@ class SessionCsvApi(APIView):
     def get(self, request: Request, session_id: str) -> HttpResponse:
         mark = _mark(request, session_id)
         header, rows = selectors.export_rows([mark])
-        return _csv(f"marks-{mark.session_id}.csv", header, rows)
+        return csv_response(f"marks-{mark.session_id}.csv", header, rows)
 
 
 class CohortApi(APIView):
@@ -474,7 +534,7 @@ class CohortCsvApi(APIView):
         header, rows = selectors.export_rows(
             selectors.mark_list(user=request.user, version_id=version.pk)
         )
-        return _csv(f"marks-{version.pk}.csv", header, rows)
+        return csv_response(f"marks-{version.pk}.csv", header, rows)
 
 
 class SchemeApi(APIView):
@@ -486,7 +546,7 @@ class SchemeApi(APIView):
     @extend_schema(responses=dict)
     def get(self, request: Request, version_id: str) -> Response:
         version = _version(request, version_id)
-        scheme = services.scheme_for_version(version)
+        scheme = services.scheme_get_or_create(version)
         return Response(
             {
                 "compilerVersion": scheme.compiler_version,

@@ -5,24 +5,30 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_serializer,
+)
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.access import AreaPermission
+from accounts.access import AreaPermission, signed_in_user
 from accounts.roles import Area
-from authoring.api.views import _conflict, _get_draft
+from authoring.api.views import _conflict, _get_draft, _unprocessable
 from authoring.services import DraftConflict
-from config.api.pagination import StandardPagination
 from publishing import selectors
+from publishing.dry_runs import DryRunRefused, document_dry_run
 from publishing.models import PublishedVersion
 from publishing.services import PublishRejected, version_publish
+from web.api.pagination import StandardPagination
 
 
-class VersionSummarySerializer(serializers.Serializer):
+class VersionSummarySerializer(serializers.Serializer[object]):
     id = serializers.UUIDField()
     packageDraftId = serializers.UUIDField(source="draft_id")
     number = serializers.IntegerField()
@@ -56,7 +62,8 @@ class PublishApi(APIView):
     area = Area.STUDIO
     permission_classes = [AreaPermission]
 
-    class InputSerializer(serializers.Serializer):
+    @extend_schema_serializer(component_name="Publish")
+    class InputSerializer(serializers.Serializer[object]):
         revision = serializers.IntegerField(required=False)
 
     @extend_schema(
@@ -75,7 +82,7 @@ class PublishApi(APIView):
         try:
             outcome = version_publish(
                 draft=draft,
-                user=request.user,
+                user=signed_in_user(request),
                 expected_revision=data.validated_data.get("revision"),
             )
         except DraftConflict as conflict:
@@ -100,10 +107,15 @@ class PublishApi(APIView):
 class VersionListApi(APIView):
     """Published versions you can see, optionally of one draft (``?package=<draft id>``)."""
 
-    @extend_schema(responses=VersionSummarySerializer(many=True))
+    pagination_class = StandardPagination
+
+    @extend_schema(
+        parameters=[OpenApiParameter("package", str, description="Only this draft's versions.")],
+        responses=VersionSummarySerializer(many=True),
+    )
     def get(self, request: Request) -> Response:
         draft_id = request.query_params.get("package")
-        paginator = StandardPagination()
+        paginator = self.pagination_class()
         qs = selectors.version_list(user=request.user, draft_id=draft_id or None)
         page = paginator.paginate_queryset(qs, request, self)
         return paginator.get_paginated_response(VersionSummarySerializer(page, many=True).data)
@@ -129,3 +141,42 @@ class VersionCompiledApi(APIView):
     @extend_schema(responses=dict)
     def get(self, request: Request, version_id: str) -> Response:
         return Response(json.loads(_get_version(request, version_id).compiled_json))
+
+
+class DraftDryRunApi(APIView):
+    """The dry run of a draft: the stored document, or (if given) a document you are editing.
+
+    Simulated candidates run through the runtime controller; nothing is stored. 422 with the
+    validation report when the package does not pass validation.
+    """
+
+    area = Area.STUDIO
+    permission_classes = [AreaPermission]
+
+    class DryRunInputSerializer(serializers.Serializer[object]):
+        document = serializers.JSONField(required=False)
+
+    @extend_schema(
+        request=DryRunInputSerializer,
+        responses={
+            200: OpenApiResponse(description="the dry-run report"),
+            422: OpenApiResponse(description="the package does not pass validation"),
+        },
+    )
+    def post(self, request: Request, draft_id: str) -> Response:
+        draft = _get_draft(request, draft_id)
+        data = self.DryRunInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            report = document_dry_run(document=data.validated_data.get("document", draft.document))
+        except DryRunRefused as refused:
+            return _unprocessable("invalid_package", str(refused), {"report": refused.report})
+        return Response(report)
+
+
+class VersionDryRunApi(APIView):
+    """The dry-run report stored with the version at publication (``{}`` for older ones)."""
+
+    @extend_schema(responses=dict)
+    def get(self, request: Request, version_id: str) -> Response:
+        return Response(_get_version(request, version_id).dry_run_report)

@@ -5,6 +5,7 @@ from django.urls import path
 from sessions.api import views
 
 urlpatterns = [
+    path("invitations/", views.InvitationCreateApi.as_view(), name="api-invitation-create"),
     path("sittings/", views.SittingListApi.as_view(), name="api-sitting-list"),
     path("sittings/<uuid:sitting_id>/", views.SittingDetailApi.as_view(), name="api-sitting"),
     path(

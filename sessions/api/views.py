@@ -1,6 +1,7 @@
-"""Proctoring endpoints under /api/v1/: sittings (scheduling, candidates, CSV import,
-invitations, the live overview) and sessions (detail, accommodations, timeline, transcript,
-evidence ledger, interceptions, proctor actions). Everything the dashboard shows is here.
+"""Proctoring endpoints under /api/v1/: a candidate's invitation link, sittings (scheduling,
+candidates, CSV import, invitations, the live overview) and sessions (detail, accommodations,
+timeline, transcript, evidence ledger, interceptions, proctor actions).
+Everything the dashboard shows is here.
 
 Thin views: input and output serializers nested in each view, reads through the selectors
 (``Sitting.objects.visible_to``, ``sessions.proctoring.session_for_proctor``: other people's
@@ -16,25 +17,37 @@ not apply now), ``session_over``; 400 ``invalid``; 504 ``bot_timeout`` (sent, un
 
 from __future__ import annotations
 
+import uuid
 from datetime import timedelta
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+    extend_schema_serializer,
+)
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.access import AreaPermission
+from accounts.access import AreaPermission, signed_in_user
+from accounts.api.serializers import UserRefSerializer
+from accounts.models import User
 from accounts.roles import Area
-from config.api.pagination import StandardPagination
+from accounts.services import candidate_get_or_create, invitation_create
 from publishing.models import PublishedVersion
-from sessions import overview, proctoring, scheduling, session_detail
-from sessions.exam_room import accommodations_set
+from sessions import overview, proctoring, scheduling, services, session_detail
 from sessions.models import ExamSession, ProctorActionRequest, Sitting
+from sessions.selectors import candidate_invitable_by
+from web.api.pagination import StandardPagination
+from web.api.parsers import BoundedJSONParser
+from web.api.schema import ErrorSerializer
 
 ACTION_HTTP = {
     "applied": status.HTTP_201_CREATED,
@@ -45,14 +58,14 @@ ACTION_HTTP = {
 REFUSED_HTTP = {"invalid": status.HTTP_400_BAD_REQUEST, "bot_failed": status.HTTP_502_BAD_GATEWAY}
 
 
-def _sitting(request: Request, sitting_id: Any) -> Sitting:
+def _sitting(request: Request, sitting_id: uuid.UUID | str) -> Sitting:
     sitting = Sitting.objects.visible_to(request.user).filter(pk=sitting_id).first()
     if sitting is None:
         raise NotFound("No such sitting.")
     return sitting
 
 
-def _session(request: Request, session_id: Any) -> ExamSession:
+def _session(request: Request, session_id: uuid.UUID) -> ExamSession:
     session = proctoring.session_for_proctor(user=request.user, session_id=session_id)
     if session is None:
         raise NotFound("No such session.")
@@ -63,20 +76,17 @@ def _error(code: str, message: str, http: int, **details: Any) -> Response:
     return Response({"error": {"code": code, "message": message, "details": details}}, status=http)
 
 
-class UserSerializer(serializers.Serializer):
-    username = serializers.CharField()
-    name = serializers.CharField()
-
-
-class SittingSerializer(serializers.Serializer):
+class SittingSerializer(serializers.Serializer[object]):
     id = serializers.UUIDField()
     title = serializers.CharField()
     versionId = serializers.UUIDField(source="version_id")
     assessment = serializers.CharField(source="version.title")
-    createdBy = UserSerializer(source="created_by")
+    createdBy = UserRefSerializer(source="created_by")
     createdAt = serializers.DateTimeField(source="created_at")
     scheduledFor = serializers.DateTimeField(source="scheduled_for", allow_null=True)
+    startCutoffAt = serializers.DateTimeField(source="start_cutoff_at", allow_null=True)
     proctorAuthorisesStart = serializers.BooleanField(source="proctor_authorises_start")
+    isPreview = serializers.BooleanField(source="is_preview")
     proctors = serializers.SerializerMethodField()
     candidates = serializers.SerializerMethodField()
 
@@ -94,11 +104,14 @@ class SittingListApi(APIView):
     permission_classes = [AreaPermission]
 
     @extend_schema_serializer(component_name="SittingCreateInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(serializers.Serializer[object]):
         versionId = serializers.UUIDField()
         title = serializers.CharField(required=False, allow_blank=True, max_length=300)
         proctorAuthorisesStart = serializers.BooleanField(required=False, default=False)
         scheduledFor = serializers.DateTimeField(required=False, allow_null=True)
+        startCutoffAt = serializers.DateTimeField(required=False, allow_null=True)
+
+    pagination_class = StandardPagination
 
     @extend_schema(responses=SittingSerializer(many=True))
     def get(self, request: Request) -> Response:
@@ -108,7 +121,7 @@ class SittingListApi(APIView):
             .prefetch_related("proctors")
             .order_by("-created_at")
         )
-        paginator = StandardPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(qs, request, self)
         return paginator.get_paginated_response(SittingSerializer(page, many=True).data)
 
@@ -123,12 +136,13 @@ class SittingListApi(APIView):
         )
         if version is None:
             raise serializers.ValidationError({"versionId": ["No such published assessment."]})
-        sitting = scheduling.sitting_create(
+        sitting = services.sitting_create(
             user=request.user,
             version=version,
             title=data.validated_data.get("title", ""),
             proctor_authorises_start=data.validated_data["proctorAuthorisesStart"],
             scheduled_for=data.validated_data.get("scheduledFor"),
+            start_cutoff_at=data.validated_data.get("startCutoffAt"),
         )
         return Response(SittingSerializer(sitting).data, status=status.HTTP_201_CREATED)
 
@@ -140,7 +154,7 @@ class SittingDetailApi(APIView):
     permission_classes = [AreaPermission]
 
     @extend_schema(responses=SittingSerializer)
-    def get(self, request: Request, sitting_id: Any) -> Response:
+    def get(self, request: Request, sitting_id: uuid.UUID) -> Response:
         return Response(SittingSerializer(_sitting(request, sitting_id)).data)
 
 
@@ -152,7 +166,7 @@ class OverviewApi(APIView):
     permission_classes = [AreaPermission]
 
     @extend_schema(responses=dict)
-    def get(self, request: Request, sitting_id: Any) -> Response:
+    def get(self, request: Request, sitting_id: uuid.UUID) -> Response:
         sitting = _sitting(request, sitting_id)
         rows, alerts = overview.sitting_snapshot(sitting)
         return Response({"sittingId": str(sitting.pk), "rows": rows, "alerts": alerts})
@@ -165,7 +179,7 @@ class CandidateAddApi(APIView):
     permission_classes = [AreaPermission]
 
     @extend_schema_serializer(component_name="CandidateAddInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(serializers.Serializer[object]):
         email = serializers.EmailField()
         displayName = serializers.CharField(required=False, allow_blank=True, max_length=150)
         extraTimeMultiplier = serializers.DecimalField(
@@ -175,12 +189,12 @@ class CandidateAddApi(APIView):
         slowerSpeech = serializers.BooleanField(required=False)
 
     @extend_schema(request=InputSerializer, responses={201: dict})
-    def post(self, request: Request, sitting_id: Any) -> Response:
+    def post(self, request: Request, sitting_id: uuid.UUID) -> Response:
         sitting = _sitting(request, sitting_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        session = scheduling.candidate_add(
+        session = services.candidate_add(
             sitting=sitting,
             email=values["email"],
             display_name=values.get("displayName", ""),
@@ -191,6 +205,24 @@ class CandidateAddApi(APIView):
         return Response(SessionDetailApi.body(session), status=status.HTTP_201_CREATED)
 
 
+class ImportRowSerializer(serializers.Serializer[object]):
+    line = serializers.IntegerField()
+    email = serializers.CharField()
+    outcome = serializers.ChoiceField(choices=["added", "skipped", "error"])
+    messages = serializers.ListField(child=serializers.CharField())
+    sessionId = serializers.CharField(allow_null=True)
+
+
+@extend_schema_serializer(component_name="CandidateImportReport")
+class ImportReportSerializer(serializers.Serializer[object]):
+    added = serializers.IntegerField()
+    skipped = serializers.IntegerField()
+    # Named like Serializer.errors: DRF's metaclass moves declared fields off the class.
+    errors = serializers.IntegerField()  # type: ignore[assignment]
+    problems = serializers.ListField(child=serializers.CharField())
+    rows = ImportRowSerializer(many=True)
+
+
 class CandidateImportApi(APIView):
     """Add candidates from a CSV file (multipart ``file``, or a ``csv`` text field): a report
     per row (``added``, ``skipped``, ``error`` with messages). Columns: ``email`` (required),
@@ -198,16 +230,37 @@ class CandidateImportApi(APIView):
 
     area = Area.PROCTOR
     permission_classes = [AreaPermission]
-    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    parser_classes = [MultiPartParser, FormParser, BoundedJSONParser]
 
-    @extend_schema(request=dict, responses={200: dict, 400: dict})
-    def post(self, request: Request, sitting_id: Any) -> Response:
+    @extend_schema_serializer(component_name="CandidateImport")
+    class InputSerializer(serializers.Serializer[object]):
+        file = serializers.FileField(
+            required=False, allow_empty_file=True, help_text="A CSV file (multipart)."
+        )
+        csv = serializers.CharField(
+            required=False, allow_blank=True, trim_whitespace=False, help_text="The CSV as text."
+        )
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={
+            200: ImportReportSerializer,
+            400: PolymorphicProxySerializer(
+                component_name="CandidateImportRefusal",
+                serializers=[ErrorSerializer, ImportReportSerializer],
+                resource_type_field_name=None,
+            ),
+        },
+    )
+    def post(self, request: Request, sitting_id: uuid.UUID) -> Response:
         sitting = _sitting(request, sitting_id)
-        upload = request.FILES.get("file")
-        data: bytes | str | None = upload.read() if upload is not None else request.data.get("csv")
+        given = self.InputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)  # ``csv`` must be text, ``file`` a file
+        upload = given.validated_data.get("file")
+        data = upload.read() if upload is not None else given.validated_data.get("csv")
         if not data:
             raise serializers.ValidationError({"file": ["Upload a CSV file."]})
-        report = scheduling.candidates_import(sitting=sitting, data=data)
+        report = services.candidates_import(sitting=sitting, data=data)
         body = {
             "added": report.count("added"),
             "skipped": report.count("skipped"),
@@ -236,12 +289,12 @@ class InvitationSendApi(APIView):
     permission_classes = [AreaPermission]
 
     @extend_schema_serializer(component_name="InvitationSendInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(serializers.Serializer[object]):
         sessionIds = serializers.ListField(child=serializers.UUIDField(), required=False)
         ttlHours = serializers.IntegerField(required=False, min_value=1, max_value=24 * 60)
 
     @extend_schema(request=InputSerializer, responses={201: dict})
-    def post(self, request: Request, sitting_id: Any) -> Response:
+    def post(self, request: Request, sitting_id: uuid.UUID) -> Response:
         sitting = _sitting(request, sitting_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -252,7 +305,7 @@ class InvitationSendApi(APIView):
             if len(chosen) != len(set(ids)):
                 raise NotFound("No such session in this sitting.")
         hours = data.validated_data.get("ttlHours")
-        sent = scheduling.invitations_send(
+        sent = services.invitations_send(
             sitting=sitting,
             user=request.user,
             sessions=chosen,
@@ -281,9 +334,11 @@ class SessionListApi(APIView):
     area = Area.PROCTOR
     permission_classes = [AreaPermission]
 
+    pagination_class = StandardPagination
+
     @extend_schema(
         parameters=[OpenApiParameter("sitting", str), OpenApiParameter("status", str)],
-        responses=dict,
+        responses=serializers.ListSerializer(child=serializers.DictField()),
     )
     def get(self, request: Request) -> Response:
         qs = proctoring.proctorable_sessions(user=request.user).select_related("candidate")
@@ -294,7 +349,7 @@ class SessionListApi(APIView):
         wanted = request.query_params.get("status")
         if wanted:
             rows = [r for r in rows if r["status"] == wanted]
-        paginator = StandardPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(rows, request, self)
         return paginator.get_paginated_response(page)
 
@@ -318,7 +373,7 @@ class SessionDetailApi(APIView):
         }
 
     @extend_schema(responses=dict)
-    def get(self, request: Request, session_id: Any) -> Response:
+    def get(self, request: Request, session_id: uuid.UUID) -> Response:
         return Response(self.body(_session(request, session_id)))
 
 
@@ -329,21 +384,24 @@ class AccommodationsApi(APIView):
     permission_classes = [AreaPermission]
 
     @extend_schema_serializer(component_name="AccommodationsInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(serializers.Serializer[object]):
         extraTimeMultiplier = serializers.DecimalField(
             max_digits=3, decimal_places=2, required=False, min_value=1, max_value=3
         )
         textModeRequired = serializers.BooleanField(required=False)
         slowerSpeech = serializers.BooleanField(required=False)
 
-    @extend_schema(request=InputSerializer, responses=dict)
-    def patch(self, request: Request, session_id: Any) -> Response:
+    @extend_schema(
+        request=InputSerializer,
+        responses={200: dict, 409: OpenApiResponse(description="the exam has started")},
+    )
+    def patch(self, request: Request, session_id: uuid.UUID) -> Response:
         session = _session(request, session_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         try:
-            accommodations_set(
+            services.accommodations_set(
                 session=session,
                 extra_time_multiplier=values.get("extraTimeMultiplier"),
                 text_mode_required=values.get("textModeRequired"),
@@ -364,7 +422,7 @@ class _SessionReadApi(APIView):
         raise NotImplementedError
 
     @extend_schema(responses=dict)
-    def get(self, request: Request, session_id: Any) -> Response:
+    def get(self, request: Request, session_id: uuid.UUID) -> Response:
         session = _session(request, session_id)
         return Response({"sessionId": str(session.pk), **self.part(session)})
 
@@ -397,12 +455,12 @@ class InterceptionsApi(_SessionReadApi):
         return dict(session_detail.interceptions(session))
 
 
-class ActionRequestSerializer(serializers.Serializer):
+class ActionRequestSerializer(serializers.Serializer[object]):
     id = serializers.UUIDField()
     action = serializers.CharField()
     params = serializers.JSONField()
     reason = serializers.CharField()
-    proctor = UserSerializer()
+    proctor = UserRefSerializer()
     status = serializers.CharField()
     code = serializers.CharField()
     message = serializers.CharField()
@@ -418,7 +476,7 @@ class ActionApi(APIView):
     permission_classes = [AreaPermission]
 
     @extend_schema_serializer(component_name="ProctorActionInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(serializers.Serializer[object]):
         action = serializers.ChoiceField(choices=[a.value for a in proctoring.Action])
         reason = serializers.CharField(max_length=proctoring.MAX_REASON)
         seconds = serializers.IntegerField(
@@ -430,21 +488,31 @@ class ActionApi(APIView):
         category = serializers.ChoiceField(choices=proctoring.CATEGORIES, required=False)
 
     @extend_schema(responses=ActionRequestSerializer(many=True))
-    def get(self, request: Request, session_id: Any) -> Response:
+    def get(self, request: Request, session_id: uuid.UUID) -> Response:
         session = _session(request, session_id)
         return Response(ActionRequestSerializer(proctoring.requests_for(session), many=True).data)
 
     @extend_schema(
         request=InputSerializer,
         parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER)],
-        responses={201: ActionRequestSerializer, 409: dict, 504: dict},
+        responses={
+            201: ActionRequestSerializer,
+            400: ErrorSerializer,
+            409: OpenApiResponse(
+                ErrorSerializer,
+                description="bot_unavailable, not_applicable, session_over or "
+                "idempotency_conflict; details.request is the stored request",
+            ),
+            502: ErrorSerializer,
+            504: ErrorSerializer,
+        },
     )
-    def post(self, request: Request, session_id: Any) -> Response:
+    def post(self, request: Request, session_id: uuid.UUID) -> Response:
         session = _session(request, session_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            outcome = proctoring.action_perform(
+            outcome = services.action_perform(
                 session=session,
                 user=request.user,
                 idempotency_key=request.headers.get("Idempotency-Key", ""),
@@ -482,3 +550,60 @@ def action_response(outcome: proctoring.ActionOutcome) -> Response:
     if outcome.replayed:
         response["Idempotent-Replayed"] = "true"
     return response
+
+
+class InvitationCreateApi(APIView):
+    """Issues a single-use invitation link for a candidate (created on first use of the email).
+
+    An existing candidate must be visible to the caller (``candidate_invitable_by``: a session
+    they may see, or an earlier invitation of theirs); anyone else's answers 404 and nothing is
+    issued, so no one signs in as a candidate they do not supervise."""
+
+    area = Area.PROCTOR
+    permission_classes = [AreaPermission]
+
+    @extend_schema_serializer(component_name="InvitationCreate")
+    class InputSerializer(serializers.Serializer[object]):
+        email = serializers.EmailField()
+        displayName = serializers.CharField(required=False, allow_blank=True, max_length=150)
+        ttlHours = serializers.IntegerField(required=False, min_value=1, max_value=24 * 60)
+        nextPath = serializers.RegexField(r"^/[^\s]*$", required=False, allow_blank=True)
+
+    @extend_schema_serializer(component_name="Invitation")
+    class OutputSerializer(serializers.Serializer[object]):
+        id = serializers.UUIDField()
+        candidate = serializers.CharField()
+        url = serializers.URLField()
+        expiresAt = serializers.DateTimeField()
+
+    @extend_schema(request=InputSerializer, responses={201: OutputSerializer})
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        email = data.validated_data["email"].strip().lower()
+        existing = User.objects.filter(username=email).first()
+        if existing is not None and not candidate_invitable_by(
+            user=request.user, candidate=existing
+        ):
+            raise NotFound()
+        try:
+            candidate = candidate_get_or_create(
+                email=data.validated_data["email"],
+                display_name=data.validated_data.get("displayName", ""),
+            )
+        except ValueError as exc:
+            raise serializers.ValidationError({"email": [str(exc)]}) from exc
+        ttl_hours = data.validated_data.get("ttlHours")
+        issued = invitation_create(
+            candidate=candidate,
+            created_by=signed_in_user(request),
+            ttl=timedelta(hours=ttl_hours) if ttl_hours else None,
+            next_path=data.validated_data.get("nextPath", ""),
+        )
+        out = {
+            "id": issued.invitation.id,
+            "candidate": candidate.username,
+            "url": issued.url,
+            "expiresAt": issued.invitation.expires_at,
+        }
+        return Response(self.OutputSerializer(out).data, status=status.HTTP_201_CREATED)

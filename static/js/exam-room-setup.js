@@ -9,6 +9,8 @@
   "use strict";
 
   const $ = (id) => document.getElementById(id);
+  // Translations: Django's JavaScript catalogue in the exam's language (base.html loads it).
+  const gettext = (text) => (window.django ? window.django.gettext(text) : text);
   const micButton = $("mic-test");
   const speakerButton = $("speaker-test");
   if (!micButton || !speakerButton) return;
@@ -32,19 +34,19 @@
   function maybeConfirm() {
     if (heard && played && !confirmBox.checked) {
       confirmBox.checked = true;
-      micStatus.textContent = "Your microphone works.";
+      micStatus.textContent = gettext("Your microphone works.");
     }
   }
 
   micButton.addEventListener("click", async () => {
     if (voiceRadio && !voiceRadio.checked) voiceRadio.checked = true;
     if (stream) return;
-    micStatus.textContent = "Asking for your microphone…";
+    micStatus.textContent = gettext("Asking for your microphone…");
     try {
       stream = await navigator.mediaDevices.getUserMedia({ audio: true, video: false });
     } catch (error) {
       micStatus.textContent =
-        "The microphone could not be used. Allow it in your browser, check it is plugged in, or choose text mode.";
+        gettext("The microphone could not be used. Allow it in your browser, check it is plugged in, or choose text mode.");
       return;
     }
     const ctx = audioContext();
@@ -53,7 +55,7 @@
     analyser.fftSize = 1024;
     source.connect(analyser);
     const samples = new Float32Array(analyser.fftSize);
-    micStatus.textContent = "Listening. Say a few words.";
+    micStatus.textContent = gettext("Listening. Say a few words.");
     let loudFrames = 0;
     const tick = () => {
       analyser.getFloatTimeDomainData(samples);
@@ -66,7 +68,7 @@
       if (level >= 5) loudFrames += 1;
       if (loudFrames >= 5 && !heard) {
         heard = true;
-        micStatus.textContent = "We can hear you. Now play the test sound.";
+        micStatus.textContent = gettext("We can hear you. Now play the test sound.");
         maybeConfirm();
       }
       frame = window.requestAnimationFrame(tick);
@@ -86,7 +88,7 @@
     oscillator.start();
     oscillator.stop(ctx.currentTime + 0.85);
     played = true;
-    speakerStatus.textContent = "Test sound played. If you did not hear it, check your volume and play it again.";
+    speakerStatus.textContent = gettext("Test sound played. If you did not hear it, check your volume and play it again.");
     maybeConfirm();
   });
 

@@ -3,10 +3,17 @@
  * Live data: the session's WebSocket (sessions/consumers.py), ws/sessions/<id>/events/?after_seq=N.
  * The page replays the whole log on load and, after a dropped connection, reconnects with
  * after_seq = the highest seq it has shown: events at or below it (and any eventId already seen)
- * are ignored, so a reload or a reconnect loses nothing and shows nothing twice.
+ * are ignored, so a reload or a reconnect loses nothing and shows nothing twice. What the events
+ * mean for the page (state, part, clocks, transcript, what to announce) is folded by the pure
+ * static/js/events/exam-room.js (loaded before this file; unit-tested in frontend/test/events);
+ * this file only shows it, and keeps the connection and the candidate's inputs.
  *
- * Frames sent: {"kind":"ping"} (clock offset, liveness), {"kind":"candidate_ready"},
- * {"kind":"answer","text"} (text mode) and {"kind":"command","command":<chapter 05 envelope>}.
+ * Frames sent: {"kind":"ping"} (clock offset, liveness), {"kind":"candidate_ready","id"},
+ * {"kind":"answer","id","text"} (text mode) and {"kind":"command","command":<chapter 05 envelope>}.
+ * Every input carries a client-generated id (a command its commandId) and counts as sent only
+ * when the server's {"kind":"ack","id"} says it is stored (sessions/inbox.py): until then it is
+ * kept (also in sessionStorage, so a reload keeps it) and sent again on every reconnect and every
+ * few seconds; the server drops repeats by id.
  * The page only ever receives the candidate projection of events (no evidence, rubric text,
  * scores or guardrail internals: the server never sends them to a candidate).
  *
@@ -21,32 +28,53 @@
 
   const cfg = JSON.parse(document.getElementById("exam-room-config").textContent);
   const $ = (id) => document.getElementById(id);
+  // Translations: Django's JavaScript catalogue (/jsi18n/<lang>/, loaded by base.html) in the
+  // exam's language; the English text itself when it is missing.
+  const i18n = window.django || {
+    gettext: (text) => text,
+    ngettext: (one, many, n) => (n === 1 ? one : many),
+    interpolate: (text, values) => text.replace(/%\((\w+)\)s/g, (_, key) => String(values[key])),
+  };
+  const gettext = (text) => i18n.gettext(text);
+  const ngettext = (one, many, n) => i18n.ngettext(one, many, n);
+  const tf = (text, values) => i18n.interpolate(text, values, true);
+  const minutes = (n) => tf(ngettext("%(n)s minute", "%(n)s minutes", n), { n });
+  const seconds = (n) => tf(ngettext("%(n)s second", "%(n)s seconds", n), { n });
+  const MIC_STATES = {
+    connecting: gettext("connecting"),
+    reconnecting: gettext("reconnecting"),
+    failed: gettext("failed"),
+    off: gettext("off"),
+  };
 
   const TERMINAL = new Set(["completed", "aborted", "expired"]);
   const NOT_STARTED = new Set(["scheduled", "scaffolding", "ready"]);
+  // A candidate never waits in silence: when the examiner is not ready this long after the room
+  // opened (no bot could be started: no worker, a provider that refuses), the page says so.
+  const BOT_START_PATIENCE_MS = 20000;
   const COMMAND_LABELS = {
-    repeat_question: "repeat the question",
-    request_clarification: "explain the question",
-    request_rephrase: "rephrase the question",
-    thinking_aloud: "thinking aloud",
-    pause: "pause the exam",
-    resume: "resume the exam",
-    raise_hand: "raise your hand",
-    report_audio_issue: "report an audio problem",
-    end_exam_requested: "end the exam",
-    emergency_stop: "emergency stop",
+    repeat_question: gettext("repeat the question"),
+    request_clarification: gettext("explain the question"),
+    request_rephrase: gettext("rephrase the question"),
+    thinking_aloud: gettext("thinking aloud"),
+    pause: gettext("pause the exam"),
+    resume: gettext("resume the exam"),
+    raise_hand: gettext("raise your hand"),
+    report_audio_issue: gettext("report an audio problem"),
+    end_exam_requested: gettext("end the exam"),
+    emergency_stop: gettext("emergency stop"),
   };
   const ACCEPTED_TEXT = {
-    repeat_question: "The examiner will repeat the question.",
-    request_clarification: "The examiner will explain the question.",
-    request_rephrase: "The examiner will rephrase the question.",
-    thinking_aloud: "The examiner knows you are thinking aloud and will wait.",
-    pause: "The exam is paused.",
-    resume: "The exam has resumed.",
-    raise_hand: "Your proctor has been notified.",
-    report_audio_issue: "Your audio problem has been reported.",
-    end_exam_requested: "The exam is ending.",
-    emergency_stop: "The exam has been stopped. Your proctor has been alerted.",
+    repeat_question: gettext("The examiner will repeat the question."),
+    request_clarification: gettext("The examiner will explain the question."),
+    request_rephrase: gettext("The examiner will rephrase the question."),
+    thinking_aloud: gettext("The examiner knows you are thinking aloud and will wait."),
+    pause: gettext("The exam is paused."),
+    resume: gettext("The exam has resumed."),
+    raise_hand: gettext("Your proctor has been notified."),
+    report_audio_issue: gettext("Your audio problem has been reported."),
+    end_exam_requested: gettext("The exam is ending."),
+    emergency_stop: gettext("The exam has been stopped. Your proctor has been alerted."),
   };
   const CANONICAL_TO_ENVELOPE = {
     repeat: "repeat_question",
@@ -62,28 +90,20 @@
   };
 
   // --- state -------------------------------------------------------------------------------------
+  // What the event log says (exam state, part, clocks in server milliseconds, recoveries,
+  // captions) is folded by static/js/events/exam-room.js: S.view, never changed in place. The
+  // rest is this page's: the connection, inputs waiting for their ack, the transcript's elements.
+  const events = window.VivaEvents;
   const S = {
-    lastSeq: 0,
-    seen: new Set(), // eventIds shown (stored and live-only)
+    view: events.examRoom.initial(cfg.state, cfg.totalBudgetSec),
     live: false, // caught up with the log: announce new things from now on
-    examState: cfg.state,
-    botReady: false,
+    botLate: false, // the examiner did not get ready within BOT_START_PATIENCE_MS
     readySent: false,
-    nodeId: null,
-    partIndex: -1,
-    // clocks, in server milliseconds (event timestamps); now() = Date.now() + offset
-    offset: 0,
-    examBudgetMs: cfg.totalBudgetSec ? cfg.totalBudgetSec * 1000 : null,
-    examActiveMs: 0,
-    examSince: null,
-    nodeBudgetMs: null,
-    nodeActiveMs: 0,
-    nodeSince: null,
-    nodeWarned: false,
-    recovering: new Set(),
+    warnedEntry: 0, // the node entry (view.nodeEntry) the one-minute warning was given for
     pendingCommands: new Map(), // commandId -> type
-    pendingAnswers: [], // {key, li}
-    utterances: new Map(), // utteranceId -> its transcript entry while being spoken
+    pendingAnswers: [], // {key, li, id}
+    unacked: new Map(), // input id -> {frame, sentAt}: inputs not yet stored by the server
+    turns: new Map(), // transcript key (view out) -> its <li>
     socket: null,
     connected: false,
     everConnected: false,
@@ -92,10 +112,12 @@
     outbox: [],
     finished: false,
     voice: null,
+    pausedBy: null, // "proctor" when the proctor paused: only the proctor resumes (issue 15)
+    draftNode: null, // the part the text in the answer box was written for
   };
 
   function serverNow() {
-    return Date.now() + S.offset;
+    return Date.now() + S.view.offset;
   }
 
   // --- announcements -----------------------------------------------------------------------------
@@ -119,25 +141,28 @@
     let kind = "";
     resume.hidden = true;
     done.hidden = true;
-    if (S.finished || TERMINAL.has(S.examState)) {
+    if (S.view.finished || TERMINAL.has(S.view.examState)) {
       kind = "finished";
       message =
-        S.examState === "completed"
-          ? "The exam has finished. Thank you."
-          : S.examState === "expired"
-            ? "The time for the exam is up. The exam has finished."
-            : "The exam has been stopped.";
+        S.view.examState === "completed"
+          ? gettext("The exam has finished. Thank you.")
+          : S.view.examState === "expired"
+            ? gettext("The time for the exam is up. The exam has finished.")
+            : gettext("The exam has been stopped.");
       done.hidden = false;
     } else if (!S.connected && S.everConnected) {
       kind = "reconnecting";
-      message = "Connection lost. Reconnecting… Nothing you said or typed is lost.";
-    } else if (S.examState === "paused") {
+      message = gettext("Connection lost. Reconnecting… Nothing you said or typed is lost.");
+    } else if (S.view.examState === "paused" && S.view.pausedBy === "proctor") {
       kind = "paused";
-      message = "The exam is paused. Both clocks have stopped. Resume when you are ready.";
+      message = gettext("Your proctor paused the exam. Both clocks have stopped. Only your proctor can resume it: please wait.");
+    } else if (S.view.examState === "paused") {
+      kind = "paused";
+      message = gettext("The exam is paused. Both clocks have stopped. Resume when you are ready.");
       resume.hidden = false;
-    } else if (S.recovering.size > 0) {
+    } else if (S.view.recovering.size > 0) {
       kind = "recovering";
-      message = "Taking a moment to get back on track. The examiner will guide you.";
+      message = gettext("Taking a moment to get back on track. The examiner will guide you.");
     }
     banner.hidden = !message;
     banner.dataset.kind = kind;
@@ -145,23 +170,19 @@
   }
 
   // --- parts and timers ------------------------------------------------------------------------------
-  function partOf(nodeId) {
-    return cfg.parts.findIndex((p) => p.nodeIds.indexOf(nodeId) >= 0);
-  }
-
   function renderPart() {
     const total = cfg.parts.length;
-    if (S.partIndex < 0) {
-      const over = S.finished || TERMINAL.has(S.examState);
-      $("part-label").textContent = over ? "The exam is over" : S.nodeId ? "Closing" : "Not started";
-      $("parts-remaining").textContent = total && !over ? `(${total} part${total === 1 ? "" : "s"})` : "";
+    if (S.view.partIndex < 0) {
+      const over = S.view.finished || TERMINAL.has(S.view.examState);
+      $("part-label").textContent = over ? gettext("The exam is over") : S.view.nodeId ? gettext("Closing") : gettext("Not started");
+      $("parts-remaining").textContent = total && !over ? tf(ngettext("(%(n)s part)", "(%(n)s parts)", total), { n: total }) : "";
       return;
     }
-    const part = cfg.parts[S.partIndex];
-    const remaining = total - (S.partIndex + 1);
-    $("part-label").textContent = `Part ${part.number} of ${total}: ${part.label}`;
+    const part = cfg.parts[S.view.partIndex];
+    const remaining = total - (S.view.partIndex + 1);
+    $("part-label").textContent = tf(gettext("Part %(number)s of %(total)s: %(label)s"), { number: part.number, total, label: part.label });
     $("parts-remaining").textContent =
-      remaining === 0 ? "(last part)" : `(${remaining} more part${remaining === 1 ? "" : "s"} after this)`;
+      remaining === 0 ? gettext("(last part)") : tf(ngettext("(%(n)s more part after this)", "(%(n)s more parts after this)", remaining), { n: remaining });
   }
 
   function fmt(ms) {
@@ -176,48 +197,26 @@
     const total = Math.max(0, Math.round(ms / 1000));
     const m = Math.floor(total / 60);
     const s = total % 60;
-    if (m && s) return `${m} minute${m === 1 ? "" : "s"} ${s} second${s === 1 ? "" : "s"}`;
-    if (m) return `${m} minute${m === 1 ? "" : "s"}`;
-    return `${s} second${s === 1 ? "" : "s"}`;
-  }
-
-  function examActive(at) {
-    return S.examActiveMs + (S.examSince !== null ? Math.max(0, at - S.examSince) : 0);
-  }
-
-  function nodeActive(at) {
-    return S.nodeActiveMs + (S.nodeSince !== null ? Math.max(0, at - S.nodeSince) : 0);
+    if (m && s) return `${minutes(m)} ${seconds(s)}`;
+    if (m) return minutes(m);
+    return seconds(s);
   }
 
   function renderTimers() {
     const now = serverNow();
-    const started = S.examSince !== null || S.examActiveMs > 0;
-    const examLeft = S.examBudgetMs !== null && started ? S.examBudgetMs - examActive(now) : null;
-    const nodeLeft = S.nodeBudgetMs ? S.nodeBudgetMs - nodeActive(now) : null;
+    const view = S.view;
+    const started = view.exam.since !== null || view.exam.active > 0;
+    const examLeft = started ? events.log.remaining(view.exam, now) : null;
+    const nodeLeft = view.node.budget ? events.log.remaining(view.node, now) : null;
     $("exam-timer").textContent = fmt(examLeft);
     $("node-timer").textContent = fmt(nodeLeft);
     $("exam-timer-box").classList.toggle("is-low", examLeft !== null && examLeft <= 120000);
     $("node-timer-box").classList.toggle("is-low", nodeLeft !== null && nodeLeft <= 60000);
-    if (nodeLeft !== null && nodeLeft <= 60000 && nodeLeft > 0 && !S.nodeWarned && S.live && S.nodeSince !== null) {
-      S.nodeWarned = true;
-      announce("About one minute left in this part.");
+    const warned = S.warnedEntry === view.nodeEntry;
+    if (nodeLeft !== null && nodeLeft <= 60000 && nodeLeft > 0 && !warned && S.live && view.node.since !== null) {
+      S.warnedEntry = view.nodeEntry;
+      announce(gettext("About one minute left in this part."));
     }
-  }
-
-  function pauseClocks(at) {
-    if (S.examSince !== null) {
-      S.examActiveMs += Math.max(0, at - S.examSince);
-      S.examSince = null;
-    }
-    if (S.nodeSince !== null) {
-      S.nodeActiveMs += Math.max(0, at - S.nodeSince);
-      S.nodeSince = null;
-    }
-  }
-
-  function runClocks(at) {
-    if (S.examSince === null) S.examSince = at;
-    if (S.nodeId !== null && S.nodeSince === null && S.nodeBudgetMs !== null) S.nodeSince = at;
   }
 
   // --- transcript ------------------------------------------------------------------------------------
@@ -226,7 +225,7 @@
     li.className = `turn turn-${speaker}${extraClass ? " " + extraClass : ""}`;
     const who = document.createElement("p");
     who.className = "turn-who";
-    who.textContent = speaker === "examiner" ? cfg.examinerName : "You";
+    who.textContent = speaker === "examiner" ? cfg.examinerName : gettext("You");
     const said = document.createElement("p");
     said.className = "turn-text";
     said.textContent = text;
@@ -240,7 +239,9 @@
     return String(text || "").replace(/\s+/g, " ").trim();
   }
 
-  function candidateTurn(text) {
+  // The candidate's words as stored: the typed answer already on screen (sent, not yet stored)
+  // becomes it; anything else (spoken, typed in another tab) is added.
+  function candidateTurn(turnKey, text) {
     const key = norm(text);
     const index = S.pendingAnswers.findIndex((p) => p.key === key);
     if (index >= 0) {
@@ -248,36 +249,39 @@
       pending.li.classList.remove("is-pending");
       const note = pending.li.querySelector(".turn-note");
       if (note) note.remove();
+      S.turns.set(turnKey, pending.li);
       return;
     }
-    addTurn("candidate", text);
+    S.turns.set(turnKey, addTurn("candidate", text));
   }
 
   // --- the view as a whole ---------------------------------------------------------------------------
   function render() {
-    const state = S.examState;
-    const over = S.finished || TERMINAL.has(state);
+    const state = S.view.examState;
+    const over = S.view.finished || TERMINAL.has(state);
     const started = !NOT_STARTED.has(state) || over;
     $("waiting").hidden = started;
     $("answer-area").hidden = !started || over;
     $("requests").hidden = !started || over;
     const start = $("start-exam");
     const voiceReady = cfg.mode !== "voice" || (S.voice && S.voice.connected);
-    start.hidden = !(S.botReady && !started) || state === "ready";
+    start.hidden = !(S.view.botReady && !started) || state === "ready";
     start.disabled = S.readySent || !voiceReady;
     if (!started) {
       $("waiting-text").textContent = state === "ready"
-        ? "You are ready. Your proctor will start the exam in a moment."
+        ? gettext("You are ready. Your proctor will start the exam in a moment.")
         : S.readySent
-        ? "Starting the exam…"
-        : S.botReady
+        ? gettext("Starting the exam…")
+        : S.view.botReady
           ? voiceReady
-            ? "The examiner is ready. Start when you are ready."
-            : "The examiner is ready. Connecting your audio…"
-          : "The examiner is getting ready. This usually takes a few seconds.";
+            ? gettext("The examiner is ready. Start when you are ready.")
+            : gettext("The examiner is ready. Connecting your audio…")
+          : S.botLate
+            ? gettext("The examiner is taking longer than usual to start. Please stay on this page: it starts by itself as soon as it can. If nothing changes within a few minutes, contact your proctor or the exam support.")
+            : gettext("The examiner is getting ready. This usually takes a few seconds.");
     }
     const paused = state === "paused";
-    const allowed = new Set(S.nodeId ? cfg.nodeCommands[S.nodeId] || [] : []);
+    const allowed = new Set(S.view.nodeId ? cfg.nodeCommands[S.view.nodeId] || [] : []);
     document.querySelectorAll("#requests [data-command]").forEach((button) => {
       const type = button.dataset.command;
       let show = true;
@@ -286,7 +290,7 @@
       } else if (type === "pause") {
         show = !paused;
       } else if (type === "resume") {
-        show = paused;
+        show = paused && S.view.pausedBy !== "proctor";
       }
       button.hidden = !show;
       button.disabled = !S.connected;
@@ -298,8 +302,8 @@
       $("send-answer").disabled = !canAnswer;
       $("answer-hint").textContent =
         state === "paused"
-          ? "The exam is paused. Resume it to answer."
-          : "Press Ctrl+Enter or the button to send. You can send your answer in several parts.";
+          ? gettext("The exam is paused. Resume it to answer.")
+          : gettext("Press Ctrl+Enter or the button to send. You can send your answer in several parts.");
     }
     renderPart();
     renderBanner();
@@ -307,152 +311,98 @@
   }
 
   // --- events ------------------------------------------------------------------------------------------
+  // The view is folded by static/js/events/exam-room.js; here it is only shown: the transcript
+  // turns and announcements the fold lists (`out`), then the page as a whole (render()).
   function handleEvent(event) {
-    if (event.seq !== undefined && event.seq !== null) {
-      if (event.seq <= S.lastSeq) return; // replayed or repaired: already shown
-      S.lastSeq = event.seq;
-    }
-    if (event.type === "heartbeat") {
-      const at = Date.parse(event.timestamp);
-      if (!Number.isNaN(at)) S.offset = at - Date.now();
-      return;
-    }
-    if (S.seen.has(event.eventId)) return;
-    S.seen.add(event.eventId);
-    const at = Date.parse(event.timestamp);
-    const p = event.payload || {};
-    switch (event.type) {
-      case "bot_ready":
-        S.botReady = true;
-        if (p.estimatedDurationSec) S.examBudgetMs = Math.round(p.estimatedDurationSec * 1000);
-        if (S.live && NOT_STARTED.has(S.examState)) announce("The examiner is ready. You can start the exam.");
+    const before = S.view;
+    const { state, out } = events.examRoom.step(before, event, { now: Date.now(), parts: cfg.parts });
+    if (state === before) return; // already shown, or unreadable
+    S.view = state;
+    out.forEach(show);
+    if (state.nodeId !== before.nodeId) noteDraftOfAnotherPart();
+    if (state.speaking !== before.speaking) $("speaking").hidden = !state.speaking;
+    if (state.caption !== before.caption) $("caption").textContent = state.caption;
+    if (state.liveCaption !== before.liveCaption && $("live-caption")) $("live-caption").textContent = state.liveCaption;
+    render();
+  }
+
+  function show(item) {
+    switch (item.kind) {
+      case "turn":
+        if (item.speaker === "candidate") candidateTurn(item.key, item.text);
+        else S.turns.set(item.key, addTurn("examiner", item.text, item.pending ? "is-pending" : ""));
         break;
-      case "exam_state_changed":
-        onStateChange(p.fromState, p.toState, at);
-        break;
-      case "node_entered":
-        S.nodeId = p.nodeId;
-        S.nodeBudgetMs = p.timeBudgetMs || (p.timeBudgetSec ? p.timeBudgetSec * 1000 : 0) || null;
-        S.nodeActiveMs = 0;
-        S.nodeSince = S.examSince !== null && S.nodeBudgetMs ? at : null;
-        S.nodeWarned = false;
-        S.partIndex = partOf(p.nodeId);
-        S.recovering.clear();
-        if (S.live && S.partIndex >= 0) {
-          const part = cfg.parts[S.partIndex];
-          announce(`Part ${part.number} of ${cfg.parts.length}: ${part.label}.`);
-        }
-        break;
-      case "node_exited":
-        break;
-      case "examiner_utterance_started":
-        // The turn takes its place in the transcript when the examiner starts speaking (in voice
-        // mode the final text comes when the speech ends, possibly after the candidate spoke).
-        $("speaking").hidden = false;
-        if (!S.utterances.has(p.utteranceId)) {
-          const li = addTurn("examiner", "…", "is-pending");
-          S.utterances.set(p.utteranceId, li);
-        }
-        break;
-      case "examiner_utterance_final": {
-        $("speaking").hidden = true;
-        $("caption").textContent = p.text;
-        const li = S.utterances.get(p.utteranceId);
-        if (li) {
-          li.classList.remove("is-pending");
-          li.querySelector(".turn-text").textContent = p.text;
-        } else {
-          addTurn("examiner", p.text);
-        }
-        S.utterances.set(p.utteranceId, null);
-        if (S.live) announce(`${cfg.examinerName}: ${p.text}`);
+      case "turn_text": {
+        const li = S.turns.get(item.key);
+        if (!li) break;
+        li.classList.remove("is-pending");
+        li.querySelector(".turn-text").textContent = item.text;
         break;
       }
-      case "transcript_delta":
-        // Live-only partials: the candidate's words as they are recognised; the examiner's words
-        // as they are spoken, when the bot sends them (the caption does not wait for the end).
-        if (p.speaker === "candidate" && $("live-caption")) $("live-caption").textContent = p.text;
-        if (p.speaker === "examiner") $("caption").textContent = p.text;
+      case "examiner_said":
+        if (S.live) announce(`${cfg.examinerName}: ${item.text}`);
         break;
-      case "transcript_final":
-        if (p.speaker === "candidate") {
-          if ($("live-caption")) $("live-caption").textContent = "";
-          candidateTurn(p.text);
+      case "bot_ready":
+        if (S.live) announce(gettext("The examiner is ready. You can start the exam."));
+        break;
+      case "part":
+        if (S.live) {
+          const part = cfg.parts[item.partIndex];
+          announce(tf(gettext("Part %(number)s of %(total)s: %(label)s."), { number: part.number, total: cfg.parts.length, label: part.label }));
         }
         break;
-      case "candidate_command_received":
-        onCommandAck(p);
+      case "state":
+        if (S.live) announceState(item.from, item.to);
         break;
       case "time_warning":
-        onTimeWarning(p, at);
+        if (S.live) announceTimeWarning(item);
         break;
-      case "recovery_started":
-        S.recovering.add(p.recoveryId);
-        break;
-      case "recovery_resolved":
-        S.recovering.delete(p.recoveryId);
+      case "command_ack":
+        onCommandAck(item);
         break;
       case "system_error":
-        if (p.userMessage && S.live) {
-          $("request-feedback").textContent = p.userMessage;
-          if (p.severity === "fatal") announce(p.userMessage, true);
+        if (S.live) {
+          $("request-feedback").textContent = item.userMessage;
+          if (item.severity === "fatal") announce(item.userMessage, true);
         }
-        break;
-      case "exam_completed":
-        S.finished = true;
-        pauseClocks(at);
         break;
       default:
         break;
     }
-    render();
   }
 
-  function onStateChange(from, to, at) {
-    const previous = S.examState;
-    S.examState = to;
-    if (to === "in_progress") runClocks(at);
-    else pauseClocks(at);
-    if (TERMINAL.has(to)) S.finished = true;
-    if (!S.live) return;
-    if (to === "paused") announce("The exam is paused. Both clocks have stopped.", true);
-    else if (to === "in_progress" && previous === "paused") announce("The exam has resumed.");
-    else if (to === "in_progress") announce("The exam has started.");
+  function announceState(previous, to) {
+    if (to === "paused") announce(gettext("The exam is paused. Both clocks have stopped."), true);
+    else if (to === "in_progress" && previous === "paused") announce(gettext("The exam has resumed."));
+    else if (to === "in_progress") announce(gettext("The exam has started."));
     else if (TERMINAL.has(to)) {
-      announce("The exam has finished. Use the button to continue to the completion page.", true);
+      announce(gettext("The exam has finished. Use the button to continue to the completion page."), true);
       window.setTimeout(() => $("banner-done").focus(), 100);
     }
   }
 
-  function onTimeWarning(p, at) {
-    const remaining = p.remainingMs !== undefined ? p.remainingMs : (p.remainingSec || 0) * 1000;
-    if (p.scope === "node") {
-      S.nodeBudgetMs = nodeActive(at) + remaining;
-    } else {
-      S.examBudgetMs = examActive(at) + remaining;
-    }
-    if (!S.live) return;
-    const where = p.scope === "node" ? "in this part" : "in the exam";
-    const extra = p.wrapUp ? " The examiner will now move to the final part." : "";
-    announce(`${spoken(remaining)} left ${where}.${extra}`);
+  function announceTimeWarning(warning) {
+    const where = warning.scope === "node" ? gettext("in this part") : gettext("in the exam");
+    const extra = warning.wrapUp ? gettext(" The examiner will now move to the final part.") : "";
+    announce(tf(gettext("%(time)s left %(where)s."), { time: spoken(warning.remainingMs), where }) + extra);
   }
 
-  function onCommandAck(p) {
-    const mine = S.pendingCommands.has(p.commandId);
-    const type = mine ? S.pendingCommands.get(p.commandId) : CANONICAL_TO_ENVELOPE[p.command];
-    S.pendingCommands.delete(p.commandId);
+  function onCommandAck(ack) {
+    const mine = S.pendingCommands.has(ack.commandId);
+    const type = mine ? S.pendingCommands.get(ack.commandId) : CANONICAL_TO_ENVELOPE[ack.command];
+    S.pendingCommands.delete(ack.commandId);
     if (!S.live || !type) return;
-    const label = COMMAND_LABELS[type] || p.command;
-    const text = p.accepted
-      ? ACCEPTED_TEXT[type] || `Your request to ${label} was received.`
-      : `Your request to ${label} is not available right now.`;
+    const label = COMMAND_LABELS[type] || ack.command;
+    const text = ack.accepted
+      ? ACCEPTED_TEXT[type] || tf(gettext("Your request to %(label)s was received."), { label })
+      : tf(gettext("Your request to %(label)s is not available right now."), { label });
     $("request-feedback").textContent = text; // a status region: read by itself
   }
 
   // --- the socket ---------------------------------------------------------------------------------------
   function socketUrl() {
     const scheme = window.location.protocol === "https:" ? "wss:" : "ws:";
-    return `${scheme}//${window.location.host}${cfg.socketPath}?after_seq=${S.lastSeq}`;
+    return `${scheme}//${window.location.host}${cfg.socketPath}?after_seq=${S.view.gate.lastSeq}`;
   }
 
   function connect() {
@@ -476,6 +426,7 @@
         return;
       }
       if (frame.kind === "event") handleEvent(frame.event);
+      else if (frame.kind === "ack") onAck(frame);
       else if (frame.kind === "caught_up") onCaughtUp();
       else if (frame.kind === "error") onSocketError(frame);
     });
@@ -486,8 +437,8 @@
       S.connected = false;
       S.live = false;
       render();
-      if (wasConnected && !S.finished) announce("Connection lost. Reconnecting.", true);
-      if (!TERMINAL.has(S.examState)) scheduleReconnect();
+      if (wasConnected && !S.view.finished) announce(gettext("Connection lost. Reconnecting."), true);
+      if (!TERMINAL.has(S.view.examState)) scheduleReconnect();
     });
   }
 
@@ -499,18 +450,20 @@
     S.retry = 0;
     send({ kind: "ping" });
     while (S.outbox.length) send(S.outbox.shift());
+    resendUnacked(0);
     render();
-    if (reconnected) announce("Connection restored.");
-    if (S.finished) $("banner-done").focus();
+    if (reconnected) announce(gettext("Connection restored."));
+    if (S.view.finished) $("banner-done").focus();
   }
 
   function onSocketError(frame) {
+    if (frame.code === "unavailable") return; // not stored: sent again by resendUnacked
     if (frame.code === "after_seq") {
       // The log is shorter than what this page has seen (it cannot be); start over cleanly.
       window.location.reload();
       return;
     }
-    $("request-feedback").textContent = "Something you sent was not understood. Please try again.";
+    $("request-feedback").textContent = gettext("Something you sent was not understood. Please try again.");
   }
 
   function scheduleReconnect() {
@@ -527,6 +480,64 @@
     if (frame.kind !== "ping") S.outbox.push(frame); // never sent yet: sent once reconnected
     return false;
   }
+
+  // --- the durable inbox: inputs are sent until the server says they are stored --------------------
+  const UNACKED_KEY = `viva-unacked-${cfg.sessionId}`;
+
+  function saveUnacked() {
+    try {
+      const frames = Array.from(S.unacked.values(), (entry) => entry.frame);
+      if (frames.length) window.sessionStorage.setItem(UNACKED_KEY, JSON.stringify(frames));
+      else window.sessionStorage.removeItem(UNACKED_KEY);
+    } catch (error) {
+      // storage unavailable: inputs are still kept in memory
+    }
+  }
+
+  function frameId(frame) {
+    return frame.kind === "command" ? frame.command.commandId : frame.id;
+  }
+
+  function sendInput(frame) {
+    S.unacked.set(frameId(frame), { frame, sentAt: Date.now() });
+    saveUnacked();
+    return transmit(frame);
+  }
+
+  function transmit(frame) {
+    if (S.socket && S.connected && S.socket.readyState === WebSocket.OPEN) {
+      S.socket.send(JSON.stringify(frame));
+      return true;
+    }
+    return false;
+  }
+
+  function resendUnacked(olderThanMs) {
+    const now = Date.now();
+    S.unacked.forEach((entry) => {
+      if (now - entry.sentAt < olderThanMs) return;
+      if (transmit(entry.frame)) entry.sentAt = now;
+    });
+  }
+
+  function onAck(frame) {
+    if (!S.unacked.delete(frame.id)) return;
+    saveUnacked();
+    const pending = S.pendingAnswers.find((p) => p.id === frame.id);
+    const note = pending && pending.li.querySelector(".turn-note");
+    if (note) note.textContent = gettext("Sent");
+  }
+
+  try {
+    JSON.parse(window.sessionStorage.getItem(UNACKED_KEY) || "[]").forEach((frame) => {
+      if (frame && typeof frame === "object" && frameId(frame)) {
+        S.unacked.set(frameId(frame), { frame, sentAt: 0 });
+      }
+    });
+  } catch (error) {
+    // nothing kept from an earlier page
+  }
+  window.setInterval(() => resendUnacked(4000), 2000);
 
   // Liveness: ping every 10 s; a socket silent for 35 s is treated as dropped.
   window.setInterval(() => {
@@ -557,7 +568,7 @@
   function sendCommand(type, extra) {
     const payload = Object.assign({ type }, extra || {});
     if (type in { repeat_question: 1, request_clarification: 1, request_rephrase: 1, thinking_aloud: 1 }) {
-      payload.nodeId = S.nodeId;
+      payload.nodeId = S.view.nodeId;
     }
     const command = {
       commandId: uuid7(),
@@ -569,10 +580,10 @@
       schemaVersion: "1",
     };
     S.pendingCommands.set(command.commandId, type);
-    const sent = send({ kind: "command", command });
+    const sent = sendInput({ kind: "command", command });
     const text = sent
-      ? `Sent: ${COMMAND_LABELS[type]}…`
-      : `Not connected. Your request to ${COMMAND_LABELS[type]} will be sent when the connection is back.`;
+      ? tf(gettext("Sent: %(label)s…"), { label: COMMAND_LABELS[type] })
+      : tf(gettext("Not connected. Your request to %(label)s will be sent when the connection is back."), { label: COMMAND_LABELS[type] });
     $("request-feedback").textContent = text; // a status region: read by itself
   }
 
@@ -626,17 +637,72 @@
   $("start-exam").addEventListener("click", () => {
     if (S.readySent) return;
     S.readySent = true;
-    send({ kind: "candidate_ready" });
+    sendInput({ kind: "candidate_ready", id: uuid7() });
     render();
-    announce("Starting the exam.");
+    announce(gettext("Starting the exam."));
     window.setTimeout(() => {
       // No answer from the examiner: let the candidate try again.
-      if (NOT_STARTED.has(S.examState)) {
+      if (NOT_STARTED.has(S.view.examState)) {
         S.readySent = false;
         render();
       }
     }, 15000);
   });
+
+  // --- composing signals and the draft (issue 15) ------------------------------------------------------
+  // While the candidate types, the examiner waits: a throttled {"kind":"composing"} signal tells the
+  // server (never queued while offline: a stale signal is worthless), idle after a pause in typing.
+  // The draft lives in sessionStorage with the part it was written for, so a reload keeps it and a
+  // move to the next part never carries it there silently.
+  const COMPOSING_REFRESH_MS = 3000;
+  const COMPOSING_IDLE_MS = 6000;
+  const DRAFT_KEY = `viva-draft-${cfg.sessionId}`;
+  let composingSentAt = 0;
+  let composingActive = false;
+  let composingIdle = null;
+
+  function composing(active) {
+    window.clearTimeout(composingIdle);
+    if (active) composingIdle = window.setTimeout(() => composing(false), COMPOSING_IDLE_MS);
+    const now = Date.now();
+    if (active === composingActive && (!active || now - composingSentAt < COMPOSING_REFRESH_MS)) return;
+    if (!(S.socket && S.connected && S.socket.readyState === WebSocket.OPEN)) return;
+    composingActive = active;
+    composingSentAt = now;
+    S.socket.send(JSON.stringify({ kind: "composing", active }));
+  }
+
+  function saveDraft() {
+    const box = $("answer");
+    try {
+      if (box && box.value) window.sessionStorage.setItem(DRAFT_KEY, JSON.stringify({ nodeId: S.draftNode, text: box.value }));
+      else window.sessionStorage.removeItem(DRAFT_KEY);
+    } catch (error) {
+      /* storage full or disabled: the draft stays in the box */
+    }
+  }
+
+  function restoreDraft() {
+    const box = $("answer");
+    try {
+      const saved = JSON.parse(window.sessionStorage.getItem(DRAFT_KEY) || "null");
+      if (saved && saved.text && !box.value) {
+        box.value = saved.text;
+        S.draftNode = saved.nodeId || null;
+      }
+    } catch (error) {
+      /* a damaged draft is dropped */
+    }
+  }
+
+  function noteDraftOfAnotherPart() {
+    const box = $("answer");
+    const note = $("draft-note");
+    if (!box || !note) return;
+    const other = box.value.trim() && S.draftNode && S.draftNode !== S.view.nodeId;
+    note.hidden = !other;
+    if (other && S.live) announce(note.textContent, true);
+  }
 
   // --- typed answers -----------------------------------------------------------------------------------------
   const form = $("answer-form");
@@ -645,18 +711,23 @@
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       const text = box.value.trim();
-      if (!text || S.examState !== "in_progress") return;
+      if (!text || S.view.examState !== "in_progress") return;
       const li = addTurn("candidate", text, "is-pending");
       const note = document.createElement("p");
       note.className = "turn-note hint";
-      note.textContent = "Sending…";
+      note.textContent = gettext("Sending…");
       li.append(note);
       li.scrollIntoView({ block: "nearest" });
-      S.pendingAnswers.push({ key: norm(text), li });
-      send({ kind: "answer", text });
+      const id = uuid7();
+      S.pendingAnswers.push({ key: norm(text), li, id });
+      sendInput({ kind: "answer", id, text });
       box.value = "";
+      S.draftNode = null;
+      $("draft-note").hidden = true;
+      saveDraft();
+      composing(false);
       box.focus();
-      announce("Answer sent.");
+      announce(gettext("Answer sent."));
     });
     box.addEventListener("keydown", (event) => {
       if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
@@ -664,6 +735,16 @@
         form.requestSubmit();
       }
     });
+    box.addEventListener("input", () => {
+      if (!box.value.trim()) S.draftNode = null;
+      else if (!S.draftNode) S.draftNode = S.view.nodeId;
+      $("draft-note").hidden = true;
+      saveDraft();
+      composing(box.value.trim() !== "");
+    });
+    restoreDraft();
+    // Leaving or reloading the page ends the typing (a refresh would otherwise keep it alive).
+    window.addEventListener("pagehide", () => composing(false));
   }
 
   // --- text size -----------------------------------------------------------------------------------------------
@@ -685,7 +766,7 @@
     const status = $("voice-status");
     status.hidden = false;
     if (!window.VivaExamVoice) {
-      status.textContent = "Audio could not be loaded. Tell your proctor.";
+      status.textContent = gettext("Audio could not be loaded. Tell your proctor.");
       return;
     }
     S.voice = window.VivaExamVoice.create({
@@ -696,13 +777,13 @@
       csrfToken: csrfToken(),
       onState: (state, detail) => {
         const text = {
-          connecting: "Connecting your audio…",
-          connected: "Audio connected.",
-          reconnecting: "Audio connection lost. Reconnecting…",
-          failed: `Audio could not connect${detail ? ` (${detail})` : ""}. Use "Reconnect audio", or tell your proctor.`,
+          connecting: gettext("Connecting your audio…"),
+          connected: gettext("Audio connected."),
+          reconnecting: gettext("Audio connection lost. Reconnecting…"),
+          failed: (detail ? tf(gettext("Audio could not connect (%(detail)s). Use \"Reconnect audio\", or tell your proctor."), { detail }) : gettext("Audio could not connect. Use \"Reconnect audio\", or tell your proctor.")),
         }[state];
         status.textContent = text || "";
-        $("mic-state").textContent = state === "connected" ? "Microphone: on" : `Microphone: ${state}`;
+        $("mic-state").textContent = state === "connected" ? gettext("Microphone: on") : tf(gettext("Microphone: %(state)s"), { state: MIC_STATES[state] || state });
         $("voice-reconnect").hidden = state !== "failed";
         render();
       },
@@ -724,13 +805,13 @@
   // Test hook (documented in docs/exam-room.md): how far the page has got, for browser tests.
   window.vivaExamRoom = {
     get lastSeq() {
-      return S.lastSeq;
+      return S.view.gate.lastSeq;
     },
     get live() {
       return S.live;
     },
     get state() {
-      return S.examState;
+      return S.view.examState;
     },
     dropConnection() {
       if (S.socket) S.socket.close(); // as a network drop would: the page reconnects by itself
@@ -740,4 +821,10 @@
   render();
   connect();
   startVoice();
+  window.setTimeout(() => {
+    if (S.view.botReady || !NOT_STARTED.has(S.view.examState) || S.view.examState === "ready") return;
+    S.botLate = true;
+    announce(gettext("The examiner is taking longer than usual to start."), true);
+    render();
+  }, BOT_START_PATIENCE_MS);
 })();

@@ -328,6 +328,8 @@
         document.body.dataset.overviewLive = "true";
       } else if (frame.kind === "rows") {
         applyRows(frame.rows);
+      } else if (frame.kind === "alerts") {
+        frame.alerts.forEach((alert) => addAlert(alert, false)); // the snapshot's later pages
       } else if (frame.kind === "alert") {
         addAlert(frame.alert, true);
       } else if (frame.kind === "alert_cleared") {

@@ -9,7 +9,10 @@
  * The socket also sends {"kind":"presence"} frames (the candidate's exam room connection,
  * sessions/presence.py): "Candidate's connection" shows connected / reconnecting / disconnected
  * since, ticking from reconnecting to disconnected after presence.reconnectingMs, and changes
- * are announced.
+ * are announced. What the events mean (status, node, clocks, counts, recoveries, ledger,
+ * timeline lines) is folded by the pure static/js/events/proctor-session.js (loaded before this
+ * file; unit-tested in frontend/test/events against the summary sessions/overview.py folds);
+ * this file only shows it.
  *
  * Actions: the forms work without JavaScript (POST, then a message on this page); here they are
  * sent to the REST API (POST /api/v1/sessions/<id>/actions/, JSON, CSRF header, one
@@ -21,37 +24,17 @@
 
   const cfg = JSON.parse(document.getElementById("proctor-session-config").textContent);
   const $ = (id) => document.getElementById(id);
-  const TERMINAL = new Set(["completed", "aborted", "expired"]);
-  const COVERING = new Set(["positive", "self_correction"]);
-  const LABELS = {
-    scheduled: cfg.summary.statusLabel,
-    scaffolding: "Waiting",
-    ready: "Waiting",
-    in_progress: "In progress",
-    paused: "Paused",
-    completed: "Completed",
-    aborted: "Aborted",
-    expired: "Expired",
-  };
+  const events = window.VivaEvents;
+  const TERMINAL = new Set(events.log.TERMINAL);
 
   const S = {
-    lastSeq: 0,
-    seen: new Set(),
+    view: events.proctorSession.initial(cfg.summary.examState), // never changed in place
     live: false,
     retry: 0,
     socket: null,
-    offset: 0,
-    examState: cfg.summary.examState,
-    nodeId: null,
-    exam: { budget: null, active: 0, since: null },
-    node: { budget: null, active: 0, since: null },
-    followUps: 0,
-    guardrails: 0,
-    recoveries: new Map(),
-    open: new Set(),
-    groups: new Map(),
-    signals: new Map(),
-    partial: null,
+    recoveries: new Map(), // recoveryId -> its <li>
+    groups: new Map(), // timeline group -> its <ol>
+    partial: null, // the <li> of the candidate's words being recognised
     presence: cfg.summary.candidateConnection || null,
   };
   const CANDIDATE = {
@@ -61,44 +44,23 @@
     not_connected: "Not connected yet",
   };
 
-  const serverNow = () => Date.now() + S.offset;
-
-  function fmt(ms) {
-    if (ms === null || ms === undefined) return "—";
-    const negative = ms < 0;
-    const total = Math.round(Math.abs(ms) / 1000);
-    const text = `${Math.floor(total / 60)}:${String(total % 60).padStart(2, "0")}`;
-    return negative ? `−${text}` : text;
-  }
-
-  // --- clocks (active time only; extensions and time warnings re-anchor them) -------------------
-  const active = (c, at) => c.active + (c.since !== null ? Math.max(0, at - c.since) : 0);
-  const run = (c, at) => {
-    if (c.since === null) c.since = at;
-  };
-  const stop = (c, at) => {
-    if (c.since !== null) {
-      c.active += Math.max(0, at - c.since);
-      c.since = null;
-    }
-  };
-  const remaining = (c, at) => (c.budget === null ? null : c.budget - active(c, at));
+  const serverNow = () => Date.now() + S.view.offset;
+  const fmt = events.proctorSession.fmt;
 
   function renderSummary() {
     const now = serverNow();
-    const started = S.exam.since !== null || S.exam.active > 0;
-    let status = LABELS[S.examState] || S.examState;
-    if ((S.examState === "in_progress" || S.examState === "paused") && S.open.size) status = "Recovering";
-    $("sum-status").textContent = status;
-    $("sum-node").textContent = S.nodeId || "—";
-    $("sum-elapsed").textContent = started ? fmt(active(S.exam, now)) : "—";
-    $("sum-exam-left").textContent = started ? fmt(remaining(S.exam, now)) : "—";
-    $("sum-node-left").textContent = S.nodeId ? fmt(remaining(S.node, now)) : "—";
-    $("sum-follow-ups").textContent = String(S.followUps);
-    $("sum-guardrails").textContent = String(S.guardrails);
-    $("sum-recoveries").textContent = String(S.recoveries.size);
-    if (TERMINAL.has(S.examState)) $("sum-health").textContent = "ended";
-    document.body.dataset.examState = S.examState;
+    const view = S.view;
+    const started = view.exam.since !== null || view.exam.active > 0;
+    $("sum-status").textContent = events.proctorSession.statusLabel(view, cfg.summary.statusLabel);
+    $("sum-node").textContent = view.nodeId || "—";
+    $("sum-elapsed").textContent = started ? fmt(events.log.active(view.exam, now)) : "—";
+    $("sum-exam-left").textContent = started ? fmt(events.log.remaining(view.exam, now)) : "—";
+    $("sum-node-left").textContent = view.nodeId ? fmt(events.log.remaining(view.node, now)) : "—";
+    $("sum-follow-ups").textContent = String(view.followUps);
+    $("sum-guardrails").textContent = String(view.guardrails);
+    $("sum-recoveries").textContent = String(view.recoveries.size);
+    if (TERMINAL.has(view.examState)) $("sum-health").textContent = "ended";
+    document.body.dataset.examState = view.examState;
     renderPresence(now);
   }
 
@@ -155,36 +117,38 @@
   }
 
   function addTurn(speaker, text) {
-    if (S.partial) {
-      S.partial.remove();
-      S.partial = null;
-    }
     const list = $("transcript");
     list.append(turn(speaker, text));
     if (S.live) list.lastChild.scrollIntoView({ block: "nearest" });
   }
 
+  function renderPartial(text) {
+    if (text === null) {
+      if (S.partial) S.partial.remove();
+      S.partial = null;
+      return;
+    }
+    if (!S.partial) {
+      S.partial = turn("candidate", "", "is-partial");
+      $("transcript").append(S.partial);
+    }
+    S.partial.lastChild.textContent = text;
+  }
+
   // --- ledger ----------------------------------------------------------------------------------
-  function ledgerSignal(p) {
-    S.signals.set(p.signalId, p);
-    for (const targetId of p.targetIds || []) {
+  function renderLedger(nodeId, targetIds) {
+    for (const targetId of targetIds) {
       const row = document.querySelector(
-        `.ledger-node[data-node-id="${CSS.escape(p.nodeId)}"] tr[data-target-id="${CSS.escape(targetId)}"]`,
+        `.ledger-node[data-node-id="${CSS.escape(nodeId)}"] tr[data-target-id="${CSS.escape(targetId)}"]`,
       );
       if (!row) continue;
-      const found = [...S.signals.values()].filter(
-        (s) => s.nodeId === p.nodeId && (s.targetIds || []).includes(targetId),
-      );
-      const covered = found.some((s) => COVERING.has(s.signalKind));
-      const state = row.querySelector(".ledger-state");
-      state.textContent = covered ? "covered" : found.length ? "partial" : "none yet";
-      row.classList.toggle("is-covered", covered);
-      const cell = row.querySelector(".ledger-signals");
-      cell.replaceChildren(
-        ...found.map((s) => {
+      const entry = events.proctorSession.ledger(S.view, nodeId, targetId);
+      row.querySelector(".ledger-state").textContent = entry.status;
+      row.classList.toggle("is-covered", entry.covered);
+      row.querySelector(".ledger-signals").replaceChildren(
+        ...entry.lines.map((text) => {
           const line = document.createElement("p");
-          const excerpt = s.excerpt ? ` “${s.excerpt}”` : "";
-          line.textContent = `${s.signalKind} (${Math.round(s.confidence * 100)}%)${excerpt}`;
+          line.textContent = text;
           return line;
         }),
       );
@@ -192,208 +156,98 @@
   }
 
   // --- interceptions and recoveries ----------------------------------------------------------------
-  function guardrailRow(e) {
-    const p = e.payload;
+  function guardrailRow(row) {
     const tr = document.createElement("tr");
-    const cells = [
-      new Date(e.timestamp).toLocaleTimeString(),
-      `${p.guardrailType} (${p.severity})`,
-      p.actionTaken,
-      p.originalText === undefined || p.originalText === null ? "—" : p.originalText,
-      p.replacementText === undefined || p.replacementText === null ? "—" : p.replacementText || "(nothing)",
-    ];
+    const cells = [new Date(row.timestamp).toLocaleTimeString(), row.what, row.action, row.original, row.replacement];
     for (const text of cells) {
       const td = document.createElement("td");
       td.textContent = text;
       tr.append(td);
     }
-    tr.title = p.description || "";
+    tr.title = row.description;
     $("guardrail-rows").append(tr);
     $("no-guardrails").hidden = true;
   }
 
-  function recovery(e) {
-    const p = e.payload;
-    let item = S.recoveries.get(p.recoveryId);
-    if (!item) {
-      item = { li: document.createElement("li"), attempts: 0, type: p.recoveryType || "recovery", resolution: null };
-      S.recoveries.set(p.recoveryId, item);
-      $("recoveries").append(item.li);
+  function renderRecovery(id) {
+    let li = S.recoveries.get(id);
+    if (!li) {
+      li = document.createElement("li");
+      S.recoveries.set(id, li);
+      $("recoveries").append(li);
       $("no-recoveries").hidden = true;
     }
-    if (e.type === "recovery_started") {
-      item.attempts += 1;
-      S.open.add(p.recoveryId);
-      if (item.attempts === 1) announce(`Recovery started: ${item.type}.`);
-    } else {
-      item.resolution = p.resolution;
-      S.open.delete(p.recoveryId);
-    }
-    item.li.textContent = `${item.type} at ${p.nodeId || S.nodeId || "—"}: ${item.attempts} attempt${
-      item.attempts === 1 ? "" : "s"
-    }${item.resolution ? `, ${item.resolution}` : ", running"}`;
+    li.textContent = events.proctorSession.recoveryText(S.view.recoveries.get(id));
   }
 
   // --- timeline ----------------------------------------------------------------------------------
-  function describe(e) {
-    const p = e.payload || {};
-    switch (e.type) {
-      case "node_entered":
-        return `entered ${p.nodeId} (${p.nodeKind})`;
-      case "node_exited":
-        return `left ${p.nodeId}: ${p.reason}`;
-      case "exam_state_changed":
-        return `${p.fromState} → ${p.toState}${p.reason ? ` (${p.reason})` : ""}`;
-      case "proctor_action":
-        return `${p.action}${p.seconds ? ` +${p.seconds}s (${p.scope})` : ""}${p.category ? ` [${p.category}]` : ""} by ${p.actor}: ${p.reason || "no reason"}`;
-      case "proctor_instruction":
-        return `${p.mode} instruction ${p.status} by ${p.proctorId}: “${p.text}”${p.reason ? ` (${p.reason})` : ""}`;
-      case "transcript_final":
-        return `${p.speaker}: ${p.text}`;
-      case "examiner_utterance_final":
-        return `examiner (${p.purpose}): ${p.text}`;
-      case "evidence_signal":
-        return `${p.signalKind} evidence for ${(p.targetIds || []).join(", ")}`;
-      case "guardrail_triggered":
-        return `${p.guardrailType}: ${p.description}`;
-      case "recovery_started":
-        return `recovery ${p.recoveryType}: ${p.triggerDescription}`;
-      case "recovery_resolved":
-        return `recovery ${p.recoveryId} ${p.resolution}`;
-      case "candidate_command_received":
-        return `${p.command} ${p.accepted ? "accepted" : `refused (${p.rejectionReason})`}`;
-      case "follow_up_used":
-        return `follow-up ${p.followUpIndex} of ${p.maxFollowUps}`;
-      case "transition_decision":
-        return `${p.fromNodeId} → ${p.toNodeId} (${p.reason})`;
-      case "time_warning":
-        return `${fmt(p.remainingMs)} left (${p.scope})`;
-      case "system_error":
-        return `${p.code}: ${p.message}`;
-      case "exam_completed":
-        return `completed: ${p.reason}`;
-      case "candidate_connection_changed":
-        return `candidate ${p.status}${p.offlineMs ? ` after ${fmt(p.offlineMs)} offline` : ""}${
-          p.closeCode ? ` (close code ${p.closeCode})` : ""
-        }, ${p.reconnects} reconnect${p.reconnects === 1 ? "" : "s"}`;
-      default:
-        return "";
-    }
-  }
-
-  function timeline(e) {
-    const key = e.correlationId || `seq-${e.seq}`;
-    let group = S.groups.get(key);
+  function timeline(line) {
+    let group = S.groups.get(line.group);
     if (!group) {
       const li = document.createElement("li");
       li.className = "timeline-group";
-      if (e.correlationId) {
+      if (line.correlationId) {
         const label = document.createElement("p");
         label.className = "group-label";
-        label.textContent = e.correlationId;
+        label.textContent = line.correlationId;
         li.append(label);
       }
-      const list = document.createElement("ol");
-      li.append(list);
+      group = document.createElement("ol");
+      li.append(group);
       $("timeline").append(li);
-      group = list;
-      S.groups.set(key, group);
+      S.groups.set(line.group, group);
     }
     const item = document.createElement("li");
-    const time = new Date(e.timestamp).toLocaleTimeString();
-    item.textContent = `#${e.seq} ${time} ${e.type}${describe(e) ? ` — ${describe(e)}` : ""}`;
+    item.textContent = line.text;
     group.append(item);
   }
 
   // --- events ------------------------------------------------------------------------------------
+  // Folded by static/js/events/proctor-session.js; shown here: what the fold lists (`out`), then
+  // the summary.
   function handle(e) {
-    if (e.seq !== undefined && e.seq !== null) {
-      if (e.seq <= S.lastSeq) return;
-      S.lastSeq = e.seq;
-    }
-    if (e.type === "heartbeat") {
-      const at = Date.parse(e.timestamp);
-      if (!Number.isNaN(at)) S.offset = at - Date.now();
-      return;
-    }
-    if (S.seen.has(e.eventId)) return;
-    S.seen.add(e.eventId);
-    if (e.seq) timeline(e);
-    const at = Date.parse(e.timestamp);
-    const p = e.payload || {};
-    switch (e.type) {
-      case "bot_ready":
-        if (p.estimatedDurationSec) S.exam.budget = Math.round(p.estimatedDurationSec * 1000);
+    const before = S.view;
+    const { state, out } = events.proctorSession.step(before, e, { now: Date.now() });
+    if (state === before) return; // already shown, or unreadable
+    S.view = state;
+    for (const item of out) show(item);
+    if (state.partial !== before.partial) renderPartial(state.partial);
+    renderSummary();
+  }
+
+  function show(item) {
+    switch (item.kind) {
+      case "timeline":
+        timeline(item);
         break;
-      case "exam_state_changed":
-        S.examState = p.toState;
-        if (p.toState === "in_progress") {
-          run(S.exam, at);
-          if (S.nodeId) run(S.node, at);
-        } else {
-          stop(S.exam, at);
-          stop(S.node, at);
-        }
-        if (TERMINAL.has(p.toState)) S.open.clear();
-        announce(`The exam is now ${LABELS[p.toState] || p.toState}.`);
+      case "turn":
+        addTurn(item.speaker, item.text);
         break;
-      case "node_entered": {
-        S.nodeId = p.nodeId;
-        S.node = { budget: p.timeBudgetMs || null, active: 0, since: null };
-        if (S.exam.since !== null) run(S.node, at);
-        const node = document.querySelector(`.ledger-node[data-node-id="${CSS.escape(p.nodeId)}"]`);
+      case "guardrail":
+        guardrailRow(item);
+        break;
+      case "recovery":
+        renderRecovery(item.id);
+        break;
+      case "ledger":
+        renderLedger(item.nodeId, item.targetIds);
+        break;
+      case "entered": {
+        const node = document.querySelector(`.ledger-node[data-node-id="${CSS.escape(item.nodeId)}"]`);
         if (node) node.classList.add("is-entered");
         break;
       }
-      case "follow_up_used":
-        S.followUps += 1;
-        break;
-      case "guardrail_triggered":
-        S.guardrails += 1;
-        guardrailRow(e);
-        break;
-      case "recovery_started":
-      case "recovery_resolved":
-        recovery(e);
-        break;
-      case "examiner_utterance_final":
-        addTurn("examiner", p.text);
-        break;
-      case "transcript_final":
-        if (p.speaker !== "examiner") addTurn("candidate", p.text);
-        break;
-      case "transcript_delta":
-        if (p.speaker === "candidate") {
-          if (!S.partial) {
-            S.partial = turn("candidate", "", "is-partial");
-            $("transcript").append(S.partial);
-          }
-          S.partial.lastChild.textContent = `${p.text} …`;
-        }
-        break;
-      case "evidence_signal":
-        ledgerSignal(p);
-        break;
-      case "time_warning":
-      case "proctor_action":
-        if (p.remainingMs !== undefined && p.remainingMs !== null && (p.scope === "exam" || p.scope === "node")) {
-          const c = p.scope === "exam" ? S.exam : S.node;
-          c.budget = active(c, at) + p.remainingMs;
-        }
-        break;
-      case "exam_completed":
-        stop(S.exam, at);
-        stop(S.node, at);
+      case "announce":
+        announce(item.text);
         break;
       default:
         break;
     }
-    renderSummary();
   }
 
   function connect() {
     const scheme = window.location.protocol === "https:" ? "wss:" : "ws:";
-    const socket = new WebSocket(`${scheme}//${window.location.host}${cfg.socketPath}?after_seq=${S.lastSeq}`);
+    const socket = new WebSocket(`${scheme}//${window.location.host}${cfg.socketPath}?after_seq=${S.view.gate.lastSeq}`);
     S.socket = socket;
     socket.addEventListener("message", (message) => {
       let frame;
@@ -547,7 +401,7 @@
       return S.live;
     },
     get lastSeq() {
-      return S.lastSeq;
+      return S.view.gate.lastSeq;
     },
   };
 

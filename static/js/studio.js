@@ -95,6 +95,9 @@
       kind: "codemirror",
       view: editor.view,
       getText: editor.getText,
+      setText(text) {
+        editor.view.dispatch({ changes: { from: 0, to: editor.view.state.doc.length, insert: text } });
+      },
       setReport: editor.setReport,
       focus: editor.focus,
       cursor: editor.cursor,
@@ -137,6 +140,7 @@
     return {
       kind: "textarea",
       getText: () => textarea.value,
+      setText(text) { textarea.value = text; onEdit(text); },
       setReport: () => {},
       focus: () => textarea.focus(),
       cursor,
@@ -156,7 +160,22 @@
 
   const editor = window.VivaStudioEditor ? codeMirrorEditor(window.VivaStudioEditor) : textareaEditor();
   let savedText = editor.getText();
-  window.vivaStudio = { editor };
+  // The flow picture and the forms (static/js/studio-flow.js) read and write the document
+  // through this: setDocument() replaces the editor's text (validated and marked unsaved as if
+  // typed); "studio:changed" on the studio element carries every new text and report.
+  function announce() {
+    const p = parsed();
+    root.dispatchEvent(new CustomEvent("studio:changed", {
+      detail: { document: p.ok ? p.value : null, report: lastReport },
+    }));
+  }
+  window.vivaStudio = {
+    editor,
+    document: () => { const p = parsed(); return p.ok ? p.value : null; },
+    report: () => lastReport,
+    setDocument(value) { editor.setText(JSON.stringify(value, null, 2)); },
+    save: () => save(),
+  };
 
   // --- Report ---------------------------------------------------------------------------------
 
@@ -207,6 +226,7 @@
       findingsBox.appendChild(items);
     }
     updateButtons();
+    announce();
   }
 
   function parsed() {
@@ -243,6 +263,7 @@
     clearTimeout(timer);
     timer = setTimeout(validateNow, 400);
     updateButtons();
+    announce();
   }
 
   // --- Save and publish -------------------------------------------------------------------------

@@ -36,6 +36,17 @@ def test_a_fresh_link_signs_the_candidate_in_once() -> None:
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("address", ["", "unix:/run/proxy.sock", "::1"])
+def test_a_link_redeemed_without_a_client_ip_address_signs_in(address: str) -> None:
+    """Behind a Unix-socket proxy the server has no client IP address: the link still works."""
+    issued = issue()
+    response = Client().post(issued.path, REMOTE_ADDR=address)
+    assert response.status_code == 302
+    used_from = Invitation.objects.get(pk=issued.invitation.pk).used_from
+    assert used_from == ("::1" if address == "::1" else None)
+
+
+@pytest.mark.django_db
 def test_next_path_is_followed_after_sign_in() -> None:
     issued = issue(next_path="/exam/")
     assert Client().post(issued.path).url == "/exam/"

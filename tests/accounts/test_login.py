@@ -88,3 +88,51 @@ def test_candidates_cannot_sign_in_with_a_password() -> None:
     candidate.set_unusable_password()
     candidate.save()
     assert attempt(Client(), candidate.username, PASSWORD).status_code == 200
+
+
+# --- every password form: the throttle sits at the authentication layer -------------------------
+
+ADMIN_LOGIN = "/admin/login/"
+
+
+def test_the_admin_sign_in_is_rate_limited_too() -> None:
+    from tests.factories import AdminFactory
+
+    admin = AdminFactory()
+    client = Client()
+    form = {"username": admin.username, "next": "/admin/"}
+    for _ in range(settings.VIVA_LOGIN_MAX_FAILURES):
+        wrong = client.post(ADMIN_LOGIN, {**form, "password": "wrong"}, REMOTE_ADDR="10.0.0.7")
+        assert wrong.status_code == 200
+    locked = client.post(ADMIN_LOGIN, {**form, "password": PASSWORD}, REMOTE_ADDR="10.0.0.7")
+    assert locked.status_code == 429
+    assert int(locked["Retry-After"]) > 0
+    assert b"Too many failed sign-in attempts" in locked.content
+    assert "_auth_user_id" not in client.session
+    # Another address is not locked out.
+    assert (
+        Client().post(ADMIN_LOGIN, {**form, "password": PASSWORD}, REMOTE_ADDR="10.0.0.8")
+    ).status_code == 302
+
+
+def test_failures_on_one_form_count_on_every_other() -> None:
+    author = AuthorFactory()
+    for n in range(settings.VIVA_LOGIN_MAX_FAILURES):
+        url = LOGIN if n % 2 else ADMIN_LOGIN
+        Client().post(url, {"username": author.username, "password": "x"}, REMOTE_ADDR="10.1.1.1")
+    assert attempt(Client(), author.username, PASSWORD, address="10.1.1.1").status_code == 429
+
+
+def test_authenticate_itself_refuses_a_locked_pair() -> None:
+    """Any future password form calling ``authenticate(request, ...)`` is covered."""
+    from django.contrib.auth import authenticate
+    from django.test import RequestFactory
+
+    author = AuthorFactory()
+    request = RequestFactory().post("/any-form/", REMOTE_ADDR="10.2.2.2")
+    for _ in range(settings.VIVA_LOGIN_MAX_FAILURES):
+        assert authenticate(request, username=author.username, password="wrong") is None
+    fresh = RequestFactory().post("/any-form/", REMOTE_ADDR="10.2.2.2")
+    assert authenticate(fresh, username=author.username, password=PASSWORD) is None
+    other = RequestFactory().post("/any-form/", REMOTE_ADDR="10.2.2.3")
+    assert authenticate(other, username=author.username, password=PASSWORD) == author

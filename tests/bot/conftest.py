@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from bot.channels import send_to_bot
+from sessions.bot_channel import send_to_bot
 from sessions.models import ExamSession, SessionEvent, Sitting
 from tests.factories import CandidateFactory, DraftPackageFactory
 from tests.support.candidate_answers import ANSWERS  # noqa: F401 (re-exported)

@@ -15,7 +15,6 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from pipecat.frames.frames import TranscriptionFrame
 
-from bot.channels import bot_group, bot_message, parse
 from bot.conf import bot_settings as read_settings
 from bot.journal import Journal, load_session, scale_time
 from bot.models import BotUsage
@@ -24,6 +23,7 @@ from bot.providers import ProviderError, build_llm, resolve
 from bot.text_transport import typed_answer_frame
 from bot.usage import Counter, UsageLedger, cost_of, flush_usage
 from ioa.runtime import BotReady, CandidateReady
+from sessions.bot_channel import bot_group, bot_message, parse
 from sessions.routing import websocket_urlpatterns
 from tests.factories import AdminFactory, ProctorFactory, example_document
 
@@ -211,16 +211,18 @@ def test_the_candidates_socket_forwards_to_the_bot_and_a_proctors_does_not(
             assert (await communicator.receive_json_from(timeout=5))["kind"] == "presence"
         return communicator
 
-    async def scenario() -> tuple[list[Any], Any]:
+    command = {"commandId": str(uuid.uuid4()), "type": "repeat_question", "payload": {}}
+
+    async def scenario() -> tuple[list[Any], list[Any], Any]:
         layer = get_channel_layer()
         bot = await layer.new_channel()
         await layer.group_add(bot_group(exam_session.pk), bot)
         candidate = await socket(exam_session.candidate)
         await candidate.send_json_to({"kind": "candidate_ready"})
         await candidate.send_json_to({"kind": "answer", "text": "Dijkstra is greedy."})
-        command = {"commandId": str(uuid.uuid4()), "type": "repeat_question", "payload": {}}
         await candidate.send_json_to({"kind": "command", "command": command})
         received = [await asyncio.wait_for(layer.receive(bot), 5) for _ in range(3)]
+        acks = [await candidate.receive_json_from(timeout=5) for _ in range(3)]
         await candidate.send_json_to({"kind": "answer", "text": "  "})
         invalid = await candidate.receive_json_from(timeout=5)
         watcher = await socket(proctor)
@@ -228,11 +230,18 @@ def test_the_candidates_socket_forwards_to_the_bot_and_a_proctors_does_not(
         refused = await watcher.receive_json_from(timeout=5)
         await candidate.disconnect()
         await watcher.disconnect()
-        return received, (invalid, refused)
+        return received, acks, (invalid, refused)
 
-    received, (invalid, refused) = asyncio.run(scenario())
+    received, acks, (invalid, refused) = asyncio.run(scenario())
     assert [parse(m)[0] for m in received] == ["candidate_ready", "candidate_text", "command"]  # type: ignore[index]
-    assert parse(received[1]) == ("candidate_text", {"text": "Dijkstra is greedy."})
+    # Stored in the inbox first, acknowledged, then forwarded with the input's id.
+    ids = [m["inputId"] for m in received]
+    assert [a["kind"] for a in acks] == ["ack"] * 3 and [a["id"] for a in acks] == ids
+    assert ids[2] == command["commandId"]
+    assert parse(received[1]) == (
+        "candidate_text",
+        {"text": "Dijkstra is greedy.", "inputId": ids[1]},
+    )
     assert received[2]["command"]["source"] == "candidate"
     assert invalid["kind"] == "error" and invalid["code"] == "invalid"
     assert refused["kind"] == "error" and refused["code"] == "unsupported"

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from bot.channels import send_to_bot_sync
 from bot.models import BotLease
 from bot.services import StartResult, bot_start
+from sessions.bot_channel import send_to_bot_sync
 from tests.bot.conftest import ANSWERS, check_log, stored
 from tests.support.processes import celery_worker
 

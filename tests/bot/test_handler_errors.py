@@ -98,7 +98,7 @@ def test_malformed_tool_arguments_get_the_fallback_and_the_llm_reports_again(
             await candidate.answer("I enjoyed graph algorithms most.")
             await watcher.until(lambda w: "q-dijkstra" in w.nodes(), what="q-dijkstra")
             await candidate.says("stop")
-            from bot.channels import send_to_bot
+            from sessions.bot_channel import send_to_bot
 
             await send_to_bot(exam_session.pk, "stop")
             assert await asyncio.wait_for(bot, 60) is Outcome.STOPPED
@@ -118,19 +118,29 @@ def test_malformed_tool_arguments_get_the_fallback_and_the_llm_reports_again(
     ]
 
 
-def test_an_llm_outage_pauses_the_exam_and_resumes_it(exam_session: Any, bot_settings: Any) -> None:
+def test_an_llm_outage_answers_each_turn_then_pauses_the_exam_and_resumes_it(
+    exam_session: Any, bot_settings: Any
+) -> None:
+    """One failed turn gets the fallback (the question again, an ``llm_provider_error``);
+    repeated provider failure (three turns) pauses the exam under a technical recovery, which
+    resumes it where it was."""
     bot_settings.VIVA_LLM_PROVIDER = "openai_compatible"
     watcher = Watcher()
     with OpenAICompatibleServer(
         default_reply=Reply.tool_call("report_observation", GOOD)
     ) as server:
         bot_settings.VIVA_LLM_BASE_URL = server.base_url
-        # 500s: the OpenAI client retries twice, then the LLM service reports the error.
-        server.script(*[Reply.error(500, "provider unavailable")] * 3)
+        # 500s: the OpenAI client retries twice, then the LLM service reports the error; three
+        # turns in a row.
+        server.script(*[Reply.error(500, "provider unavailable")] * 9)
 
         async def main() -> None:
             bot, candidate = await start_exam(exam_session.pk, watcher)
-            await candidate.says("I enjoyed graph algorithms most.")
+            opening = watcher.spoken()[-1]
+            for attempt in (1, 2):
+                await candidate.answer(f"I enjoyed graph algorithms most ({attempt}).")
+                assert watcher.spoken()[-1] == opening  # the fallback: the question again
+            await candidate.says("I enjoyed graph algorithms most (3).")
             await watcher.until(
                 lambda w: any(
                     e["payload"]["reason"] == "technical_recovered"
@@ -140,7 +150,7 @@ def test_an_llm_outage_pauses_the_exam_and_resumes_it(exam_session: Any, bot_set
             )
             await candidate.answer("Graph algorithms, again.")
             await watcher.until(lambda w: "q-dijkstra" in w.nodes(), what="q-dijkstra")
-            from bot.channels import send_to_bot
+            from sessions.bot_channel import send_to_bot
 
             await send_to_bot(exam_session.pk, "stop")
             await asyncio.wait_for(bot, 60)
@@ -151,12 +161,20 @@ def test_an_llm_outage_pauses_the_exam_and_resumes_it(exam_session: Any, bot_set
     check_log(events)
     types = [e["type"] for e in events]
     errors = [e["payload"] for e in events if e["type"] == "system_error"]
-    assert errors and errors[0]["code"] == "llm_fault" and errors[0]["component"] == "bot"
+    assert [e["code"] for e in errors][:3] == [
+        "llm_provider_error",
+        "llm_provider_error",
+        "llm_fault",
+    ]
+    assert all(e["component"] == "bot" for e in errors)
     reasons = [e["payload"]["reason"] for e in events if e["type"] == "exam_state_changed"]
     assert "technical_fault" in reasons and "technical_recovered" in reasons
     assert "recovery_started" in types and "recovery_resolved" in types
     recoveries = [e["payload"] for e in events if e["type"] == "recovery_started"]
     assert recoveries[0]["recoveryType"] == "network_issue"
+    # nothing was lost: all three answers are in the log
+    said = [e["payload"]["text"] for e in events if e["type"] == "transcript_final"]
+    assert sum("graph algorithms most" in t for t in said) == 3
 
 
 def test_a_permanent_llm_failure_ends_at_the_technical_failure_node(

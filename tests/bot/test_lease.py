@@ -87,6 +87,17 @@ def test_the_supervisor_claims_each_dead_bot_once(exam_session: Any) -> None:
     assert request_start(session_id=exam_session.pk, runner="celery", grace_seconds=60) is False
 
 
+def test_a_lease_a_draining_host_handed_back_is_not_counted_as_a_death(exam_session: Any) -> None:
+    """The supervisor may see the handed-back lease (``starting``, expired) before the relaunched
+    start takes it: relaunching it is right, calling it a crash is not."""
+    lease = acquire(session_id=exam_session.pk, holder="a", runner="celery", ttl_seconds=30)
+    assert release(lease, state=str(BotLease.State.STARTING), error="host shut down")
+    assert claim_expired(grace_seconds=60) == [exam_session.pk]
+    assert BotLease.objects.get(pk=exam_session.pk).holder == "a"
+    taken = acquire(session_id=exam_session.pk, holder="b", runner="celery", ttl_seconds=30)
+    assert (taken.generation, taken.restarts) == (2, 0)
+
+
 def test_two_runners_for_one_session_the_second_refuses(
     exam_session: Any, bot_settings: Any
 ) -> None:
@@ -101,7 +112,7 @@ def test_two_runners_for_one_session_the_second_refuses(
         second = await asyncio.wait_for(
             run_bot(exam_session.pk, runner="celery", options=BotOptions(on_stored=watcher)), 10
         )
-        from bot.channels import send_to_bot
+        from sessions.bot_channel import send_to_bot
 
         await send_to_bot(exam_session.pk, "stop")
         return second, await asyncio.wait_for(first, 20)
@@ -126,7 +137,7 @@ def test_a_stopped_bot_resumes_where_the_session_was(exam_session: Any, bot_sett
     watcher = Watcher()
 
     async def main() -> None:
-        from bot.channels import send_to_bot
+        from sessions.bot_channel import send_to_bot
 
         bot, candidate = await start_exam(exam_session.pk, watcher)
         await candidate.answer(ANSWERS["warmup"][0])

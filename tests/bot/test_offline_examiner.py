@@ -109,6 +109,54 @@ def test_runtime_instructions_are_followed(flow: dict[str, Any]) -> None:
     assert rephrase["spokenText"] == "Let me put it another way. What is a heap?"
 
 
+@pytest.fixture(scope="module")
+def german_flow() -> dict[str, Any]:
+    return dict(compile_package(example_document("cs201-graph-algorithms.de")))
+
+
+def german_request(flow: dict[str, Any], node: str, *messages: dict[str, Any]) -> dict[str, Any]:
+    compiled = next(n for n in flow["nodes"] if n["name"] == node)
+    body = request(flow, node, *messages)
+    body["messages"].insert(0, {"role": "system", "content": compiled["role_message"]})
+    return body
+
+
+def test_a_german_exam_is_examined_in_german(german_flow: dict[str, Any]) -> None:
+    command = oe.respond(
+        german_request(
+            german_flow,
+            "q-dijkstra",
+            {"role": "user", "content": "Können Sie die Frage wiederholen?"},
+        )
+    ).tool_arguments
+    assert command is not None and command["commandDetected"] == "repeat"
+    assert command["spokenText"] == oe.LINES["de"].of_course
+    answer = oe.respond(
+        german_request(
+            german_flow,
+            "q-dijkstra",
+            {"role": "user", "content": "Ich mag Fußball, Pizza und Musik am Wochenende."},
+        )
+    ).tool_arguments
+    assert answer is not None and answer["answerQuality"] == "off_topic"
+    assert answer["spokenText"].startswith(oe.LINES["de"].stay + " Können Sie mir")
+    rephrase = oe.respond(
+        german_request(
+            german_flow,
+            "q-dijkstra",
+            {"role": "assistant", "content": "Was ist ein Heap?"},
+            {"role": "user", "content": "Bitte anders formulieren."},
+            {"role": "tool", "content": json.dumps({"instruction": "Please rephrase"})},
+        )
+    ).tool_arguments
+    assert rephrase is not None
+    assert rephrase["spokenText"] == "Ich formuliere es anders. Was ist ein Heap?"
+
+
+def test_every_language_has_the_examiner_s_lines() -> None:
+    assert set(oe.LINES) == {"en", "de", "es"}
+
+
 def test_without_tools_it_summarises() -> None:
     reply = oe.respond({"messages": [{"role": "user", "content": "Dijkstra uses a heap."}]})
     assert reply.tool_arguments is None and "Dijkstra uses a heap." in reply.content

@@ -63,13 +63,14 @@ ANSWERS: dict[str, list[str]] = {
 
 
 @contextmanager
-def bot_runner() -> Iterator[str]:
+def bot_runner(**env: str) -> Iterator[str]:
     """Where the examiner bots run: inline in the live server (the embedded default), or a real
-    Celery worker on the bots queue when the settings say ``celery`` (Postgres + Redis)."""
+    Celery worker on the bots queue when the settings say ``celery`` (Postgres + Redis). ``env``
+    is the bot settings the live server was given: a worker runs the bots, so it needs them too."""
     if settings.VIVA_BOT_RUNNER != "celery":
         yield "inline"
         return
-    with celery_worker(queues="bots,marking,default") as name:
+    with celery_worker(queues="bots,marking,default", **env) as name:
         yield name
 
 

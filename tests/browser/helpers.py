@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page
+from playwright.sync_api import Browser, BrowserContext, Page
 
 from tests.support.processes import ROOT
 
@@ -87,3 +87,25 @@ def eventually(probe: Any, timeout: float = 10.0) -> Any:
         if value or time.monotonic() > deadline:
             return value
         time.sleep(0.1)
+
+
+def fake_microphone_context(
+    browser: Browser, wav: Path, base_url: str
+) -> tuple[Browser, BrowserContext]:
+    """A Chromium whose microphone plays ``wav`` (looped), with microphone permission granted,
+    and a context on ``base_url``. The caller closes both (context first)."""
+    voice_browser = browser.browser_type.launch(
+        executable_path=str(CHROMIUM),
+        args=[
+            *CHROMIUM_ARGS,
+            "--use-fake-device-for-media-stream",
+            "--use-fake-ui-for-media-stream",
+            f"--use-file-for-fake-audio-capture={wav}",
+            "--autoplay-policy=no-user-gesture-required",
+        ],
+    )
+    context = voice_browser.new_context(
+        base_url=base_url, viewport={"width": 1280, "height": 900}, locale="en-GB"
+    )
+    context.grant_permissions(["microphone"])
+    return voice_browser, context

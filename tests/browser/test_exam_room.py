@@ -45,8 +45,8 @@ from tests.browser.exam_journey import (  # noqa: F401 (re-exported for other br
     wait_until_quiet,
 )
 from tests.browser.helpers import (
-    CHROMIUM_ARGS,
     eventually,
+    fake_microphone_context,
     remember_artifact_name,
     screenshot,
 )
@@ -415,20 +415,7 @@ def voice_page(browser: Any, voice_server: str, tmp_path: Path) -> Iterator[Page
             pytest.fail(f"CI=true: {reason}", pytrace=False)
         pytest.skip(reason)
     wav = spoken_answer_wav(tmp_path / "answer.wav")
-    voice_browser = browser.browser_type.launch(
-        executable_path=browser_executable(),
-        args=[
-            *CHROMIUM_ARGS,
-            "--use-fake-device-for-media-stream",
-            "--use-fake-ui-for-media-stream",
-            f"--use-file-for-fake-audio-capture={wav}",
-            "--autoplay-policy=no-user-gesture-required",
-        ],
-    )
-    context = voice_browser.new_context(
-        base_url=voice_server, viewport={"width": 1280, "height": 900}, locale="en-GB"
-    )
-    context.grant_permissions(["microphone"])
+    voice_browser, context = fake_microphone_context(browser, wav, voice_server)
     page = context.new_page()
     remember_artifact_name(page, "test_exam_room__test_voice_mode")
     errors: list[str] = []
@@ -448,12 +435,6 @@ def voice_page(browser: Any, voice_server: str, tmp_path: Path) -> Iterator[Page
         context.close()
         voice_browser.close()
     assert errors == [], f"the browser reported problems: {errors}"
-
-
-def browser_executable() -> str:
-    from tests.browser.helpers import CHROMIUM
-
-    return str(CHROMIUM)
 
 
 def test_voice_mode_spoken_answer_becomes_the_candidates_transcript(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from django.test import Client
-from rest_framework.authtoken.models import Token
 
+from accounts.services import api_token_issue
 from tests.factories import AuthorFactory, DraftPackageFactory
 
 pytestmark = pytest.mark.django_db
@@ -45,10 +45,8 @@ def test_token_authentication_and_pagination() -> None:
     author = AuthorFactory()
     for _ in range(3):
         DraftPackageFactory(owner=author)
-    token = Token.objects.create(user=author)
-    response = Client().get(
-        "/api/v1/packages/?page_size=2", HTTP_AUTHORIZATION=f"Token {token.key}"
-    )
+    key = api_token_issue(user=author, name="pagination").key
+    response = Client().get("/api/v1/packages/?page_size=2", HTTP_AUTHORIZATION=f"Token {key}")
     assert response.status_code == 200
     body = response.json()
     assert body["count"] == 3
@@ -70,3 +68,21 @@ def test_errors_share_one_body() -> None:
     assert error["code"] == "invalid"
     assert "exactly one of 'document' or 'example'" in error["message"]
     assert "non_field_errors" in error["details"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/sittings/not-a-uuid/",  # the route wants a UUID: no route matches
+        "/api/v1/sessions/null,null/actions/",
+        "/api/v1/no-such-endpoint/",
+        "/api/v2/",
+    ],
+)
+def test_a_path_no_route_matches_is_the_json_404(path: str) -> None:
+    client = Client()
+    client.force_login(AuthorFactory())
+    for response in (client.get(path), client.post(path, {}, content_type="application/json")):
+        assert response.status_code == 404
+        assert response["Content-Type"] == "application/json"
+        assert response.json()["error"]["code"] == "not_found"

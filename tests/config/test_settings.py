@@ -104,6 +104,8 @@ PRODUCTION = {
     "DATABASE_URL": "postgres://u:p@db:5432/viva",
     "REDIS_URL": "redis://cache:6379/0",
     "DJANGO_ALLOWED_HOSTS": "viva.example.edu",
+    "VIVA_PUBLIC_URL": "https://viva.example.edu",
+    "VIVA_CHAIN_KEY": "c" + "hain-anchor-key-" * 3,
 }
 
 
@@ -125,6 +127,11 @@ def test_deploy_check_passes_a_real_production_configuration() -> None:
         ({"DJANGO_DEBUG": "true"}, "viva.E002"),
         ({"DATABASE_URL": ""}, "viva.E003"),
         ({"REDIS_URL": ""}, "viva.E004"),
+        ({"DJANGO_ALLOWED_HOSTS": "*"}, "viva.E007"),
+        ({"DJANGO_ALLOWED_HOSTS": "viva.example.edu,*.example.edu"}, "viva.E007"),
+        ({"DJANGO_SECURE_COOKIES": "false"}, "viva.E008"),
+        ({"VIVA_PUBLIC_URL": "http://viva.example.edu"}, "viva.E009"),
+        ({"VIVA_CHAIN_KEY": ""}, "viva.E010"),
     ],
 )
 def test_deploy_check_fails_an_insecure_configuration(

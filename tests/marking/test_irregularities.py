@@ -16,7 +16,7 @@ from django.db import connection, transaction
 
 from ioa.events import EventFactory, EventSource
 from ioa.events import payloads as p
-from marking import services
+from marking import selectors, services
 from marking.models import (
     MarkingAuditEntry,
     PostMarkingIrregularity,
@@ -52,7 +52,7 @@ def report(session: Any, proctor: Any, category: str, reason: str) -> SessionEve
 def snapshot(mark: SessionMark) -> tuple[Any, ...]:
     """What must never change silently: the marker's result, levels, scores."""
     mark.refresh_from_db()
-    levels = {k: d.level for k, d in services.current_decisions(mark).items()}
+    levels = {k: d.level for k, d in selectors.current_decisions(mark).items()}
     return (mark.result_checksum, mark.marked_seq, levels, mark.final_score, mark.proposed_score)
 
 
@@ -70,7 +70,7 @@ def test_a_report_after_marking_sends_the_marks_back_to_review(make_session: Any
     assert mark.state == "needs_review" and mark.review_flags == 1
     assert snapshot(mark) == before  # levels, scores and the marker's result untouched
     assert TargetDecision.objects.filter(mark=mark).count() == decisions
-    assert services.verify_marks(mark)  # the stored result still reproduces from its log
+    assert selectors.verify_marks(mark)  # the stored result still reproduces from its log
     record = PostMarkingIrregularity.objects.get(mark=mark)
     assert (record.event_id, record.seq) == (str(event.event_id), event.seq)
     assert (record.category, record.actor) == ("candidate", proctor_id(proctor))
@@ -87,15 +87,15 @@ def test_a_report_after_marking_sends_the_marks_back_to_review(make_session: Any
     assert shown["afterMarking"] and not shown["afterLock"]
     assert shown["proctor"] == proctor and shown["categoryLabel"] == "Candidate"
     view = mark_view(mark)
-    assert len(view["reviewFlags"]) == mark.review_flags
-    assert all(any(i["seq"] == event.seq for i in t["irregularities"]) for t in view["targets"])
+    assert len(view.review_flags) == mark.review_flags
+    assert all(any(i["seq"] == event.seq for i in t.irregularities) for t in view.targets)
 
 
 def test_a_report_after_lock_is_recorded_and_changes_no_mark(make_session: Any) -> None:
     session = make_session("mixed")
     mark = SessionMark.objects.get(session=session)
     moderator = AuthorFactory()
-    services.lock_marks(mark=mark, user=moderator, note="Moderated.")
+    services.marks_lock(mark=mark, user=moderator, note="Moderated.")
     before = snapshot(mark)
     flags_before = mark.review_flags
 
@@ -110,19 +110,19 @@ def test_a_report_after_lock_is_recorded_and_changes_no_mark(make_session: Any) 
     entry = MarkingAuditEntry.objects.get(mark=mark, action="irregularity_after_lock")
     assert entry.details["afterLock"] is True and entry.details["cycle"] == 1
     view = mark_view(mark)
-    assert [i["seq"] for i in view["postLockIrregularities"]] == [record.seq]
+    assert [i["seq"] for i in view.post_lock_irregularities] == [record.seq]
     # the way to change locked marks stays the appeal
     with pytest.raises(services.MarkingRefused):
-        services.override_decision(
+        services.decision_override(
             mark=mark,
             target_key="tgt-complexity",
             level="excellent",
             rationale="Technical problem.",
             user=moderator,
         )
-    services.open_appeal(mark=mark, user=moderator, reason="Irregularity reported after lock.")
+    services.appeal_open(mark=mark, user=moderator, reason="Irregularity reported after lock.")
     assert mark.state == "appealed"
-    services.override_decision(
+    services.decision_override(
         mark=mark,
         target_key="tgt-complexity",
         level="excellent",
@@ -176,7 +176,7 @@ def test_a_report_during_the_exam_is_in_the_marks_and_recorded_nowhere_else(
     assert irregularity_reported(str(session.pk), irregular.eventId) == "in_marks"
     view = mark_view(mark)
     marked_rows = [
-        row["id"] for g in view["transcriptGroups"] for row in g["rows"] if row["irregularity"]
+        row["id"] for g in view.transcript_groups for row in g.rows if row["irregularity"]
     ]
     assert marked_rows == reported["affectedTurnIds"]
 
@@ -295,7 +295,7 @@ def test_concurrent_deliveries_of_one_report_record_it_once(
 
     def deliver() -> str:
         barrier.wait(timeout=10)
-        return services.record_irregularity(session_id=session.pk, event_id=event_id).status
+        return services.irregularity_record(session_id=session.pk, event_id=event_id).status
 
     runs = [_in_thread(deliver) for _ in range(3)]
     for thread, _ in runs:
@@ -316,10 +316,10 @@ def test_a_report_waits_for_a_lock_in_progress_and_then_leaves_the_locked_marks_
     mark = SessionMark.objects.get(session=session)
     before = snapshot(mark)
     with transaction.atomic():
-        services.lock_marks(mark=mark, user=AuthorFactory(), note="Signed off.")
+        services.marks_lock(mark=mark, user=AuthorFactory(), note="Signed off.")
         # the mark row stays locked until this transaction commits
         thread, out = _in_thread(
-            lambda: services.record_irregularity(session_id=session.pk, event_id=event_id)
+            lambda: services.irregularity_record(session_id=session.pk, event_id=event_id)
         )
         time.sleep(0.5)
         assert thread.is_alive(), out  # waiting for the mark row
@@ -340,8 +340,8 @@ def test_a_lock_waits_for_a_report_in_progress_without_deadlock(
     mark = SessionMark.objects.get(session=session)
     moderator = AuthorFactory()
     with transaction.atomic():
-        outcome = services.record_irregularity(session_id=session.pk, event_id=event_id)
-        thread, out = _in_thread(lambda: services.lock_marks(mark=mark, user=moderator, note="."))
+        outcome = services.irregularity_record(session_id=session.pk, event_id=event_id)
+        thread, out = _in_thread(lambda: services.marks_lock(mark=mark, user=moderator, note="."))
         time.sleep(0.5)
         assert thread.is_alive(), out  # the moderator's lock waits for the mark row
     thread.join(timeout=30)

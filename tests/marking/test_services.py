@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from marking import services
+from marking import selectors, services
 from marking.models import (
     Appeal,
     MarkingAuditEntry,
@@ -29,15 +29,15 @@ def _mark(make_session: Any, profile: str = "mixed") -> SessionMark:
 
 def test_remarking_the_stored_log_reproduces_the_marks(make_session: Any) -> None:
     mark = _mark(make_session)
-    assert services.verify_marks(mark)
-    assert services.recompute(mark) == mark.result_json
+    assert selectors.verify_marks(mark)
+    assert selectors.recompute(mark) == mark.result_json
 
 
 def test_an_override_is_a_new_decision_with_author_and_rationale(make_session: Any) -> None:
     mark = _mark(make_session)
     moderator = AuthorFactory()
     before = mark.final_score
-    decision = services.override_decision(
+    decision = services.decision_override(
         mark=mark,
         target_key="tgt-negative-weights",
         level="satisfactory",
@@ -62,7 +62,7 @@ def test_an_override_is_a_new_decision_with_author_and_rationale(make_session: A
 def test_an_override_needs_a_rationale(make_session: Any, rationale: str) -> None:
     mark = _mark(make_session)
     with pytest.raises(MarkingRefused) as refused:
-        services.override_decision(
+        services.decision_override(
             mark=mark,
             target_key="tgt-complexity",
             level="excellent",
@@ -76,10 +76,10 @@ def test_an_override_needs_a_rationale(make_session: Any, rationale: str) -> Non
 def test_lock_appeal_and_relock(make_session: Any) -> None:
     mark = _mark(make_session)
     marker = AuthorFactory()
-    services.lock_marks(mark=mark, user=marker, note="Moderated.")
+    services.marks_lock(mark=mark, user=marker, note="Moderated.")
     assert mark.state == "locked" and mark.locked_by == marker
     with pytest.raises(MarkingRefused) as refused:
-        services.override_decision(
+        services.decision_override(
             mark=mark,
             target_key="tgt-complexity",
             level="excellent",
@@ -88,10 +88,10 @@ def test_lock_appeal_and_relock(make_session: Any) -> None:
         )
     assert refused.value.code == "locked"
     with pytest.raises(MarkingRefused):
-        services.open_appeal(mark=mark, user=marker, reason="")
-    appeal = services.open_appeal(mark=mark, user=marker, reason="Candidate disputes the STT.")
+        services.appeal_open(mark=mark, user=marker, reason="")
+    appeal = services.appeal_open(mark=mark, user=marker, reason="Candidate disputes the STT.")
     assert mark.state == "appealed" and mark.cycle == 2 and appeal.open
-    services.override_decision(
+    services.decision_override(
         mark=mark,
         target_key="tgt-complexity",
         level="excellent",
@@ -99,9 +99,9 @@ def test_lock_appeal_and_relock(make_session: Any) -> None:
         user=marker,
     )
     with pytest.raises(MarkingRefused) as refused:
-        services.lock_marks(mark=mark, user=marker, note="")  # the appeal needs an outcome
+        services.marks_lock(mark=mark, user=marker, note="")  # the appeal needs an outcome
     assert refused.value.code == "rationale_required"
-    services.lock_marks(mark=mark, user=marker, note="Upheld in part.")
+    services.marks_lock(mark=mark, user=marker, note="Upheld in part.")
     assert mark.state == "locked"
     assert not Appeal.objects.get(pk=appeal.pk).open
     assert [e.action for e in MarkingAuditEntry.objects.filter(mark=mark)] == [
@@ -117,8 +117,8 @@ def test_lock_appeal_and_relock(make_session: Any) -> None:
 def test_second_marking_must_be_independent_and_agree_before_locking(make_session: Any) -> None:
     mark = _mark(make_session)
     first, second = AuthorFactory(), AuthorFactory()
-    services.set_second_marking(mark=mark, required=True, user=first)
-    services.override_decision(
+    services.second_marking_set(mark=mark, required=True, user=first)
+    services.decision_override(
         mark=mark,
         target_key="tgt-negative-weights",
         level="partial",
@@ -126,13 +126,13 @@ def test_second_marking_must_be_independent_and_agree_before_locking(make_sessio
         user=first,
     )
     with pytest.raises(MarkingRefused) as refused:
-        services.lock_marks(mark=mark, user=first)
+        services.marks_lock(mark=mark, user=first)
     assert refused.value.code == "second_marking_incomplete"
-    levels = services.current_levels(mark)
+    levels = selectors.current_levels(mark)
     with pytest.raises(MarkingRefused) as refused:
-        services.record_second_marks(mark=mark, user=first, marks=[])
+        services.second_marks_record(mark=mark, user=first, marks=[])
     assert refused.value.code == "not_independent"
-    services.record_second_marks(
+    services.second_marks_record(
         mark=mark,
         user=second,
         marks=[
@@ -141,17 +141,17 @@ def test_second_marking_must_be_independent_and_agree_before_locking(make_sessio
         + [{"targetKey": "tgt-complexity", "level": "partial"}],
     )
     with pytest.raises(MarkingRefused) as refused:
-        services.lock_marks(mark=mark, user=first)
+        services.marks_lock(mark=mark, user=first)
     assert refused.value.code == "second_marking_disagrees"
     assert mark.state == "needs_review"
-    services.override_decision(
+    services.decision_override(
         mark=mark,
         target_key="tgt-complexity",
         level="partial",
         rationale="Agreed with the second marker.",
         user=first,
     )
-    services.lock_marks(mark=mark, user=first, note="Double marked.")
+    services.marks_lock(mark=mark, user=first, note="Double marked.")
     assert mark.state == "locked"
 
 
@@ -200,7 +200,7 @@ def test_the_panel_runs_against_an_openai_compatible_server(
     fresh.refresh_from_db()
     assert fresh.state == "needs_review"
     # idempotent: running again asks nobody
-    assert services.run_panel_for(mark_id=fresh.pk).pk == run.pk
+    assert services.panel_run(mark_id=fresh.pk).pk == run.pk
 
 
 def test_an_unreachable_panel_fails_softly(make_session: Any, settings: Any) -> None:

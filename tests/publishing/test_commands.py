@@ -92,3 +92,27 @@ def test_compile_of_a_rejected_package_exits_1_with_the_report_on_stderr(tmp_pat
     assert result.returncode == 1
     assert result.stdout == ""
     assert json.loads(result.stderr)["result"] == "reject"
+
+
+@pytest.mark.parametrize("command", ["validate_package", "compile_package"])
+@pytest.mark.parametrize(
+    ("content", "named"),
+    [
+        ("[" * 10_000 + "]" * 10_000, "10000 levels deep"),
+        ('{"a":' * 5_000 + "1" + "}" * 5_000, "5000 levels deep"),
+        ('{"title": "\\ud800"}', "unpaired surrogate"),
+        (b"\xff\xfe not utf-8", "cannot be read"),
+    ],
+)
+def test_deep_or_unreadable_input_exits_2_with_a_clear_message(
+    tmp_path: Path, command: str, content: str | bytes, named: str
+) -> None:
+    path = tmp_path / "hostile.json"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    done = manage(command, str(path))
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "Traceback" not in done.stdout + done.stderr
+    assert named in done.stdout + done.stderr

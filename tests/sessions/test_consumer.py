@@ -117,3 +117,34 @@ def test_a_user_who_may_not_see_the_session_is_refused() -> None:
         return connected
 
     assert asyncio.run(attempt()) is False
+
+
+def test_candidate_ready_outside_the_start_window_is_refused_and_reaches_no_bot(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    sent: list[str] = []
+
+    async def record(session_id: Any, kind: str, **kwargs: Any) -> None:
+        sent.append(kind)
+
+    monkeypatch.setattr("sessions.bot_channel.send_to_bot", record)
+    later = timezone.now() + timedelta(hours=3)
+    session = ExamSessionFactory(sitting=SittingFactory(scheduled_for=later))
+
+    async def scenario() -> list[dict[str, Any]]:
+        communicator = await open_socket(session.candidate, session)
+        await drain(communicator)
+        await communicator.send_json_to({"kind": "candidate_ready"})
+        frames = await drain(communicator)
+        await communicator.disconnect()
+        await close_thread_connection()
+        return frames
+
+    frames = asyncio.run(scenario())
+    errors = [f for f in frames if f.get("kind") == "error"]
+    assert errors and errors[0]["code"] == "window_closed"
+    assert sent == []

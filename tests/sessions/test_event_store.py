@@ -9,10 +9,13 @@ from typing import Any
 
 import pytest
 from django.db import connection, transaction
+from django.test import TestCase
+from django.test.utils import CaptureQueriesContext
 
 from ioa.events import GENESIS_HASH, EventType, body_digest, link_hash
 from ioa.events import payloads as p
-from sessions import broadcast, event_store
+from ioa.events.personal import CHAIN_V2, chain_digest
+from sessions import broadcast, chain_anchor, event_store
 from sessions.event_store import (
     EventsRefused,
     SessionNotFound,
@@ -286,7 +289,8 @@ def test_every_event_type_round_trips_through_the_store(published: list[Any]) ->
     # node-scoped events need their node first
     events.sort(key=lambda e: e["type"] != "node_entered")
     events = [e for e in events if e["type"] != "exam_state_changed"]
-    result = append_events(session=session, events=events)
+    with TestCase.captureOnCommitCallbacks(execute=True):  # the head is anchored on commit
+        result = append_events(session=session, events=events)
     stored = {e.type for e in result.appended}
     assert stored == {t.value for t in EventType} - {
         "transcript_delta",
@@ -296,26 +300,47 @@ def test_every_event_type_round_trips_through_the_store(published: list[Any]) ->
     assert verify_log(session_id=session.pk) == []
 
 
+def _expected_chain(events: list[Any]) -> list[tuple[int, str, str]]:
+    """(seq, prev_hash, hash) the chain must hold for these events, computed from what was sent
+    (chain version 2: the transcript's text enters as its seal)."""
+    links, prev = [], GENESIS_HASH
+    for seq, event in enumerate(events, start=1):
+        digest = chain_digest(event.to_wire(), version=CHAIN_V2, key=chain_anchor.seal_key())
+        links.append((seq, prev, link_hash(prev, seq, digest)))
+        prev = links[-1][2]
+    return links
+
+
+@pytest.mark.services("postgres")  # the single-statement path exists only on Postgres
 @pytest.mark.django_db(transaction=True)  # autocommit: the fast path
-def test_fast_and_general_paths_build_the_same_chain(
-    published: list[Any], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_fast_and_general_paths_build_the_same_chain(published: list[Any]) -> None:
     a, b = ExamSessionFactory(), ExamSessionFactory()
     make = event_factory(a)
     events = [make(node_entered()), make(transcript_final()), make(guardrail())]
-    for event in events:
-        append_event(session=a, event=event)  # one by one: the fast path on Postgres
+    with CaptureQueriesContext(connection) as fast:
+        for event in events:
+            append_event(session=a, event=event)  # one by one: the fast path
     moved = [e.model_copy(update={"sessionId": str(b.pk)}) for e in events]
-    append_events(session=b, events=moved)  # one batch: the general path
+    with CaptureQueriesContext(connection) as general:
+        append_events(session=b, events=moved)  # one batch: the general path
+    # The fast path is one raw prepared statement per event, outside the ORM; the general path
+    # locks the session row through the ORM. Anything else means the fast path did not run.
+    assert len(fast.captured_queries) == 0 and len(general.captured_queries) > 0
     a.refresh_from_db()
     b.refresh_from_db()
+    for session, sent in ((a, events), (b, moved)):
+        expected = _expected_chain(sent)
+        stored = list(session.events.order_by("seq").values_list("seq", "prev_hash", "hash"))
+        assert stored == expected
+        assert (session.last_seq, session.head_hash) == (3, expected[-1][2])
     assert verify_log(session_id=a.pk) == [] and verify_log(session_id=b.pk) == []
-    assert seqs(a) == seqs(b) == [1, 2, 3]
 
 
-def test_exam_completed_asks_for_marking(
-    published: list[Any], monkeypatch: pytest.MonkeyPatch
+def test_exam_completed_asks_for_marking_on_commit(
+    published: list[Any], monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
 ) -> None:
+    """Marking hears of the completion through ``sessions.signals`` (it subscribes in its
+    AppConfig), once the append has committed, and once only."""
     from marking import tasks
 
     asked: list[str] = []
@@ -323,10 +348,23 @@ def test_exam_completed_asks_for_marking(
     session = ExamSessionFactory()
     make = event_factory(session)
     done = make(exam_completed())
-    append_events(session=session, events=[make(node_entered()), done])
-    append_event(session=session, event=done)  # redelivery: no second request
+    with django_capture_on_commit_callbacks(execute=True):
+        append_events(session=session, events=[make(node_entered()), done])
+        assert asked == []  # not before commit
+    with django_capture_on_commit_callbacks(execute=True):
+        append_event(session=session, event=done)  # redelivery: no second request
     assert asked == [str(session.pk)]
 
 
 def test_module_exports_the_documented_names() -> None:
-    assert callable(event_store.append_events) and callable(event_store.append_event)
+    """The public names behave as the contract says: store, re-delivery as a no-op, a stale
+    expected version refused."""
+    session = ExamSessionFactory()
+    stored = event_store.append_event(session=session, event=event_factory(session)(node_entered()))
+    assert (stored.seq, stored.duplicate) == (1, False)
+    again = event_store.append_events(session=session, events=[stored.wire])
+    assert [e.seq for e in again.duplicates] == [1] and again.appended == ()
+    with pytest.raises(event_store.VersionConflict):
+        event_store.append_events(
+            session=session, events=transcripts(session, 1), expected_version=0
+        )

@@ -345,3 +345,52 @@ def test_the_overview_socket_streams_rows_and_alerts_live(server: str) -> None:
             assert row_of(frame, added)["candidate"] == "Late"
 
     asyncio.run(main())
+
+
+def _silence(at: float, seq: int, recovery_id: str, node: str) -> dict[str, object]:
+    return wire(
+        "recovery_started",
+        at,
+        seq,
+        recoveryId=recovery_id,
+        recoveryType="silence",
+        nodeId=node,
+        triggerDescription="no candidate activity",
+    )
+
+
+def test_a_silent_candidate_is_one_alert_not_one_per_part() -> None:
+    """Issue 15: four "Long silence" alerts in two minutes for one silent candidate."""
+    view = overview.SessionView("s-1")
+    started(view)
+    events = [
+        _silence(30, 6, "rec-001", "warmup"),
+        _silence(60, 7, "rec-002", "q1"),
+        _silence(90, 8, "rec-003", "q2"),
+        _silence(120, 9, "rec-004", "q3"),
+    ]
+    raised = overview.fold(view, events)
+    assert [a["kind"] for a in raised] == ["silence"]
+    # Much later, a new silence is worth telling again.
+    assert [a["kind"] for a in overview.fold(view, [_silence(500, 10, "rec-005", "q4")])] == [
+        "silence"
+    ]
+
+
+def test_the_exam_pausing_for_a_lost_connection_alerts_the_proctor() -> None:
+    view = overview.SessionView("s-1")
+    started(view)
+    raised = overview.fold(
+        view,
+        [
+            wire(
+                "exam_state_changed",
+                40,
+                6,
+                fromState="in_progress",
+                toState="paused",
+                reason="candidate_disconnected",
+            )
+        ],
+    )
+    assert [(a["kind"], a["severity"]) for a in raised] == [("away", "urgent")]

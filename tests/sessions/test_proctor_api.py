@@ -157,6 +157,19 @@ def test_the_csv_import_reports_every_row(api: Client, sitting: Sitting) -> None
     assert not ExamSession.objects.filter(candidate__username="edsger@example.test").exists()
 
 
+@pytest.mark.parametrize("csv", [[None, None], {"email": "x"}, True, None])
+def test_a_csv_field_that_is_not_text_is_a_400(api: Client, sitting: Sitting, csv: Any) -> None:
+    # Found by the schemathesis run (tests/config/test_api_contract.py): a list was a 500.
+    response = api.post(
+        f"/api/v1/sittings/{sitting.pk}/candidates/import/",
+        {"csv": csv},
+        content_type="application/json",
+    )
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["code"] == "invalid"
+    assert not ExamSession.objects.filter(sitting=sitting).exists()
+
+
 def test_a_csv_without_an_email_column_is_refused_whole(api: Client, sitting: Sitting) -> None:
     response = post(
         api, f"/api/v1/sittings/{sitting.pk}/candidates/import/", {"csv": "name\nAda\n"}
@@ -394,7 +407,7 @@ def test_an_action_through_the_api_reaches_the_running_bot(
         )
         try:
             await watcher.until_count("bot_ready", 1)
-            from bot.channels import send_to_bot
+            from sessions.bot_channel import send_to_bot
 
             await send_to_bot(session.pk, "candidate_ready")
             await watcher.until_count("examiner_utterance_final", 1)

@@ -89,6 +89,13 @@ ENDPOINTS = [
         {"extra_time": "1.50"},
         kind="form",
     ),
+    Endpoint(
+        "proctor-window",
+        "post",
+        "/proctor/sessions/{session}/window/",
+        {"reason": "Candidate was unwell"},
+        kind="form",
+    ),
     # REST API
     Endpoint("api-sitting", "get", "/api/v1/sittings/{sitting}/"),
     Endpoint("api-sitting-overview", "get", "/api/v1/sittings/{sitting}/overview/"),

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import uuid
 from io import StringIO
+from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import connection
+from django.test import TestCase
 
 from accounts.models import User
 from sessions.event_store import append_events
@@ -33,6 +33,7 @@ from tests.sessions.factories import (
     node_entered,
     transcript_final,
 )
+from tests.sessions.tampering import tamper
 from tests.support.processes import ROOT, child_environment
 
 pytestmark = pytest.mark.django_db
@@ -40,6 +41,11 @@ pytestmark = pytest.mark.django_db
 
 def fill(session: ExamSession) -> None:
     make = event_factory(session)
+    with TestCase.captureOnCommitCallbacks(execute=True):  # head anchors are written on commit
+        _append_five(session, make)
+
+
+def _append_five(session: ExamSession, make: Any) -> None:
     append_events(
         session=session,
         events=[
@@ -158,18 +164,7 @@ def test_verify_session_log_passes_an_intact_log() -> None:
     assert "5 event(s), chain intact" in out.getvalue()
 
 
-def _tamper(sql: str, params: list[object]) -> None:
-    """Edit stored rows the way someone with database access could (triggers off)."""
-    field = ExamSession._meta.pk
-    params = [
-        field.get_db_prep_value(p, connection) if isinstance(p, uuid.UUID) else p for p in params
-    ]
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":  # a superuser can switch triggers off
-            cursor.execute("SET session_replication_role = replica")
-        cursor.execute(sql, params)
-        if connection.vendor == "postgresql":
-            cursor.execute("SET session_replication_role = origin")
+_tamper = tamper
 
 
 def _verify_fails(session: ExamSession, expected: str) -> None:

@@ -57,6 +57,16 @@ class ToolCall:
     arguments: Mapping[str, Any]
     call_id: str | None = None
     """Defaults to ``call_<n>`` with a server-wide counter."""
+    raw_arguments: str | None = None
+    """Sent instead of ``arguments`` as JSON (to send arguments that are not valid JSON)."""
+
+    @property
+    def arguments_text(self) -> str:
+        return (
+            self.raw_arguments
+            if self.raw_arguments is not None
+            else json.dumps(dict(self.arguments))
+        )
 
 
 @dataclass(frozen=True)
@@ -71,6 +81,8 @@ class Reply:
     """Characters per streamed text or argument fragment (to exercise client-side joining)."""
     delay_secs: float = 0.0
     """Pause before every streamed event (to simulate a slow model)."""
+    drop: bool = False
+    """Close the connection without answering (the client sees a connection error)."""
 
     @classmethod
     def text(cls, content: str, *, chunk_size: int = 16, delay_secs: float = 0.0) -> Reply:
@@ -100,12 +112,33 @@ class Reply:
         return cls(tool_calls=tuple(calls))
 
     @classmethod
+    def empty(cls) -> Reply:
+        """A response with neither text nor a tool call (an empty stream)."""
+        return cls()
+
+    @classmethod
+    def hang(cls, seconds: float = 30.0) -> Reply:
+        """A model that says nothing for ``seconds`` before its first streamed event."""
+        return cls(content="...", delay_secs=seconds, chunk_size=1000)
+
+    @classmethod
+    def dropped(cls) -> Reply:
+        """The connection is closed without an answer."""
+        return cls(drop=True)
+
+    @classmethod
+    def raw_tool_call(cls, name: str, raw_arguments: str) -> Reply:
+        """A tool call whose arguments are sent as ``raw_arguments`` verbatim (not JSON)."""
+        return cls(tool_calls=(ToolCall(name, {}, raw_arguments=raw_arguments),))
+
+    @classmethod
     def error(cls, status: int = 500, message: str = "scripted error") -> Reply:
         """The API fails with HTTP ``status`` and an OpenAI-style error body."""
         return cls(status=status, error_message=message)
 
 
 ScriptEntry = Reply | Callable[["RecordedRequest"], Reply]
+"""A reply, or a function of the request that returns one (also as ``default_reply``)."""
 
 
 @dataclass
@@ -175,7 +208,9 @@ def _chunks(text: str, size: int) -> list[str]:
 class OpenAICompatibleServer:
     """The server. Use it as a context manager, or call :meth:`start` and :meth:`stop`."""
 
-    def __init__(self, *, default_reply: Reply | None = None, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self, *, default_reply: ScriptEntry | None = None, host: str = "127.0.0.1"
+    ) -> None:
         self.default_reply = default_reply
         self._host = host
         self._lock = threading.Lock()
@@ -293,7 +328,8 @@ class OpenAICompatibleServer:
                 self._unscripted.append(request)
         if entry is None:
             if self.default_reply is not None:
-                return self.default_reply
+                default = self.default_reply
+                return default(request) if callable(default) else default
             # 400, not 5xx: the OpenAI client would retry a 5xx and slow the failing test down.
             return Reply.error(400, "no scripted reply left for this request")
         return entry(request) if callable(entry) else entry
@@ -333,6 +369,10 @@ class _Handler(BaseHTTPRequestHandler):
             method="POST", path=self.path, headers=dict(self.headers.items()), body=body
         )
         reply = self.server_state._next_reply(request)
+        if reply.drop:
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return
         if reply.status != 200:
             error = {"message": reply.error_message, "type": "server_error", "code": None}
             self._send_json(reply.status, {"error": error})
@@ -355,7 +395,7 @@ class _Handler(BaseHTTPRequestHandler):
                 {
                     "id": call_id,
                     "type": "function",
-                    "function": {"name": call.name, "arguments": json.dumps(dict(call.arguments))},
+                    "function": {"name": call.name, "arguments": call.arguments_text},
                 }
                 for call, call_id in zip(reply.tool_calls, self._call_ids(reply), strict=True)
             ]
@@ -397,7 +437,7 @@ class _Handler(BaseHTTPRequestHandler):
             yield chunk(
                 {"tool_calls": [{**head, "function": {"name": call.name, "arguments": ""}}]}
             )
-            for piece in _chunks(json.dumps(dict(call.arguments)), reply.chunk_size):
+            for piece in _chunks(call.arguments_text, reply.chunk_size):
                 yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
         yield chunk({}, "tool_calls" if reply.tool_calls else "stop")
         if include_usage:

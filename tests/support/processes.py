@@ -76,15 +76,19 @@ def asgi_server(**env: str) -> Iterator[str]:
 
 
 @contextmanager
-def asgi_server_process(**env: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+def asgi_server_process(
+    log_path: str | None = None, **env: str
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """Runs daphne on a free port; yields ``127.0.0.1:PORT`` and the process (a test may kill
-    it, as a crash would)."""
+    it, as a crash would). With ``log_path`` its output goes to that file, which a test can
+    read while it runs (an unread pipe fills up and then blocks the server's logging)."""
     port = free_port()
+    log = open(log_path, "wb") if log_path else None  # noqa: SIM115 - closed below
     process = subprocess.Popen(
         [str(VENV_BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
         cwd=ROOT,
         env=child_environment(**env),
-        stdout=subprocess.PIPE,
+        stdout=log or subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
     try:
@@ -92,6 +96,8 @@ def asgi_server_process(**env: str) -> Iterator[tuple[str, subprocess.Popen[byte
         yield f"127.0.0.1:{port}", process
     finally:
         _stop(process)
+        if log:
+            log.close()
 
 
 @contextmanager

@@ -8,6 +8,7 @@ from typing import Final
 from ioa.schema.enums import EndType
 from ioa.validation.document import NodeView, as_list, as_str, as_text, describe, is_one_of
 from ioa.validation.findings import Issue, Phase, Severity
+from ioa.validation.graph import exam_graph
 from ioa.validation.registry import RuleInput, rule
 
 _END_TYPES: Final = ", ".join(end_type.value for end_type in EndType)
@@ -119,7 +120,7 @@ def end_has_no_time_budget(inp: RuleInput) -> Iterator[Issue]:
 def normal_end_reachable(inp: RuleInput) -> Iterator[Issue]:
     """A normal end node is reachable from the initial node through transitions."""
     doc = inp.doc
-    graph = doc.graph
+    graph = exam_graph(doc)
     if graph.start is None or not doc.nodes:
         return
     reachable_ends = [

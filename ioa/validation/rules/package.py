@@ -1,4 +1,4 @@
-"""Step 2: package rules (PKG-001..012)."""
+"""Step 2: package rules (PKG-001..013)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Final
 
+import langcodes
+
+from ioa.languages import SUPPORTED_LANGUAGES, primary_language
 from ioa.schema.enums import StructureLevel
 from ioa.schema.fields import MAX_NODES, PACKAGE_ID_RE
 from ioa.schema.paths import JsonPath
@@ -547,3 +550,56 @@ def structure_level(inp: RuleInput) -> Iterator[Issue]:
             "change the level or the maxFollowUps values, or explain the choice in "
             "metadata.structureJustification",
         )
+
+
+# --- PKG-013: the exam's language -----------------------------------------------------------
+
+
+def language_problem(tag: str) -> str | None:
+    """Why ``tag`` cannot be an exam's language (or None): not a well-formed, registered BCP 47
+    tag (checked against the IANA subtag registry by :mod:`langcodes`), or a language the runtime
+    has no tables for (:data:`ioa.languages.SUPPORTED_LANGUAGES`)."""
+    supported = ", ".join(SUPPORTED_LANGUAGES)
+    if "_" in tag or not langcodes.tag_is_valid(tag):
+        return (
+            f"metadata.language '{tag}' is not a valid BCP 47 language tag (such as 'en', 'de' "
+            f"or 'es-MX'); this platform conducts exams in {supported}"
+        )
+    language = primary_language(tag)
+    if language not in SUPPORTED_LANGUAGES:
+        name = langcodes.Language.get(tag).language or language
+        return (
+            f"metadata.language '{tag}' ({name}) is not supported: the examiner's procedural "
+            f"lines, the candidate's pages and the voice exist only in {supported}; choose one "
+            "of them (the exam would otherwise not be conducted in the candidate's language)"
+        )
+    return None
+
+
+@rule(
+    "PKG-013",
+    phase=Phase.PACKAGE,
+    severity=Severity.ERROR,
+    summary=(
+        "metadata.language, when present, MUST be a valid BCP 47 tag whose language the "
+        "platform supports (en, de, es): it decides the candidate's pages, the runtime's lines, "
+        "the command vocabulary and the voice."
+    ),
+    stages=PUBLISH_AND_RUNTIME,
+)
+def exam_language(inp: RuleInput) -> Iterator[Issue]:
+    """metadata.language is a registered BCP 47 tag of a supported language (absent = en)."""
+    doc = inp.doc
+    if "language" not in doc.metadata:
+        return
+    value = doc.metadata.get("language")
+    tag = as_str(value)
+    if tag is None:
+        yield Issue(
+            ("metadata", "language"),
+            f"metadata.language must be a BCP 47 language tag string, got {describe(value)}",
+        )
+        return
+    problem = language_problem(tag)
+    if problem is not None:
+        yield Issue(("metadata", "language"), problem)

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from ioa.schema.enums import RUNTIME_ENTERED_END_TYPES
 from ioa.validation.document import is_one_of
 from ioa.validation.findings import Issue, Phase, Severity
+from ioa.validation.graph import exam_graph
 from ioa.validation.registry import RuleInput, rule
 
 _RUNTIME_ENTERED = frozenset(end_type.value for end_type in RUNTIME_ENTERED_END_TYPES)
@@ -21,7 +22,7 @@ _RUNTIME_ENTERED = frozenset(end_type.value for end_type in RUNTIME_ENTERED_END_
 def some_end_reachable(inp: RuleInput) -> Iterator[Issue]:
     """Following transitions from the initial node reaches an end node."""
     doc = inp.doc
-    graph = doc.graph
+    graph = exam_graph(doc)
     if graph.start is None:
         return
     if any(doc.nodes[index].is_end for index in graph.reachable):
@@ -45,7 +46,7 @@ def some_end_reachable(inp: RuleInput) -> Iterator[Issue]:
 def no_orphans(inp: RuleInput) -> Iterator[Issue]:
     """Every node can be reached, except ends the runtime enters on its own."""
     doc = inp.doc
-    graph = doc.graph
+    graph = exam_graph(doc)
     if graph.start is None:
         return
     reachable = graph.reachable

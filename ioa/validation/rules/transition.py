@@ -29,6 +29,7 @@ from ioa.validation.document import (
     is_one_of,
 )
 from ioa.validation.findings import Issue, Phase, Severity
+from ioa.validation.graph import exam_graph
 from ioa.validation.registry import PUBLISH_AND_RUNTIME, RuleInput, rule
 from ioa.validation.rules.package import listing
 
@@ -299,7 +300,7 @@ def single_always(inp: RuleInput) -> Iterator[Issue]:
 def cycles_have_escape(inp: RuleInput) -> Iterator[Issue]:
     """Every cycle has a bounded way out."""
     doc = inp.doc
-    graph = doc.graph
+    graph = exam_graph(doc)
     for component in graph.cycles:
         if _has_escape(inp, component):
             continue
@@ -317,7 +318,7 @@ def cycles_have_escape(inp: RuleInput) -> Iterator[Issue]:
 
 def _has_escape(inp: RuleInput, component: frozenset[int]) -> bool:
     doc = inp.doc
-    graph = doc.graph
+    graph = exam_graph(doc)
     for index in component:
         node = doc.nodes[index]
         forced = graph.forced_exit(node)

@@ -122,9 +122,11 @@ class RecordingCore:
     def __init__(self) -> None:
         self.transcripts: list[tuple[str, float]] = []
         self.turns: list[tuple[str, float]] = []
+        self.partials: list[tuple[str, float]] = []
         self.started: list[str] = []
         self.finished: list[tuple[str, int]] = []
         self.interrupted: list[str] = []
+        self.activity: list[tuple[str, bool, float | None]] = []
         self.usage_seen: list[tuple[str, Counter, str | None]] = []
         self.heard = asyncio.Event()
         self.spoken = asyncio.Event()
@@ -132,15 +134,31 @@ class RecordingCore:
     def llm_allowed(self) -> bool:
         return False
 
-    def llm_started(self) -> None:
+    def llm_started(self) -> bool:
         raise AssertionError("the LLM must not run while the exam is not in progress")
 
-    async def candidate_turn(self, text: str, confidence: float) -> None:
+    def llm_rerun_started(self) -> bool:
+        raise AssertionError("the LLM must not run again while the exam is not in progress")
+
+    def llm_response_ended(self, text: str, calls: Sequence[str]) -> None:
+        raise AssertionError(f"the LLM ran: {text!r} {calls!r}")
+
+    async def candidate_turn(
+        self, text: str, confidence: float, *, input_id: str | None = None
+    ) -> None:
         self.turns.append((text, confidence))
 
-    def candidate_transcript(self, text: str, confidence: float) -> None:
+    def candidate_transcript(
+        self, text: str, confidence: float, *, input_id: str | None = None
+    ) -> None:
         self.transcripts.append((text, confidence))
         self.heard.set()
+
+    def candidate_activity(self, activity: str, active: bool, when: float | None) -> None:
+        self.activity.append((activity, active, when))
+
+    def candidate_partial(self, text: str, stability: float) -> None:
+        self.partials.append((text, stability))
 
     def utterance_started(self, utterance_id: str) -> None:
         self.started.append(utterance_id)

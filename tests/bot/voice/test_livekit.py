@@ -12,9 +12,13 @@ from typing import Any
 import jwt
 import pytest
 from livekit import api
+from pipecat.pipeline.pipeline import Pipeline
+from pipecat.pipeline.runner import PipelineRunner
+from pipecat.pipeline.task import PipelineTask
 from pipecat.transports.livekit.transport import LiveKitTransport
+from websockets.asyncio.server import serve
 
-from bot.audio import VOICE_IN_SAMPLE_RATE, VOICE_OUT_SAMPLE_RATE
+from bot.audio import VOICE_IN_SAMPLE_RATE, VOICE_OUT_SAMPLE_RATE, transport_audio_params
 from bot.livekit import (
     EXAM_RUNTIME_EVENTS_TOPIC,
     LiveKitConfig,
@@ -142,21 +146,54 @@ def test_missing_settings_are_named(settings: Any) -> None:
         LiveKitConfig.from_settings()
 
 
-def test_the_bot_transport_is_built_from_settings(livekit_settings: Any) -> None:
-    built = build_livekit_transport(SESSION)
+def test_the_bot_transport_joins_its_room_with_its_token(livekit_settings: Any) -> None:
+    """Dialled against a local LiveKit signalling peer on 127.0.0.1, which records the WebSocket
+    handshake and closes: the bot joins its own room under its own identity and token."""
+
+    async def scenario() -> tuple[Any, list[tuple[str, str]]]:
+        seen: list[tuple[str, str]] = []
+
+        async def signal(ws: Any) -> None:
+            auth = ws.request.headers.get("authorization", "")
+            seen.append((ws.request.path.split("?")[0], auth.removeprefix("Bearer ")))
+            await ws.close()
+
+        async with serve(signal, "127.0.0.1", 0) as server:
+            port = server.sockets[0].getsockname()[1]
+            built = build_livekit_transport(
+                SESSION, config=LiveKitConfig(f"ws://127.0.0.1:{port}", KEY, SECRET)
+            )
+            task = PipelineTask(Pipeline([built.transport.input()]))
+            runner = asyncio.create_task(PipelineRunner(handle_sigint=False).run(task))
+            for _ in range(200):
+                if seen:
+                    break
+                await asyncio.sleep(0.05)
+            await task.cancel()
+            await asyncio.wait_for(runner, 10)
+        return built, seen
+
+    built, seen = asyncio.run(scenario())
     assert isinstance(built.transport, LiveKitTransport)
-    assert built.url == URL
     assert built.room == f"viva-session-{SESSION}"
     assert built.identity == f"bot-{SESSION}"
-    assert decode(built.token.token)["video"]["canPublishData"] is True
-    # The transport itself holds them (LiveKitTransport has no public accessor for these).
-    client = built.transport._client
-    assert (client._url, client._room_name, client._token) == (URL, built.room, built.token.token)
-    params = built.transport._params
-    assert params.audio_in_enabled and params.audio_out_enabled
-    assert params.audio_in_sample_rate == VOICE_IN_SAMPLE_RATE
-    assert params.audio_out_sample_rate == VOICE_OUT_SAMPLE_RATE
+    assert seen, "the transport never dialled the LiveKit server"
+    path, token = seen[0]
+    assert path.startswith("/rtc")
+    assert token == built.token.token
+    claims = decode(token)
+    assert (claims["sub"], claims["video"]["room"]) == (built.identity, built.room)
+    assert claims["video"]["canPublishData"] is True
     assert built.transport.input() is not None and built.transport.output() is not None
+
+
+def test_voice_transports_carry_the_pipeline_audio_format() -> None:
+    params = transport_audio_params()
+    assert params["audio_in_enabled"] and params["audio_out_enabled"]
+    assert (params["audio_in_sample_rate"], params["audio_out_sample_rate"]) == (
+        VOICE_IN_SAMPLE_RATE,
+        VOICE_OUT_SAMPLE_RATE,
+    )
 
 
 def test_the_bot_transport_takes_the_env_when_django_has_no_setting(
@@ -274,8 +311,7 @@ def test_livekit_bot_options_build_a_voice_io_and_publish_stored_events(
             if len(participant.calls) >= 3:
                 break
             await asyncio.sleep(0.01)
-        assert voice._pump is not None
-        voice._pump.cancel()
+        voice.close()
         return options, participant
 
     options, participant = asyncio.run(scenario())

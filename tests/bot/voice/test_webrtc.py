@@ -57,7 +57,11 @@ slower_requests: list[bool] = []
 
 
 async def record_starter(
-    session_id: uuid.UUID, connection: SmallWebRTCConnection, *, slower: bool = False
+    session_id: uuid.UUID,
+    connection: SmallWebRTCConnection,
+    *,
+    slower: bool = False,
+    language: str = "en",
 ) -> None:
     """A bot starter that only records what it was given."""
     started.append((session_id, connection))
@@ -321,7 +325,11 @@ def test_a_spoken_answer_over_webrtc_is_transcribed_and_answered(tmp_path: Path)
     bots: list[tuple[WorkerRunner, asyncio.Task[None], ExaminerPipeline]] = []
 
     async def start_bot(
-        session_id: uuid.UUID, connection: SmallWebRTCConnection, *, slower: bool = False
+        session_id: uuid.UUID,
+        connection: SmallWebRTCConnection,
+        *,
+        slower: bool = False,
+        language: str = "en",
     ) -> None:
         built = build_pipeline(core=core, llm=unused_llm(), io=smallwebrtc_io(connection))
         runner = WorkerRunner(handle_sigint=False)

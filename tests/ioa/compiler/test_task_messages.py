@@ -18,6 +18,7 @@ from ioa.compiler.task_message import (
     YOU_MAY_HEADER,
     find_block,
 )
+from ioa.languages import directive_language, language_directive, supported_language
 from tests.ioa.compiler.conftest import example_paths
 
 
@@ -66,7 +67,13 @@ def test_one_developer_message_and_the_persona_as_role_message(path: Path) -> No
     flow = compile_package(package)
     for node in flow["nodes"]:
         assert [m["role"] for m in node["task_messages"]] == ["developer"]
-        assert node["role_message"] == package["persona"]["roleMessage"]
+        assert node["role_message"].startswith(package["persona"]["roleMessage"])
+        language = supported_language(package["metadata"].get("language"))
+        if language == "en":
+            assert node["role_message"] == package["persona"]["roleMessage"]
+        else:
+            assert node["role_message"].endswith(language_directive(str(language)))
+            assert directive_language(node["role_message"]) == language
 
 
 def test_question_node_message_has_every_block(cs201_flow: dict[str, Any]) -> None:

@@ -183,6 +183,8 @@ VALID_PAYLOADS: dict[str, dict[str, Any]] = {
         "nodeId": "q1",
     },
     "candidate_connection_changed": {"status": "connected", "reconnects": 2, "offlineMs": 7400},
+    "result_released": {"actor": "12", "cycle": 1, "feedback": "levels", "finalScore": 0.75},
+    "candidate_activity": {"activity": "composing", "state": "started", "nodeId": "warmup"},
 }
 
 

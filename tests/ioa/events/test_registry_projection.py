@@ -53,6 +53,8 @@ NEVER_FOR_CANDIDATES = {
     "proctor_instruction",
     "usage_reported",
     "candidate_connection_changed",
+    "result_released",
+    "candidate_activity",
 }
 
 # Payload keys that reveal evidence, rubric, misconceptions or guardrail internals.

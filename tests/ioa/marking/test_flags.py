@@ -129,6 +129,26 @@ def test_stt_rejected_evidence_and_prompt_injection_go_to_review() -> None:
     assert found["prompt_injection"][0] == "review"
 
 
+def test_refused_llm_claims_and_llm_faults_go_to_review() -> None:
+    log = dijkstra()
+    log.turn("No, I do not want to finish.")
+    log.guardrail(
+        "blocked_action",
+        "LLM claimed the candidate asked for 'finish'; refused: the candidate said no",
+        guardrail_id="llm-claim-refused:finish:turn-001",
+    )
+    log.add(
+        "system_error",
+        code="llm_no_tool_call",
+        message="the LLM answered without report_observation",
+        component="bot",
+        severity="warning",
+    )
+    found = flags(log.complete())
+    assert found["llm_claim_refused"][0] == "review"
+    assert found["llm_fault"][0] == "review"
+
+
 def test_early_end_and_unreached_questions() -> None:
     log = dijkstra()
     log.turn("answer")
@@ -170,3 +190,32 @@ def test_a_clean_session_has_no_review_flag() -> None:
     result = mark(CONFIG, log.complete().events)
     assert not result.needs_review
     assert result.scores.exam == 1.0
+
+
+def _instruction(log: Log, status: str) -> None:
+    log.add(
+        "proctor_instruction",
+        instructionId="instr-001",
+        proctorId="p1",
+        mode="immediate",
+        text="Ask them to speak up.",
+        status=status,
+        nodeId="q-dijkstra",
+    )
+
+
+def test_an_immediate_instruction_never_spoken_flags_nothing() -> None:
+    """Issue 15: an instruction issued during a pause and never spoken was flagged as an
+    interruption of the examiner."""
+    log = dijkstra()
+    _instruction(log, "issued")
+    _instruction(log, "cancelled")
+    assert "proctor_intervention" not in flags(log.complete())
+
+
+def test_an_immediate_instruction_spoken_is_flagged_once() -> None:
+    log = dijkstra()
+    _instruction(log, "issued")
+    _instruction(log, "delivered")
+    result = mark(CONFIG, log.complete().events)
+    assert [f.code for f in result.flags].count("proctor_intervention") == 1

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
-from ioa.events import EventEnvelope
+from ioa.events import EventEnvelope, EventFactory, EventSource
+from ioa.events import payloads as p
 from ioa.runtime import (
     BotReady,
+    CandidateActivity,
     CandidateReady,
     Command,
     Decision,
@@ -22,11 +25,13 @@ from ioa.runtime import (
     RuntimeInput,
     Speak,
     Tick,
+    Timing,
     TranscriptSegment,
     UtteranceFinished,
     UtteranceStarted,
     rebuild_state,
 )
+from ioa.runtime.evolve import apply_event
 from ioa.schema import AssessmentPackage, load_package
 from tests.ioa.builders import example
 
@@ -88,10 +93,16 @@ class Harness:
     decisions: list[Decision] = field(default_factory=list)
     spoken: list[Speak] = field(default_factory=list)
     on_decision: Callable[[Decision], None] | None = None
+    mode: str = "voice"
+    """The candidate's input mode (``bot_ready.inputMode``)."""
+    timing: Timing = field(default_factory=Timing)
 
     def __post_init__(self) -> None:
         self.controller = RuntimeController(
-            load_package(self.document), session_id=self.session_id, clock=self.clock
+            load_package(self.document),
+            session_id=self.session_id,
+            clock=self.clock,
+            timing=self.timing,
         )
 
     # --- driving ------------------------------------------------------------------------------
@@ -122,7 +133,7 @@ class Harness:
 
     def start(self) -> Harness:
         self.at(0)
-        self.send(BotReady())
+        self.send(BotReady("text" if self.mode == "text" else "voice"))
         self.send(CandidateReady())
         return self
 
@@ -144,6 +155,37 @@ class Harness:
 
     def tick(self, at: float) -> Decision:
         self.at(at)
+        return self.send(Tick())
+
+    def activity(self, kind: str, active: bool, at: float | None = None) -> Decision:
+        """The exam room's composing signal (text) or the bot's VAD (voice)."""
+        if at is not None:
+            self.at(at)
+        return self.send(CandidateActivity(kind, active))  # type: ignore[arg-type]
+
+    def connection(
+        self, status: str, at: float | None = None, channel: str | None = None
+    ) -> Decision:
+        """A ``candidate_connection_changed`` stored by another writer (the web tier, or the
+        bot's transport), folded in as the bot's journal adopts it, then the ``Tick`` the bot
+        sends after folding."""
+        if at is not None:
+            self.at(at)
+        state = self.controller.state
+        stamp = datetime.fromtimestamp(self.clock.now_ms() / 1000, tz=UTC)
+        make = EventFactory(
+            session_id=self.session_id, source=EventSource.SYSTEM, clock=lambda: stamp
+        )
+        payload = p.CandidateConnectionChanged(
+            status=status,  # type: ignore[arg-type]
+            reconnects=0,
+            channel=channel,  # type: ignore[arg-type]
+            closeCode=1001 if status == "disconnected" else None,
+        )
+        envelope = make(payload).with_seq(state.last_seq + 1)
+        apply_event(state, envelope, self.controller.plan)
+        self.controller.log.append(envelope)
+        self.events.append(envelope)
         return self.send(Tick())
 
     def instruct(self, mode: str, text: str) -> Decision:

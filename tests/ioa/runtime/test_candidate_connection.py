@@ -1,6 +1,8 @@
-"""``candidate_connection_changed`` is not an exam fact: the web tier stores it in the session
-log (docs/proctoring.md) and the bot folds it in like any foreign event, but the controller's
-decisions, clocks and timers are the same with or without it, and replay still equals live."""
+"""``candidate_connection_changed`` is stored by the web tier (docs/proctoring.md) and folded in
+by the bot like any foreign event. A drop shorter than the grace period (here: a reload, gone
+and back at the same instant) leaves the controller's decisions, clocks and timers as they
+would be without it, and replay still equals live; longer absences are
+``tests/ioa/runtime/test_absence.py``."""
 
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from tests.ioa.builders import example, node
 from tests.ioa.runtime.harness import Harness, signal
+from tests.ioa.runtime.properties import check_transitions
 
 GREEDY = signal("tgt-greedy-choice", excerpt="settles the nearest unvisited vertex")
 
@@ -205,3 +206,28 @@ def test_coverage_and_completion_use_positive_or_self_correction_only(h: Harness
     assert h.node == "q-dijkstra"
     plan = h.controller.plan.node("q-dijkstra")
     assert h.state.ledger.coverage("q-dijkstra", plan.targets.values()) == 0.0
+
+
+def test_an_escalation_that_leaves_by_an_edge_whose_condition_holds_says_so() -> None:
+    """Found by the random-stream property: unclear answers escalate (skip_node) at the turn
+    that also reaches the node's turn-count edge. The edge taken is that ordinary edge, so the
+    decision is ``condition_met`` (its condition held), not a guardrail override of an edge the
+    override does not own."""
+    document = example()
+    for handler in node(document, "q-dijkstra")["recoveryHandlers"]:
+        if handler["scenario"] == "stt_low_confidence":
+            handler["escalation"] = "skip_node"
+    h = Harness(document).to_q1()
+    t = 10.0
+    for i in range(5):
+        h.say(f"Answer number {i} about vertices {i * 7}.", at=t)
+        h.observe(at=t + 1, spoken="Please go on.", done=False)
+        t += 3
+    for i in range(3):
+        h.say(f"mumble {i} garble {i * 3}", confidence=0.3, at=t)
+        h.observe(at=t + 1, spoken="Please go on.", done=False)
+        t += 3
+    decision = h.of("transition_decision")[-1]
+    assert (decision.fromNodeId, decision.edgeId) == ("q-dijkstra", "e-q1-pool-turns")
+    assert decision.reason == "condition_met"
+    check_transitions(h.controller.plan, h.session_id, h.controller.log)

@@ -10,6 +10,7 @@ from ioa.runtime import (
     InjectContext,
     PromptLlm,
     ReturnToNode,
+    texts,
 )
 from tests.ioa.runtime.harness import Harness
 
@@ -161,3 +162,51 @@ def test_instruction_before_the_start_waits_for_the_first_node(h: Harness) -> No
     assert not any(isinstance(e, EnterAdminNode) for e in h.effects)
     decision = h.send(CandidateReady())
     assert any(isinstance(e, EnterAdminNode) for e in decision.effects)
+
+
+def test_an_immediate_instruction_sent_while_paused_is_spoken_right_after_resume(
+    h: Harness,
+) -> None:
+    """Issue 15: it was shown as applied but never spoken, then swallowed the candidate's next
+    turn after the resume."""
+    h.to_q1()
+    h.proctor("pause")
+    before = len(h.effects)
+    decision = h.instruct("immediate", "Ask the candidate to move closer to the microphone.")
+    assert decision.result.get("deferred") is True
+    assert not [e for e in h.effects[before:] if isinstance(e, EnterAdminNode)]
+    h.proctor("resume")
+    admin = [e for e in h.effects[before:] if isinstance(e, EnterAdminNode)]
+    assert len(admin) == 1
+    h.observe(spoken="Could you move a little closer to your microphone, please?")
+    delivered = [i for i in h.of("proctor_instruction") if i.status == "delivered"]
+    assert len(delivered) == 1
+    assert h.state.pending_instructions() == []
+    # The candidate's next turn is theirs: the LLM's answer to it is not an admin run.
+    h.say("It keeps a priority queue of tentative distances.", at=60)
+    decision = h.observe(at=61, spoken="What happens with a negative edge?", follow_up=True)
+    assert decision.status != "admin_instruction_delivered"
+    assert h.texts()[-1] == "What happens with a negative edge?"
+    assert len([i for i in h.of("proctor_instruction") if i.status == "delivered"]) == 1
+
+
+def test_only_a_proctor_lifts_a_proctor_pause(h: Harness) -> None:
+    h.to_q1()
+    h.proctor("pause")
+    said = len(h.spoken)
+    h.command("resume")
+    assert h.state.exam_state == "paused"
+    refused = h.of("candidate_command_received")[-1]
+    assert refused.accepted is False and "proctor" in (refused.rejectionReason or "")
+    assert [s.text for s in h.spoken[said:]] == [texts.ENGLISH.wait_for_proctor]
+    h.say("I'm ready to continue.", at=30)
+    assert h.state.exam_state == "paused"
+    h.proctor("resume")
+    assert h.state.exam_state == "in_progress"
+
+
+def test_the_candidate_lifts_their_own_pause(h: Harness) -> None:
+    h.to_q1()
+    h.command("pause", command_id="c1")
+    h.command("resume", command_id="c2")
+    assert h.state.exam_state == "in_progress"

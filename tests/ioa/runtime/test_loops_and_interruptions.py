@@ -64,7 +64,7 @@ def test_similarity_is_a_word_set_jaccard_with_a_documented_threshold() -> None:
     assert not near_repeat(QUESTION, REPHRASED)
     # short texts and the runtime's procedural phrases never count
     assert not near_repeat("Please go on.", "Please go on.")
-    assert not near_repeat(texts.GENTLE_REPROMPT, texts.GENTLE_REPROMPT)
+    assert not near_repeat(texts.ENGLISH.gentle_reprompt, texts.ENGLISH.gentle_reprompt)
 
 
 # --- repetition loop: the examiner -------------------------------------------------------------
@@ -96,7 +96,7 @@ def test_examiner_repetition_escalates_after_max_attempts_through_the_forced_exi
     h = _asked(Harness(_document("repetition_loop", "gentle_reprompt", 1, "skip_node")))
     h.say("I am not sure about that part.", at=30)
     h.observe(at=31, spoken=QUESTION)
-    assert h.spoken[-1].text == texts.GENTLE_REPROMPT and h.spoken[-1].purpose == "recovery"
+    assert h.spoken[-1].text == texts.ENGLISH.gentle_reprompt and h.spoken[-1].purpose == "recovery"
     assert [r.attempt for r in _loops(h)] == [1]
     h.say("Still not sure about that part.", at=40)
     h.observe(at=41, spoken=QUESTION)
@@ -111,7 +111,13 @@ def test_examiner_repetition_escalates_after_max_attempts_through_the_forced_exi
 def test_fixed_procedural_texts_and_different_questions_are_not_a_loop() -> None:
     h = _asked(Harness(_document("repetition_loop", "rephrase", 2, "skip_node")))
     for second, text in enumerate(
-        [texts.GENTLE_REPROMPT, texts.GENTLE_REPROMPT, REPHRASED, OTHER, "Please go on."]
+        [
+            texts.ENGLISH.gentle_reprompt,
+            texts.ENGLISH.gentle_reprompt,
+            REPHRASED,
+            OTHER,
+            "Please go on.",
+        ]
     ):
         h.say(f"Answer number {second} about vertices and edges.", at=30 + 10 * second)
         h.observe(at=31 + 10 * second, spoken=text)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ioa.runtime import EnterNode, PromptLlm, texts
+from typing import Any
+
+from ioa.runtime import EnterNode, Fault, FaultCleared, PromptLlm, texts
 from tests.ioa.builders import example, node, put
 from tests.ioa.runtime.harness import Harness
 
@@ -132,8 +134,15 @@ def test_proctor_extends_exam_and_node_time() -> None:
     assert h.replayed_equal()
 
 
-def test_silence_reprompts_then_escalates_to_skip_the_node(h: Harness) -> None:
-    h.to_q1()
+def _skippable(document: dict[str, Any]) -> dict[str, Any]:
+    """The example with q-dijkstra's ``skip`` no longer forbidden (a silence escalation may
+    then leave it)."""
+    node(document, "q-dijkstra")["candidateCommands"]["forbidden"] = []
+    return document
+
+
+def test_silence_reprompts_then_escalates_to_skip_the_node() -> None:
+    h = Harness(_skippable(example())).to_q1()
     h.tick(6 + 15)
     started = h.of("recovery_started")
     assert [s.recoveryType for s in started] == ["silence"]
@@ -148,6 +157,20 @@ def test_silence_reprompts_then_escalates_to_skip_the_node(h: Harness) -> None:
     assert h.of("transition_decision")[-1].reason == "guardrail_override"
 
 
+def test_time_a_bot_was_down_is_not_candidate_silence(h: Harness) -> None:
+    """A restarted bot reports its fault long after the examiner last spoke: the silence that
+    came due while no bot ran does not fire; the exam pauses and resumes, and the silence clock
+    starts again from the question asked again."""
+    h.to_q1()
+    h.at(6 + 40).send(Fault(component="bot", severity="transient", detail="restarted"))
+    h.at(6 + 40.5).send(FaultCleared(component="bot"))
+    assert [s.recoveryType for s in h.of("recovery_started")] == ["network_issue"]
+    h.tick(6 + 40.5 + 10)
+    assert [s.recoveryType for s in h.of("recovery_started")] == ["network_issue"]
+    h.tick(6 + 40.5 + 30)
+    assert [s.recoveryType for s in h.of("recovery_started")][-1] == "silence"
+
+
 def test_speech_resolves_the_silence_recovery(h: Harness) -> None:
     h.to_q1()
     h.tick(6 + 15)
@@ -157,7 +180,7 @@ def test_speech_resolves_the_silence_recovery(h: Harness) -> None:
 
 
 def test_policy_escalation_edge_is_taken_before_the_default_escalation() -> None:
-    document = example()
+    document = _skippable(example())
     node(document, "q-dijkstra")["transitions"].insert(
         0,
         {

@@ -1,4 +1,4 @@
-"""PKG-001..012: package rules."""
+"""PKG-001..013: package rules."""
 
 from __future__ import annotations
 
@@ -142,6 +142,18 @@ CASES = [
         lambda d: put(d, "metadata.structureLevel", "open"),
         label="enum",
     ),
+    Case(
+        "PKG-013",
+        lambda d: put(d, "metadata.language", "fr"),
+        lambda d: put(d, "metadata.language", "de-AT"),
+        path="metadata.language",
+    ),
+    Case(
+        "PKG-013",
+        lambda d: put(d, "metadata.language", "xx"),
+        lambda d: put(d, "metadata.language", "es-419"),
+        label="unregistered",
+    ),
 ]
 
 
@@ -206,3 +218,19 @@ def test_pkg_002_message_names_the_existing_nodes() -> None:
     (finding,) = findings_of(report, "PKG-002")
     assert "'no-such-node'" in finding.message
     assert "'warmup'" in finding.message
+
+
+@pytest.mark.parametrize("tag", ["fr", "pt-BR", "zh-Hant-TW", "qaa"])
+def test_pkg_013_unsupported_language_is_an_error_naming_the_supported_ones(tag: str) -> None:
+    found = findings_of(validate(put(example(), "metadata.language", tag)), "PKG-013")
+    assert found and found[0].severity.value == "error"
+    assert f"'{tag}'" in found[0].message and "en, de, es" in found[0].message
+
+
+@pytest.mark.parametrize("tag", ["en", "en-GB", "de", "de-CH", "es", "es-MX", "DE"])
+def test_pkg_013_supported_languages_pass(tag: str) -> None:
+    assert not findings_of(validate(put(example(), "metadata.language", tag)), "PKG-013")
+
+
+def test_pkg_013_absent_language_means_english() -> None:
+    assert not findings_of(validate(delete(example(), "metadata.language")), "PKG-013")

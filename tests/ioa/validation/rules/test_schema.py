@@ -62,11 +62,18 @@ def test_missing_required_field_is_reported_once_under_the_specific_rule() -> No
 
 
 def test_schema_errors_without_a_specific_rule_keep_their_path_and_explain_the_fix() -> None:
-    report = validate(put(example(), "metadata.language", "English!"))
+    report = validate(put(example(), "metadata.version", 42))
     (finding,) = findings_of(report, "SCH-002")
-    assert finding.path == "metadata.language"
-    assert "language" in finding.message
-    assert "English!" in finding.message
+    assert finding.path == "metadata.version"
+    assert "version" in finding.message
+    assert "42" in finding.message
+
+
+def test_malformed_language_is_reported_once_under_its_specific_rule() -> None:
+    report = validate(put(example(), "metadata.language", "English!"))
+    assert not findings_of(report, "SCH-002")
+    (finding,) = findings_of(report, "PKG-013")
+    assert finding.path == "metadata.language" and "'English!'" in finding.message
 
 
 def test_non_object_document_gets_only_the_document_finding() -> None:

@@ -1,0 +1,180 @@
+"""Staff single sign-on through OpenID Connect (docs/sso.md), on mozilla-django-oidc.
+
+Off unless ``VIVA_OIDC_ISSUER`` is set (the embedded default keeps local passwords; local
+passwords also stay on when single sign-on is on). The authorization code flow with nonce and
+state is mozilla-django-oidc's; the id token's signature (JWKS) and expiry are checked by it
+(PyJWT), and this backend adds what it leaves out: the issuer must be ``VIVA_OIDC_ISSUER`` and
+the audience must contain the client id.
+
+Accounts and roles:
+
+* a signed-in person is the account ``oidc-<digest of issuer and sub>`` (never an existing
+  local account: an identity provider's user called ``admin`` does not become our ``admin``),
+  created on first sign-in, with the ``email`` and ``name`` claims and no usable password;
+* the role comes from the claims on every sign-in: ``VIVA_OIDC_ROLE_CLAIM`` (default
+  ``groups``) holds a string or a list; ``VIVA_OIDC_ROLE_MAP`` maps its values to roles
+  (``lecturers=author,invigilators=proctor,viva-admins=admin``). Several matches: the first of
+  admin, author, proctor. No match: sign-in refused (logged), and an existing account is
+  deactivated (a person removed from every staff group loses access). Candidates never sign in
+  this way (they arrive by invitation or LTI); a map naming ``candidate`` is a configuration
+  error (system check ``accounts.E001``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from typing import Any, Final
+
+import jwt
+import requests
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.checks import CheckMessage, Error, register
+from django.core.exceptions import SuspiciousOperation
+from django.http import Http404, HttpRequest, HttpResponse
+from mozilla_django_oidc.auth import OIDCAuthenticationBackend
+from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
+
+from accounts.roles import Role
+
+logger = logging.getLogger(__name__)
+
+STAFF_ROLES: Final = (Role.ADMIN, Role.AUTHOR, Role.PROCTOR)
+"""Roles single sign-on may grant, in order of precedence."""
+
+
+def sso_enabled() -> bool:
+    return bool(getattr(settings, "VIVA_OIDC_ISSUER", ""))
+
+
+def role_map() -> dict[str, str]:
+    """``VIVA_OIDC_ROLE_MAP`` as ``{claim value: role}`` (a dict, or ``a=b,c=d`` text)."""
+    raw = getattr(settings, "VIVA_OIDC_ROLE_MAP", "") or ""
+    if isinstance(raw, dict):
+        return {str(k): str(v) for k, v in raw.items()}
+    pairs = (item.split("=", 1) for item in str(raw).split(",") if "=" in item)
+    return {key.strip(): value.strip() for key, value in pairs if key.strip()}
+
+
+def role_from_claims(claims: dict[str, Any]) -> str | None:
+    """The staff role the claims map to (module docstring), or ``None``."""
+    claim = getattr(settings, "VIVA_OIDC_ROLE_CLAIM", "groups") or "groups"
+    value = claims.get(claim)
+    values = [value] if isinstance(value, str) else list(value or [])
+    mapping = role_map()
+    granted = {mapping[str(v)] for v in values if str(v) in mapping}
+    return next((role.value for role in STAFF_ROLES if role.value in granted), None)
+
+
+def username_for(issuer: str, subject: str) -> str:
+    """The local account of an issuer's subject: stable, and never a local username."""
+    digest = hashlib.sha256(f"{issuer}\n{subject}".encode()).hexdigest()[:24]
+    return f"oidc-{digest}"
+
+
+class StaffOIDCBackend(OIDCAuthenticationBackend):  # type: ignore[misc]
+    """mozilla-django-oidc's backend with issuer and audience checks and role mapping."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.enabled = sso_enabled()
+        if self.enabled:
+            super().__init__(*args, **kwargs)
+        else:
+            self.UserModel = get_user_model()
+
+    def authenticate(self, request: Any, **kwargs: Any) -> Any:
+        """The code flow (mozilla-django-oidc); any refusal (a token with the wrong issuer,
+        audience, nonce or signature, an expired one, a code the provider rejects, the
+        provider out of reach) is logged and signs nobody in: the callback then sends the
+        person to the sign-in page with a clear message."""
+        if not self.enabled:
+            return None
+        try:
+            return super().authenticate(request, **kwargs)
+        except SuspiciousOperation as refusal:
+            logger.warning("OIDC sign-in refused: %s", refusal)
+        except (requests.RequestException, jwt.PyJWTError) as error:
+            logger.warning("OIDC sign-in failed: %s: %s", type(error).__name__, error)
+        return None
+
+    def get_payload_data(self, token: Any, key: Any) -> dict[str, Any]:
+        payload: dict[str, Any] = super().get_payload_data(token, key)
+        issuer = settings.VIVA_OIDC_ISSUER
+        audience = payload.get("aud")
+        audiences = [audience] if isinstance(audience, str) else list(audience or [])
+        if payload.get("iss") != issuer:
+            logger.warning("OIDC sign-in refused: issuer %r is not %r", payload.get("iss"), issuer)
+            raise SuspiciousOperation("The identity provider's token names another issuer.")
+        if self.OIDC_RP_CLIENT_ID not in audiences:
+            logger.warning("OIDC sign-in refused: audience %r lacks our client id", audience)
+            raise SuspiciousOperation("The identity provider's token is for another client.")
+        return payload
+
+    def verify_claims(self, claims: dict[str, Any]) -> bool:
+        if not claims.get("sub"):
+            logger.warning("OIDC sign-in refused: no sub claim")
+            return False
+        if role_from_claims(claims) is None:
+            self._deactivate(claims)
+            logger.warning(
+                "OIDC sign-in refused: sub %r has no staff role in claim %r",
+                claims.get("sub"),
+                getattr(settings, "VIVA_OIDC_ROLE_CLAIM", "groups"),
+            )
+            return False
+        return True
+
+    def _deactivate(self, claims: dict[str, Any]) -> None:
+        self.filter_users_by_claims(claims).filter(is_active=True).update(is_active=False)
+
+    def filter_users_by_claims(self, claims: dict[str, Any]) -> Any:
+        username = username_for(settings.VIVA_OIDC_ISSUER, str(claims.get("sub", "")))
+        return self.UserModel.objects.filter(username=username)
+
+    def create_user(self, claims: dict[str, Any]) -> Any:
+        user = self.UserModel(username=username_for(settings.VIVA_OIDC_ISSUER, str(claims["sub"])))
+        user.set_unusable_password()
+        return self.update_user(user, claims)
+
+    def update_user(self, user: Any, claims: dict[str, Any]) -> Any:
+        """Email, name and role follow the identity provider at every sign-in."""
+        user.email = str(claims.get("email") or user.email or "")[:254]
+        user.display_name = str(claims.get("name") or user.display_name or "")[:150]
+        user.role = role_from_claims(claims)
+        user.is_active = True
+        user.save()
+        logger.info("OIDC sign-in: %s as %s", user.username, user.role)
+        return user
+
+
+def sso_start(request: HttpRequest) -> HttpResponse:
+    """Start single sign-on (404 when it is not configured)."""
+    if not sso_enabled():
+        raise Http404("Single sign-on is not configured.")
+    response: HttpResponse = OIDCAuthenticationRequestView.as_view()(request)
+    return response
+
+
+def sso_callback(request: HttpRequest) -> HttpResponse:
+    """The identity provider's redirect back (404 when single sign-on is not configured)."""
+    if not sso_enabled():
+        raise Http404("Single sign-on is not configured.")
+    response: HttpResponse = OIDCAuthenticationCallbackView.as_view()(request)
+    return response
+
+
+@register()
+def check_role_map(app_configs: Any, **kwargs: Any) -> list[CheckMessage]:
+    """``VIVA_OIDC_ROLE_MAP`` may only grant staff roles."""
+    allowed = {role.value for role in STAFF_ROLES}
+    wrong = sorted({role for role in role_map().values() if role not in allowed})
+    if not wrong:
+        return []
+    return [
+        Error(
+            f"VIVA_OIDC_ROLE_MAP grants {', '.join(wrong)}; single sign-on grants only "
+            + ", ".join(sorted(allowed)),
+            id="accounts.E001",
+        )
+    ]

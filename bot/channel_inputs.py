@@ -1,0 +1,133 @@
+"""Inputs from outside the pipeline: the session's bot group and the voice transport's presence.
+
+:class:`ChannelInputs` takes each message of the session's bot group
+(``sessions.bot_channel``), live or read back from the durable inbox (``bot.candidate_inbox``; an
+input seen before is dropped by its ``inputId``):
+
+* a typed answer → a transcription frame into the pipeline (the pipeline adapter records it);
+* the candidate composing → the composing watch (``bot.activity``);
+* a command envelope → a ``Command`` input;
+* the candidate being ready and proctor inputs → ``bot.proctoring`` (which answers the proctor);
+* a connection change the web tier stored → folded in, then a ``Tick`` so the controller decides.
+
+An input from the durable inbox is marked processed with the events of the decision on it.
+:meth:`~ChannelInputs.media_connection` stores the voice transport coming or going as
+``candidate_connection_changed`` (while the exam runs); the controller pauses after the grace
+period and resumes on return (``ioa.runtime.absence``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from pipecat.frames.frames import Frame
+
+from bot import proctoring, transport_presence
+from bot.activity import ComposingWatch
+from bot.candidate_inbox import CandidateInbox
+from bot.examiner_inbox import Decisions
+from bot.journal_writer import JournalWriter
+from bot.text_transport import typed_answer_frame
+from ioa.events import ExamState
+from ioa.events import payloads as p
+from ioa.runtime import Command, Tick
+
+logger = logging.getLogger(__name__)
+
+RUNNING = (ExamState.READY, ExamState.IN_PROGRESS, ExamState.PAUSED)
+"""Exam states in which the candidate's voice connection is recorded."""
+
+
+class FramePush(Protocol):
+    """What the channel inputs need of the effect applier (``bot.effects.EffectApplier``)."""
+
+    async def push(self, frame: Frame) -> None: ...
+
+
+def command_input(fields: Mapping[str, Any]) -> Command:
+    """The ``Command`` input a ``command`` message carries (its envelope, unchecked here)."""
+    command = fields.get("command") or {}
+    return Command(
+        command_id=str(command.get("commandId", "")),
+        type=str(command.get("type", "")),
+        source=str(command.get("source", "candidate")),
+        payload=dict(command.get("payload") or {}),
+    )
+
+
+class ChannelInputs:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        decisions: Decisions,
+        frames: FramePush,
+        writer: JournalWriter,
+        inbox: CandidateInbox,
+        composing: ComposingWatch,
+    ) -> None:
+        self._decisions = decisions
+        self._frames = frames
+        self._writer = writer
+        self._inbox = inbox
+        self._composing = composing
+        self._media_reconnects = 0
+
+    async def on_channel_input(self, kind: str, fields: Mapping[str, Any]) -> None:
+        """One message from the session's bot group (module docstring)."""
+        input_id = self._inbox.accept(fields)
+        if input_id == "":
+            return  # seen before: dropped by its id
+        ids = (input_id,) if input_id else ()
+        if kind == "candidate_ready":
+            await proctoring.candidate_ready(self._decisions)
+            if input_id:  # marked once its decision is stored (it queues behind it)
+                self._decisions.after_earlier(lambda: self._writer.record([], ids))
+        elif kind in proctoring.HANDLED:
+            await proctoring.handle(self._decisions, kind, fields)
+        elif kind == "candidate_text":
+            text = str(fields.get("text", "")).strip()
+            if text:
+                confidence = float(fields.get("confidence", 1.0))
+                frame = typed_answer_frame(text, min(1.0, max(0.0, confidence)), input_id=input_id)
+                self._inbox.in_flight(input_id)
+                await self._frames.push(frame)
+        elif kind == "candidate_activity":
+            self._composing.signal(fields.get("active") is True)
+        elif kind == "presence_changed":
+            if not self._decisions.closed:
+                self._decisions.after_earlier(self._fold_stored)
+        elif kind == "command":
+            self._decisions.post(command_input(fields), input_ids=ids)
+
+    async def media_connection(
+        self, status: transport_presence.Status, channel: transport_presence.Channel
+    ) -> None:
+        """The candidate's voice transport came or went: stored as
+        ``candidate_connection_changed`` (while the exam runs), then the controller decides
+        (it pauses after the grace period, resumes on return: ``ioa.runtime.absence``)."""
+        state = self._writer.journal.controller.state
+        if state.completed or state.exam_state not in RUNNING:
+            return
+        if status == "connected":
+            if channel not in state.offline:
+                return  # the first connection, or already back
+            self._media_reconnects += 1
+        event = p.CandidateConnectionChanged(
+            status=status, reconnects=self._media_reconnects, channel=channel
+        )
+        try:
+            await self._decisions.submit_foreign([event])
+        except Exception:
+            logger.exception("bot %s: connection change not stored", self._decisions.session_id)
+            return
+        self._decisions.post(Tick())
+
+    async def _fold_stored(self) -> None:
+        """Fold in events the web tier stored (a connection change), then let the controller
+        decide on them (its next input is this ``Tick``)."""
+        await self._writer.resync()
+        self._decisions.post(Tick())

@@ -1,0 +1,132 @@
+"""What goes wrong during an exam turn, as controller inputs (chapter 07 §11).
+
+:class:`FaultWatch` owns the turn watch (:class:`~bot.turn_deadline.TurnWatch`) and listens for
+the pipeline's errors:
+
+* **A failed turn** (the LLM missed the deadline, used up its requests, gave no usable reply)
+  becomes a ``TurnFault``: what the LLM is still doing for it is interrupted and the controller
+  records the fault and answers with the current question.
+* **A provider error** (LLM/STT/TTS) becomes a ``Fault``: the controller pauses under a
+  ``network_issue`` recovery; a transient fault is cleared after
+  ``VIVA_BOT_FAULT_RETRY_SECONDS`` and escalates to the technical-failure end if it keeps
+  happening. A transient LLM error during an owed turn only fails that turn (the fallback
+  answers it) unless it keeps happening (``provider_failures_to_pause``).
+* **A failing ``report_observation`` handler** is logged (by the hydrator) and stored as a
+  ``system_error``; the LLM gets a neutral fallback (bounded retries, ``bot.rerun_budget``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from typing import Literal
+
+from pipecat.frames.frames import ErrorFrame, InterruptionWorkerFrame
+from pipecat.pipeline.worker import PipelineWorker
+
+from bot.conf import BotSettings
+from bot.examiner_inbox import Decisions
+from bot.examiner_stats import CoreStats
+from bot.pipeline import BotIO, ExaminerPipeline, error_component
+from bot.turn_deadline import TurnLimits, TurnWatch
+from ioa.events import payloads as p
+from ioa.runtime import Fault, FaultCleared, TurnFault
+
+logger = logging.getLogger(__name__)
+
+
+class FaultWatch:
+    """See the module docstring."""
+
+    def __init__(self, *, decisions: Decisions, stats: CoreStats, config: BotSettings) -> None:
+        self._decisions = decisions
+        self._stats = stats
+        self._retry_seconds = config.fault_retry_seconds
+        self._session_id: uuid.UUID = decisions.session_id
+        self._pipeline: ExaminerPipeline | None = None
+        self._io: BotIO | None = None
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self.turns = TurnWatch(
+            TurnLimits(
+                deadline_seconds=config.turn_deadline_seconds,
+                max_requests=config.max_llm_requests_per_turn,
+                provider_failures_to_pause=config.provider_failures_to_pause,
+            ),
+            on_fail=self._turn_failed,
+        )
+
+    def attach(self, pipeline: ExaminerPipeline, io: BotIO) -> None:
+        """Listen for the pipeline's errors (an error frame becomes a fault)."""
+        self._pipeline = pipeline
+        self._io = io
+
+        @pipeline.worker.event_handler("on_pipeline_error")
+        async def _error(worker: PipelineWorker, frame: ErrorFrame) -> None:
+            await self._pipeline_error(frame)
+
+    def close(self) -> None:
+        """Stop the turn watch and the pending fault clearings."""
+        self.turns.stop()
+        for timer in self._timers.values():
+            timer.cancel()
+
+    async def handler_failed(self, error: BaseException, node_id: str) -> None:
+        """The ``report_observation`` handler failed: store ``system_error`` (the hydrator
+        has logged it)."""
+        self._stats.handler_errors += 1
+        try:
+            await self._decisions.submit_foreign(
+                [
+                    p.SystemErrorPayload(
+                        code="observation_handler_failed",
+                        message=f"{type(error).__name__}: {error}"[:2000] or "handler failed",
+                        component="bot",
+                        severity="error",
+                        details={"nodeId": node_id or None, "error": type(error).__name__},
+                    )
+                ]
+            )
+        except Exception:
+            logger.exception("bot %s: could not record the handler failure", self._session_id)
+
+    def _turn_failed(self, code: str, detail: str, problems: tuple[str, ...]) -> None:
+        """A turn failed: stop what the LLM is still doing for it and let the controller
+        record the fault and answer with the current question."""
+        self._stats.turn_faults += 1
+        logger.warning("bot %s: turn fault %s (%s): %s", self._session_id, code, problems, detail)
+        pipeline = self._pipeline
+        if code == "llm_timeout" and pipeline is not None and pipeline.reporter.idle:
+            asyncio.get_running_loop().create_task(
+                pipeline.worker.queue_frame(InterruptionWorkerFrame())
+            )
+        self._decisions.post(TurnFault(code=code, detail=detail, problems=problems))
+
+    async def _pipeline_error(self, frame: ErrorFrame) -> None:
+        assert self._pipeline is not None and self._io is not None
+        component = error_component(frame, self._pipeline, self._io)
+        if component is None:
+            logger.warning("bot %s: pipeline error: %s", self._session_id, frame.error)
+            return
+        usable = bool(getattr(frame.processor, "is_usable", True))
+        severity: Literal["transient", "fatal"] = "transient" if usable else "fatal"
+        summary = "summar" in str(frame.error).lower()  # Pipecat's context summariser
+        if component == "llm" and usable and self.turns.owed and not summary:
+            detail = str(frame.error)[:1000]
+            if not self.turns.provider_failed(detail):
+                return  # this turn gets the fallback; only repeated failures pause the exam
+        self._stats.faults += 1
+        logger.warning(
+            "bot %s: %s %s fault: %s", self._session_id, component, severity, frame.error
+        )
+        self._decisions.post(
+            Fault(component=component, severity=severity, detail=str(frame.error)[:1000])
+        )
+        if severity == "transient" and component not in self._timers:
+            loop = asyncio.get_running_loop()
+
+            def clear() -> None:
+                self._timers.pop(component, None)
+                self._decisions.post(FaultCleared(component=component))
+
+            self._timers[component] = loop.call_later(self._retry_seconds, clear)

@@ -1,0 +1,257 @@
+"""What the pipeline's processors report, turned into controller inputs (the ``PipelineCore``).
+
+:class:`PipelineAdapter` is the :class:`~bot.pipeline.PipelineCore` the processors of
+``bot.pipeline`` call:
+
+* **Candidate turns.** A typed turn (text mode) is recorded, added to the LLM context and, if the
+  exam is in progress and the runtime did not answer it itself, the LLM runs (as soon as the
+  transcript is decided, while its events are being stored). A final voice transcript is
+  recorded; the user aggregator's turn strategies decide when the LLM runs. Interim transcripts
+  become the live caption (``transcript_delta``, never stored).
+* **Speech and activity.** Utterance start/end, a barge-in, the candidate typing or speaking:
+  each a controller input.
+* **The LLM.** It may run only while the exam is in progress at a node that offers the tool
+  (:meth:`~PipelineAdapter.llm_allowed`), within the owed turn's request budget
+  (``bot.turn_deadline``). A response with neither text nor a tool call is retried once when the
+  budget allows, else the turn fails; a text-only response is decided on as an observation.
+* **Usage.** LLM usage belongs to the node the request was made at.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Sequence
+from typing import Protocol
+
+from pipecat.frames.frames import Frame, LLMRunFrame
+
+from bot.activity import Activity
+from bot.candidate_inbox import CandidateInbox
+from bot.examiner_inbox import Decisions, log_failure
+from bot.examiner_stats import CoreStats
+from bot.journal import Journal
+from bot.journal_writer import JournalWriter
+from bot.rerun_budget import RerunBudget
+from bot.turn_deadline import UNUSABLE_GRACE_SECONDS, UNUSABLE_RETRY_NOTE, TurnWatch
+from bot.usage import Component, Counter, UsageLedger
+from ioa.events import ExamState
+from ioa.events import payloads as p
+from ioa.runtime import (
+    CandidateActivity,
+    CandidateInterrupted,
+    Decision,
+    Speak,
+    TranscriptSegment,
+    UtteranceFinished,
+    UtteranceStarted,
+)
+
+logger = logging.getLogger(__name__)
+
+
+class Frames(Protocol):
+    """What the adapter needs of the effect applier (``bot.effects.EffectApplier``)."""
+
+    @property
+    def node_has_tool(self) -> bool: ...
+
+    async def push(self, frame: Frame) -> None: ...
+
+    async def append_message(self, role: str, text: str, *, run_llm: bool) -> None: ...
+
+
+class TextObservations(Protocol):
+    """Who decides on a text-only LLM response (``bot.observation_sink.ObservationHandler``)."""
+
+    async def text_observation(self, text: str) -> None: ...
+
+
+class PipelineAdapter:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        decisions: Decisions,
+        frames: Frames,
+        observations: TextObservations,
+        writer: JournalWriter,
+        turns: TurnWatch,
+        reruns: RerunBudget,
+        stats: CoreStats,
+        usage: UsageLedger,
+        inbox: CandidateInbox,
+        known_tools: frozenset[str],
+    ) -> None:
+        self._decisions = decisions
+        self._frames = frames
+        self._observations = observations
+        self._writer = writer
+        self._journal: Journal = writer.journal
+        self._session_id: uuid.UUID = writer.session_id
+        self._turns = turns
+        self._reruns = reruns
+        self._stats = stats
+        self._usage = usage
+        self._inbox = inbox
+        self._known_tools = known_tools or frozenset({"report_observation"})
+        self._llm_node: str | None = None
+
+    def llm_allowed(self) -> bool:
+        """The LLM runs only while the exam is in progress, at a node that offers the tool."""
+        state = self._journal.controller.state
+        return (
+            state.exam_state is ExamState.IN_PROGRESS
+            and not state.completed
+            and self._frames.node_has_tool
+        )
+
+    async def candidate_turn(
+        self, text: str, confidence: float, *, input_id: str | None = None
+    ) -> None:
+        """A complete candidate turn (text mode): record it, add it to the context, and run the
+        LLM if the exam is in progress and the runtime did not answer the turn itself. When the
+        transcript's decision has no effects, the LLM starts as soon as it is decided, while
+        its events are being stored (the observation is only handled after they are)."""
+        self._reruns.reset()
+        awaiting = self._turns.owed
+        await self._frames.append_message("user", text, run_llm=False)
+        decided: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
+
+        def early(decision: Decision) -> None:
+            if not decided.done():
+                decided.set_result(decision)
+
+        stored = asyncio.ensure_future(
+            self._decisions.submit(
+                TranscriptSegment("candidate", text, confidence, awaiting_examiner=awaiting),
+                on_decided=early,
+                input_ids=(input_id,) if input_id else (),
+            )
+        )
+        stored.add_done_callback(log_failure)
+        await asyncio.wait({decided, stored}, return_when=asyncio.FIRST_COMPLETED)
+        self._inbox.delivered(input_id)
+        if not decided.done():
+            return  # it failed before the controller decided (logged)
+        decision = decided.result()
+        if decision.effects:
+            await asyncio.wait({stored})  # its effects (a context warning...) come first
+            if stored.exception() is not None:
+                return
+        spoke = any(isinstance(e, Speak) for e in decision.effects)
+        if decision.status == "recorded" and not spoke and self.llm_allowed():
+            self._turns.open()
+            await self._frames.push(LLMRunFrame())
+
+    def candidate_transcript(
+        self, text: str, confidence: float, *, input_id: str | None = None
+    ) -> None:
+        """A final transcript in voice mode (the turn strategies decide when the LLM runs)."""
+        self._reruns.reset()
+        self._decisions.post(
+            TranscriptSegment("candidate", text, confidence, awaiting_examiner=self._turns.owed),
+            input_ids=(input_id,) if input_id else (),
+        )
+        self._inbox.delivered(input_id)
+
+    def candidate_activity(self, activity: Activity, active: bool, when: float | None) -> None:
+        """The candidate started or stopped typing or speaking (``bot.activity``): the
+        silence clock follows them. ``when`` (wall-clock seconds) becomes the event's ``atMs``,
+        ms since the session opened."""
+        opened = self._journal.controller.state.opened_ms
+        at_ms = None
+        if when is not None and opened is not None:
+            at_ms = max(0, round(when * 1000) - opened)
+        self._decisions.post(CandidateActivity(activity, active, at_ms))
+
+    def candidate_partial(self, text: str, stability: float) -> None:
+        """A streaming STT's interim transcript: the candidate's live caption, published to the
+        candidate and the proctors as ``transcript_delta`` (never stored; the final replaces it)."""
+        if self._decisions.closed:
+            return
+        delta = p.TranscriptDelta(speaker="candidate", text=text[:2000], stability=stability)
+        published = asyncio.ensure_future(self._writer.publish([delta]))
+        published.add_done_callback(log_failure)
+
+    def utterance_started(self, utterance_id: str) -> None:
+        self._decisions.post(UtteranceStarted(utterance_id))
+
+    def utterance_finished(self, utterance_id: str, duration_ms: int) -> None:
+        self._decisions.post(UtteranceFinished(utterance_id, max(0, duration_ms)))
+
+    def candidate_interrupted(self, utterance_id: str) -> None:
+        """The candidate barged in while ``utterance_id`` was being spoken."""
+        self._decisions.post(CandidateInterrupted(utterance_id))
+
+    def text_without_tool(self, text: str) -> None:
+        """The LLM answered in text without calling the tool: the controller decides on it
+        like on any observation (it is validated before anything is spoken)."""
+        if not self.llm_allowed() or not self._turns.owed:
+            return
+        self._stats.text_without_tool += 1
+        logger.warning("bot %s: LLM text without report_observation", self._session_id)
+        self._turns.note("text_without_tool")
+        task = asyncio.get_running_loop().create_task(
+            self._observations.text_observation(text[:2000])
+        )
+        task.add_done_callback(log_failure)
+
+    def llm_started(self) -> bool:
+        """An LLM request is on its way: its usage belongs to the node it was made at. False
+        when the turn's request budget is used up (the request is dropped, the turn fails)."""
+        self._llm_node = self._journal.controller.state.current_node_id
+        return self._turns.request()
+
+    def llm_rerun_started(self) -> bool:
+        """A re-run after a tool result is on its way: only within the turn it belongs to
+        (a turn already answered, by its fallback say, is not re-opened by a leftover
+        re-run), and within its budget."""
+        if not self._turns.owed:
+            return False
+        self._llm_node = self._journal.controller.state.current_node_id
+        return self._turns.request()
+
+    def llm_response_ended(self, text: str, calls: Sequence[str]) -> None:
+        """An LLM response ended. Unknown tools are noted (Pipecat answers them and the LLM
+        runs again, within the turn's budget); a response with neither text nor a tool call (an
+        empty stream, arguments that are not JSON) is retried once if the budget and the
+        deadline allow, else the turn fails."""
+        self._turns.response_ended()
+        if not self._turns.owed:
+            return
+        for name in calls:
+            if name not in self._known_tools:
+                self._turns.note(f"unknown_tool:{name[:80]}")
+        if calls or text:
+            return
+        # A provider error ends its response the same way; it is reported a moment later
+        # (upstream), so judge after a short grace.
+        asyncio.get_running_loop().call_later(
+            UNUSABLE_GRACE_SECONDS, self._unusable_reply, self._turns.generation
+        )
+
+    def _unusable_reply(self, generation: int) -> None:
+        turns = self._turns
+        if not turns.owed or turns.generation != generation or self._decisions.closed:
+            return
+        turns.note("no_usable_reply")
+        if turns.may_retry() and self.llm_allowed():
+            self._reruns.spend()
+            asyncio.get_running_loop().create_task(
+                self._frames.append_message("developer", UNUSABLE_RETRY_NOTE, run_llm=True)
+            )
+            return
+        turns.fail(
+            "llm_no_usable_reply",
+            "the LLM's reply had neither a report_observation call with valid JSON arguments "
+            "nor text",
+        )
+
+    def usage(self, component: Component, counter: Counter, model: str | None) -> None:
+        node = (
+            self._llm_node if component == "llm" else self._journal.controller.state.current_node_id
+        )
+        self._usage.add(component, node, counter, model)

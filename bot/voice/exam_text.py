@@ -1,0 +1,61 @@
+"""The text an exam's language model is built from (:mod:`bot.voice.exam_language_model`).
+
+Everything in the package that says what the exam is about: titles, learning outcomes, the
+examiner's openings and prompt seeds, scenarios, rubric targets and their level descriptors,
+follow-ups. It biases recognition only: none of it is shown or said to the candidate by this
+path. Identifiers, enum values and URLs are left out (any string without a space).
+
+Plus :data:`EXAM_PHRASES`: what candidates say to the exam itself in any exam (asking for a
+repeat, for time, to finish, yes and no), so those stay recognisable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Final
+
+EXAM_PHRASES: Final = (
+    "Could you repeat the question please.",
+    "Can you say that again.",
+    "Sorry I did not catch that.",
+    "Could you rephrase the question.",
+    "I need a moment to think.",
+    "Can I have a short break.",
+    "I would like to skip this question.",
+    "I want to finish the exam.",
+    "Yes I am sure.",
+    "No I do not want to finish.",
+    "No I have nothing to add thank you.",
+    "I am not sure.",
+    "I do not know.",
+    "Let me think about that.",
+    "I think the answer is.",
+    "Yes. No. Okay. Thank you.",
+)
+_SKIPPED_KEYS: Final = frozenset({"id", "type", "kind", "irVersion", "packageId", "language"})
+
+
+def package_texts(document: dict[str, Any]) -> list[str]:
+    """The package's prose (module docstring), then :data:`EXAM_PHRASES`."""
+    return [*_prose(document), *EXAM_PHRASES]
+
+
+def _prose(value: Any, key: str = "") -> Iterator[str]:
+    if key in _SKIPPED_KEYS:
+        return
+    if isinstance(value, dict):
+        for child_key, child in value.items():
+            yield from _prose(child, str(child_key))
+    elif isinstance(value, list):
+        for child in value:
+            yield from _prose(child, key)
+    elif isinstance(value, str) and " " in value.strip() and "://" not in value:
+        yield value
+
+
+def bias_recogniser(stt: Any, package: Any) -> None:
+    """Give an STT service that can be biased (``use_exam_text``: the offline recogniser) the
+    package's text; hosted providers are left as they are."""
+    use = getattr(stt, "use_exam_text", None)
+    if callable(use):
+        use(package_texts(package.model_dump(mode="json", by_alias=True, exclude_none=True)))

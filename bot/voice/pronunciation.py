@@ -1,0 +1,105 @@
+"""Pronunciations for words the recogniser's dictionary lacks (issue #17).
+
+An exam's language model (:mod:`bot.voice.exam_language_model`) is built from the package's text,
+which names things no general dictionary holds (``Dijkstra``, ``unvisited``, a drug, a place).
+eSpeak NG's own letter-to-sound rules give their phonemes (``espeak_TextToPhonemes``, the
+en-US voice, eSpeak's ASCII phoneme names); :func:`arpabet` maps those to the CMU phone set the
+PocketSphinx en-US acoustic model uses. A phoneme with no counterpart makes the word
+unpronounceable (``None``): it is then left out of the model, never guessed.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Final
+
+# eSpeak NG's English phoneme names (phsource/ph_english*) → CMU/ARPAbet. Longest match first.
+_PHONES: Final[dict[str, tuple[str, ...]]] = {
+    "i@3": ("IY", "R"),
+    "aI@": ("AY", "ER"),
+    "aU@": ("AW", "ER"),
+    "3:": ("ER",),
+    "3": ("ER",),
+    "@L": ("AH", "L"),
+    "@2": ("AH",),
+    "@5": ("AH",),
+    "@": ("AH",),
+    "a#": ("AH",),
+    "aI": ("AY",),
+    "aU": ("AW",),
+    "a": ("AE",),
+    "aa": ("AE",),
+    "A@": ("AA", "R"),
+    "A:": ("AA",),
+    "0": ("AA",),
+    "O@": ("AO", "R"),
+    "O:": ("AO",),
+    "O2": ("AO",),
+    "OI": ("OY",),
+    "o@": ("AO", "R"),
+    "oU": ("OW",),
+    "e@": ("EH", "R"),
+    "eI": ("EY",),
+    "E": ("EH",),
+    "i@": ("IY", "R"),
+    "i:": ("IY",),
+    "i": ("IY",),
+    "I#": ("IH",),
+    "I2": ("IH",),
+    "I": ("IH",),
+    "U@": ("UH", "R"),
+    "U": ("UH",),
+    "u:": ("UW",),
+    "V": ("AH",),
+    "tS": ("CH",),
+    "dZ": ("JH",),
+    "t#": ("T",),
+    "t2": ("T",),
+    "d#": ("D",),
+    "n-": ("N",),
+    "l-": ("L",),
+    "r-": ("R",),
+    "?": ("T",),
+    "T": ("TH",),
+    "D": ("DH",),
+    "S": ("SH",),
+    "Z": ("ZH",),
+    "N": ("NG",),
+    "j": ("Y",),
+    "h": ("HH",),
+    "x": ("K",),
+    "L": ("L",),
+    **{c: (c.upper(),) for c in "pbtdkgfvszmnlrw"},
+}
+_IGNORED: Final = frozenset("',%=_-#: ")
+_LONGEST: Final = max(len(name) for name in _PHONES)
+
+
+def arpabet(phonemes: str) -> str | None:
+    """CMU phones (space-separated) for eSpeak's ASCII ``phonemes``; ``None`` when one has no
+    counterpart."""
+    found: list[str] = []
+    index = 0
+    while index < len(phonemes):
+        for size in range(_LONGEST, 0, -1):
+            name = phonemes[index : index + size]
+            if name in _PHONES:
+                found.extend(_PHONES[name])
+                index += size
+                break
+        else:
+            if phonemes[index] not in _IGNORED:
+                return None
+            index += 1
+    return " ".join(found) or None
+
+
+@lru_cache(maxsize=4096)
+def pronounce(word: str) -> str | None:
+    """CMU phones of ``word`` by eSpeak NG's US English rules, or ``None``."""
+    from bot.voice.espeak import EspeakUnavailableError, engine
+
+    try:
+        return arpabet(engine().phonemes(word, "en-us"))
+    except (EspeakUnavailableError, ValueError):
+        return None

@@ -1,0 +1,212 @@
+// static/js/events/exam-room.js: every event type the exam room folds, malformed and unknown
+// events, replays, and the Python's log (frontend/test/fixtures/session-log.json).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { MALFORMED, T0, ev, examRoom, fixture, live } from "./helpers.js";
+
+const PARTS = [
+  { number: 1, label: "Warm-up", nodeIds: ["warmup"] },
+  { number: 2, label: "Question", nodeIds: ["q-1", "q-2"] },
+];
+const ctx = { now: T0, parts: PARTS };
+const fold = (events, state = examRoom.initial("scheduled", 1200)) => examRoom.replay(state, events, ctx);
+const started = [
+  ev(1, "bot_ready", { estimatedDurationSec: 600 }),
+  ev(2, "exam_state_changed", { fromState: "scheduled", toState: "scaffolding" }),
+  ev(3, "exam_state_changed", { fromState: "scaffolding", toState: "in_progress" }, 10),
+  ev(4, "node_entered", { nodeId: "q-1", nodeKind: "question", timeBudgetSec: 300, timeBudgetMs: 300000 }, 10),
+];
+
+test("bot_ready: the examiner is ready, its estimate is the exam's budget, announced before the start", () => {
+  const { state, out } = fold([ev(1, "bot_ready", { estimatedDurationSec: 600 })]);
+  assert.equal(state.botReady, true);
+  assert.equal(state.exam.budget, 600000);
+  assert.deepEqual(out, [{ kind: "bot_ready" }]);
+  const inProgress = fold([ev(1, "bot_ready", {})], examRoom.initial("in_progress", 1200));
+  assert.deepEqual(inProgress.out, [], "no announcement once the exam runs");
+  assert.equal(inProgress.state.exam.budget, 1200000, "no estimate: the package's budget stays");
+});
+
+test("exam_state_changed: the clocks run in progress only, a terminal state finishes the exam", () => {
+  let { state, out } = fold(started);
+  assert.equal(state.examState, "in_progress");
+  assert.equal(state.exam.since, T0 + 10000);
+  assert.deepEqual(out.filter((o) => o.kind === "state").map((o) => o.to), ["scaffolding", "in_progress"]);
+  ({ state } = examRoom.step(state, ev(5, "exam_state_changed", { fromState: "in_progress", toState: "paused" }, 70), ctx));
+  assert.equal(state.exam.since, null);
+  assert.equal(state.exam.active, 60000);
+  assert.equal(state.node.active, 60000);
+  ({ state, out } = examRoom.step(state, ev(6, "exam_state_changed", { fromState: "paused", toState: "completed" }, 80), ctx));
+  assert.equal(state.finished, true);
+  assert.deepEqual(out, [{ kind: "state", from: "paused", to: "completed" }]);
+});
+
+test("proctor_action: a proctor's pause is the proctor's to resume; an extension re-anchors the clock", () => {
+  let { state } = fold([
+    ...started,
+    ev(5, "proctor_action", { action: "pause" }, 20),
+    ev(6, "exam_state_changed", { fromState: "in_progress", toState: "paused" }, 20),
+  ]);
+  assert.equal(state.pausedBy, "proctor");
+  ({ state } = examRoom.step(state, ev(7, "exam_state_changed", { fromState: "paused", toState: "in_progress" }, 30), ctx));
+  assert.equal(state.pausedBy, null, "resumed: nobody holds the pause");
+  ({ state } = examRoom.step(state, ev(8, "proctor_action", { action: "extend_time", scope: "exam", seconds: 60, remainingMs: 700000 }, 40), ctx));
+  assert.equal(state.exam.budget - (state.exam.active + (T0 + 40000 - state.exam.since)), 700000);
+  ({ state } = examRoom.step(state, ev(9, "proctor_action", { action: "extend_time", scope: "node", seconds: 60, remainingMs: 400000 }, 40), ctx));
+  assert.equal(state.node.budget, 20000 + 400000);
+});
+
+test("node_entered: the part, its budget and clock, a fresh warning and no recovery", () => {
+  const { state, out } = fold([...started, ev(5, "recovery_started", { recoveryId: "r-1" }, 12), ev(6, "node_entered", { nodeId: "q-2", timeBudgetMs: 90000 }, 15)]);
+  assert.equal(state.nodeId, "q-2");
+  assert.equal(state.partIndex, 1);
+  assert.equal(state.node.budget, 90000);
+  assert.equal(state.node.since, T0 + 15000, "the exam runs: so does the part's clock");
+  assert.equal(state.nodeEntry, 2);
+  assert.equal(state.recovering.size, 0);
+  assert.deepEqual(out.filter((o) => o.kind === "part"), [{ kind: "part", partIndex: 1 }, { kind: "part", partIndex: 1 }]);
+  const end = examRoom.step(state, ev(7, "node_entered", { nodeId: "end-normal", timeBudgetMs: 0 }, 20), ctx);
+  assert.equal(end.state.partIndex, -1);
+  assert.equal(end.state.node.budget, null);
+  assert.deepEqual(end.out, [], "an end node is no part");
+});
+
+test("examiner utterances: the turn appears when speaking starts and gets its text at the end", () => {
+  const { state, out } = fold([
+    ev(1, "examiner_utterance_started", { utteranceId: "u-1" }),
+    ev(2, "examiner_utterance_final", { utteranceId: "u-1", text: "What is a heap?" }),
+    ev(3, "examiner_utterance_final", { utteranceId: "u-2", text: "Go on." }),
+    ev(4, "examiner_utterance_started", { utteranceId: "u-1" }),
+  ]);
+  assert.deepEqual(out, [
+    { kind: "turn", key: "u:u-1", speaker: "examiner", text: "…", pending: true },
+    { kind: "turn_text", key: "u:u-1", text: "What is a heap?" },
+    { kind: "examiner_said", text: "What is a heap?" },
+    { kind: "turn", key: "e:evt-3", speaker: "examiner", text: "Go on.", pending: false },
+    { kind: "examiner_said", text: "Go on." },
+  ]);
+  assert.equal(state.caption, "Go on.");
+  assert.equal(state.speaking, true, "u-1 started again: speaking, but no second turn");
+});
+
+test("transcript: partials are captions only, the candidate's final words are a turn", () => {
+  let { state, out } = fold([
+    live("d-1", "transcript_delta", { speaker: "candidate", text: "a bin" }),
+    live("d-2", "transcript_delta", { speaker: "examiner", text: "Tell me" }),
+  ]);
+  assert.equal(state.liveCaption, "a bin");
+  assert.equal(state.caption, "Tell me");
+  assert.deepEqual(out, []);
+  ({ state, out } = examRoom.step(state, ev(1, "transcript_final", { speaker: "candidate", text: "a binary heap" }), ctx));
+  assert.equal(state.liveCaption, "");
+  assert.deepEqual(out, [{ kind: "turn", key: "e:evt-1", speaker: "candidate", text: "a binary heap", pending: false }]);
+  assert.deepEqual(examRoom.step(state, ev(2, "transcript_final", { speaker: "examiner", text: "x" }), ctx).out, []);
+});
+
+test("candidate_command_received, time_warning, system_error: said to the candidate", () => {
+  const { state, out } = fold([
+    ...started,
+    ev(5, "candidate_command_received", { commandId: "c-1", command: "repeat", accepted: true }, 20),
+    ev(6, "time_warning", { scope: "node", remainingMs: 60000, remainingSec: 60 }, 30),
+    ev(7, "time_warning", { scope: "exam", remainingSec: 120, wrapUp: true }, 30),
+    ev(8, "system_error", { code: "x", severity: "fatal", userMessage: "Please wait." }, 31),
+    ev(9, "system_error", { code: "y", severity: "error" }, 31),
+  ]);
+  assert.deepEqual(out.slice(-4), [
+    { kind: "command_ack", commandId: "c-1", command: "repeat", accepted: true },
+    { kind: "time_warning", scope: "node", remainingMs: 60000, wrapUp: false },
+    { kind: "time_warning", scope: "exam", remainingMs: 120000, wrapUp: true },
+    { kind: "system_error", userMessage: "Please wait.", severity: "fatal" },
+  ]);
+  assert.equal(state.node.budget, 20000 + 60000, "20 s of the part spent, 60 s left");
+  assert.equal(state.exam.budget, 20000 + 120000);
+});
+
+test("recoveries: the banner shows while one runs", () => {
+  let { state } = fold([ev(1, "recovery_started", { recoveryId: "r-1" }), ev(2, "recovery_started", { recoveryId: "r-2" })]);
+  assert.deepEqual([...state.recovering], ["r-1", "r-2"]);
+  ({ state } = examRoom.step(state, ev(3, "recovery_resolved", { recoveryId: "r-1" }), ctx));
+  assert.deepEqual([...state.recovering], ["r-2"]);
+});
+
+test("exam_completed: finished, clocks stopped", () => {
+  const { state } = fold([...started, ev(5, "exam_completed", { reason: "candidate_ended" }, 70)]);
+  assert.equal(state.finished, true);
+  assert.equal(state.exam.since, null);
+  assert.equal(state.exam.active, 60000);
+});
+
+test("heartbeat: the clock offset, nothing else", () => {
+  const state = examRoom.initial("in_progress", null);
+  const beat = live("hb-1", "heartbeat", {}, 5);
+  const { state: next, out } = examRoom.step(state, beat, { now: T0 });
+  assert.equal(next.offset, 5000);
+  assert.deepEqual(out, []);
+  assert.equal(examRoom.step(next, { ...beat, timestamp: "soon" }, { now: T0 }).state, next);
+});
+
+test("malformed and unknown events are ignored safely", () => {
+  const { state } = fold(started);
+  for (const event of MALFORMED) assert.deepEqual(examRoom.step(state, event, ctx), { state, out: [] });
+  const broken = [
+    ev(10, "exam_state_changed", { toState: 42 }),
+    ev(11, "node_entered", {}),
+    ev(12, "time_warning", { scope: "node" }),
+    ev(13, "transcript_final", { speaker: "candidate" }),
+    { ...ev(14, "bot_ready"), payload: "garbage" },
+    ev(15, "a_type_from_the_future", { anything: true }),
+  ];
+  const after = fold(broken, state);
+  assert.deepEqual(after.out, []);
+  assert.deepEqual({ ...after.state, gate: null }, { ...state, botReady: true, gate: null });
+  assert.equal(after.state.gate.lastSeq, 15, "each moved the gate: not read twice");
+});
+
+test("step never changes the state it is given", () => {
+  const state = fold(started).state;
+  const copy = structuredClone(state);
+  fold([ev(5, "recovery_started", { recoveryId: "r" }), ev(6, "exam_completed", {}, 40), live("d", "transcript_delta", { speaker: "candidate", text: "x" })], state);
+  assert.deepEqual(state, copy);
+  assert.ok(Object.isFrozen(state));
+});
+
+test("replays: the same log twice (a reload, a reconnect) gives the same state and shows nothing twice", () => {
+  const once = fold(fixture.candidate, examRoom.initial("scheduled", fixture.room.totalBudgetSec));
+  const twice = fold(fixture.candidate, once.state);
+  assert.deepEqual(twice.state, once.state);
+  assert.deepEqual(twice.out, []);
+  const half = Math.floor(fixture.candidate.length / 2);
+  const first = fold(fixture.candidate.slice(0, half), examRoom.initial("scheduled", fixture.room.totalBudgetSec));
+  const resumed = fold(fixture.candidate, first.state); // reconnect after_seq: the log again
+  assert.deepEqual(resumed.state, once.state);
+  assert.deepEqual([...first.out, ...resumed.out], once.out);
+});
+
+test("the Python's log: the exam room's clocks, state and node are the overview's after every event", () => {
+  const overview = new Map(fixture.proctor.map((event, i) => [event.seq, fixture.overview[i]]));
+  let state = examRoom.initial("scheduled", fixture.room.totalBudgetSec);
+  for (const event of fixture.candidate) {
+    state = examRoom.step(state, event, { now: T0, parts: fixture.room.parts }).state;
+    const python = overview.get(event.seq);
+    const clock = (c) => ({ budgetMs: c.budget, activeMs: c.active, sinceMs: c.since });
+    const mine = { examState: state.examState, nodeId: state.nodeId, exam: clock(state.exam), node: clock(state.node) };
+    const theirs = { examState: python.examState, nodeId: python.nodeId, exam: python.exam, node: python.node };
+    assert.deepEqual(mine, theirs, `after seq ${event.seq} (${event.type})`);
+  }
+  assert.equal(state.finished, true);
+});
+
+test("the Python's log: the transcript the candidate sees", () => {
+  const start = examRoom.initial("scheduled", fixture.room.totalBudgetSec);
+  const { state, out } = examRoom.replay(start, fixture.candidate, { now: T0, parts: fixture.room.parts });
+  const spoken = fixture.candidate.filter((e) => e.type === "examiner_utterance_final").map((e) => e.payload.text);
+  const answers = fixture.candidate.filter((e) => e.type === "transcript_final").map((e) => e.payload.text);
+  assert.deepEqual(out.filter((o) => o.kind === "examiner_said").map((o) => o.text), spoken);
+  assert.deepEqual(out.filter((o) => o.kind === "turn" && o.speaker === "candidate").map((o) => o.text), answers);
+  const turns = out.filter((o) => o.kind === "turn" && o.speaker === "examiner").length;
+  assert.equal(turns, spoken.length, "one turn per utterance");
+  assert.equal(state.speaking, false);
+  const parts = out.filter((o) => o.kind === "part").map((o) => fixture.room.parts[o.partIndex].label);
+  assert.deepEqual(parts, ["Warm-up", "Question"]);
+});

@@ -1,0 +1,129 @@
+"""Personal fields of stored events, and the sealed form the chain hashes (chain version 2).
+
+A session's chain commits to every event's content (``ioa.events.hashchain``). To let a
+candidate's words be erased later without breaking it, chain version 2 does not hash the clear
+text of a *personal field*: it hashes the envelope with each personal field's value replaced
+by its **seal**::
+
+    seal = "hmac-sha256:" + HMAC-SHA256(key, canonical_json({"eventId", "field", "value"}))
+
+``key`` is kept out of the database (the deployment derives it from ``VIVA_CHAIN_KEY``), so a
+seal can be neither inverted nor confirmed ("did the candidate say X?") by anyone holding only
+the database, and the event id in the message keeps equal texts of two events unlinkable.
+
+Erasure (``sessions.erasure``) replaces the value by :func:`pseudonym` and keeps the seal beside
+the row; verification then takes the kept seal instead of sealing the value. Everything else
+of the event (type, times, ids, node, confidence, levels) is still hashed in clear, so the chain
+verifies as before and any later edit of the row is still caught.
+
+Version 1 (every chain stored before this module) hashes the whole envelope in clear; its
+erased events keep the digest the chain linked, checked against a keyed record outside the
+database (docs/spec/audit-chain.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Mapping
+from typing import Any, Final
+
+from ioa.canonical import canonical_bytes
+from ioa.events.hashchain import body_digest
+
+CHAIN_V1: Final = 1
+"""Every field hashed in clear."""
+CHAIN_V2: Final = 2
+"""Personal fields hashed as their seals."""
+
+PERSONAL_FIELDS: Final[Mapping[str, frozenset[str]]] = {
+    "transcript_final": frozenset({"text"}),
+    "examiner_utterance_final": frozenset({"text"}),
+    "evidence_signal": frozenset({"description", "excerpt"}),
+    "misconception_detected": frozenset({"description"}),
+    "candidate_command_received": frozenset({"details"}),
+    "proctor_instruction": frozenset({"text", "reason"}),
+    "proctor_action": frozenset({"reason"}),
+}
+"""Payload fields, by event type, that hold what the candidate said or what was said about
+them: transcripts (both speakers: the examiner quotes and names the candidate), quoted excerpts
+and descriptions of their answers, what their commands said, and a proctor's words."""
+
+SEAL_PREFIX: Final = "hmac-sha256:"
+ERASED_TEXT: Final = "[erased]"
+
+
+def personal_fields(wire: Mapping[str, Any]) -> list[str]:
+    """The personal fields present (not null) in a wire envelope's payload, sorted."""
+    payload = wire.get("payload")
+    names = PERSONAL_FIELDS.get(str(wire.get("type")), frozenset())
+    if not isinstance(payload, Mapping):
+        return []
+    return sorted(name for name in names if payload.get(name) is not None)
+
+
+def seal(key: bytes, *, event_id: str, field: str, value: Any) -> str:
+    """The keyed digest that stands for one personal field's value in the chain."""
+    message = canonical_bytes({"eventId": event_id, "field": field, "value": value})
+    return SEAL_PREFIX + hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+def pseudonym(value: Any) -> Any:
+    """What an erased value becomes: a marker of its own JSON type (readers keep working)."""
+    if isinstance(value, str):
+        return ERASED_TEXT
+    if isinstance(value, Mapping):
+        return {}
+    if isinstance(value, list):
+        return []
+    return None
+
+
+def sealed_wire(
+    wire: Mapping[str, Any], *, key: bytes, kept: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The envelope chain version 2 hashes: each personal field replaced by its seal (the
+    ``kept`` seal of an erased field, else the seal of its value)."""
+    fields = personal_fields(wire)
+    if not fields:
+        return dict(wire)
+    kept = kept or {}
+    payload = dict(wire["payload"])
+    event_id = str(wire["eventId"])
+    for name in fields:
+        payload[name] = kept.get(name) or seal(
+            key, event_id=event_id, field=name, value=payload[name]
+        )
+    return {**wire, "payload": payload}
+
+
+def chain_digest(
+    wire: Mapping[str, Any],
+    *,
+    version: int,
+    key: bytes,
+    kept: Mapping[str, str] | None = None,
+) -> str:
+    """The digest the chain links for an envelope under a chain version.
+
+    Version 1 hashes the body in clear; for an event erased under version 1, ``kept`` holds the
+    body digest recorded at erasure (``digest``) and the digest of the body as erased
+    (``redacted``): the recorded digest stands in only while the body is still exactly the
+    erased one (the record itself is checked against its MAC'd copy outside the database)."""
+    if version < CHAIN_V2:
+        actual = body_digest(wire)
+        if kept and kept.get("digest") and kept.get("redacted") == actual:
+            return kept["digest"]
+        return actual
+    return body_digest(sealed_wire(wire, key=key, kept=kept))
+
+
+def erase(wire: Mapping[str, Any], *, key: bytes) -> tuple[dict[str, Any], dict[str, str]]:
+    """The payload with every personal field pseudonymised, and the seals to keep (empty when
+    the event has no personal field). The chain version 2 digest is unchanged by the swap."""
+    payload = dict(wire.get("payload") or {})
+    seals: dict[str, str] = {}
+    for name in personal_fields(wire):
+        seals[name] = seal(key, event_id=str(wire["eventId"]), field=name, value=payload[name])
+        payload[name] = pseudonym(payload[name])
+    return payload, seals

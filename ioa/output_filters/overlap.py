@@ -1,0 +1,181 @@
+"""OUT-002 beyond the rubric: the ``protected_text`` filter (our chapter 04 §7).
+
+Nothing the LLM was told in confidence may reach the candidate: the role message, the task
+messages (briefs, evidence lines, constraints, the do/don't blocks), every node's prompt seed,
+target labels and descriptions, rubric level labels and descriptions, marking criteria and
+learning-outcome texts. No phrase list: every such text is split into segments (sentences and
+lines) and compared with each spoken sentence by **content-word bigram overlap**:
+
+* words are normalised (lower case, straight quotes), stemmed (``ioa.output_filters.text.stem``)
+  and function words are dropped (``vocabulary.STOPWORDS``); a segment's features are the
+  bigrams of its remaining content words, so "the data structure used" and "which data
+  structure is used" share ``(data, structur)``;
+* bigrams the candidate said at this node, and bigrams of the speakable texts (the question
+  being asked, the node's opening, scenario and closing) are discounted: the examiner may echo
+  the candidate and repeat its own question;
+* a sentence **leaks** a segment when it shares at least :data:`MIN_SHARED` of the segment's
+  bigrams and at least :data:`MIN_CONTAINMENT` of them (a close paraphrase or a quotation).
+
+Weights are numbers, not words: a sentence that talks about marks, weights or points together
+with a number or a fraction leaks the weighting (:data:`WEIGHT_TALK`).
+
+Thresholds (tested in ``tests/ioa/output_filters/test_overlap.py`` with paraphrases that must be
+caught and innocent examiner questions that must pass): ``MIN_SHARED = 3``,
+``MIN_CONTAINMENT = 0.4``. Segments with fewer than 3 bigrams are not compared (too short to say
+anything confidential: "Absent", "Complete").
+
+Cost: the protected side is indexed once per context (cached); a spoken sentence costs one
+pass over its words and a set intersection per segment sharing a bigram.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import Final
+
+from ioa.output_filters.base import NEUTRAL_PROBE, FilterContext, FilterOutcome
+from ioa.output_filters.text import join_sentences, normalise, sentences, stem, words
+from ioa.output_filters.vocabulary import STOPWORDS
+
+MIN_SHARED: Final = 3
+MIN_CONTAINMENT: Final = 0.4
+MIN_SEGMENT_BIGRAMS: Final = 3
+
+WEIGHT_TALK: Final = re.compile(
+    r"\b(weight(ed|s|ing)?|worth|marks?|points?|percent|per cent|score[sd]?|grad(e|ed|ing)|"
+    r"rubric|marking scheme)\b.{0,60}(\d|%|\bhalf\b|\bthird\b|\bquarter\b)|"
+    r"(\d|%|\bhalf\b|\bthird\b|\bquarter\b).{0,60}\b(weight(ed|s|ing)?|of the marks|points|"
+    r"of (your|the) (grade|score))\b"
+)
+"""Talk about how the answer is weighted or scored, with a number or fraction."""
+
+Bigram = tuple[str, str]
+
+
+def content_stems(text: str) -> tuple[str, ...]:
+    """The stemmed content words of ``text``, in order."""
+    return tuple(stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1)
+
+
+def bigrams(tokens: Sequence[str]) -> frozenset[Bigram]:
+    """Adjacent pairs of ``tokens``."""
+    return frozenset(pairwise(tokens))
+
+
+def segments(text: str) -> list[str]:
+    """Sentences and lines of a protected text (task messages are line-structured)."""
+    found: list[str] = []
+    for line in text.splitlines():
+        line = line.strip(" -*\t")
+        if line:
+            found.extend(sentences(line))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class _Segment:
+    source: int
+    features: frozenset[Bigram]
+
+
+@dataclass(frozen=True, slots=True)
+class ProtectedIndex:
+    """The protected segments of one context, and which segments each bigram occurs in."""
+
+    segments: tuple[_Segment, ...]
+    by_bigram: dict[Bigram, tuple[int, ...]]
+    speakable: frozenset[Bigram]
+
+    @classmethod
+    def build(cls, protected: Iterable[str], speakable: Iterable[str]) -> ProtectedIndex:
+        allowed: set[Bigram] = set()
+        for text in speakable:
+            allowed |= bigrams(content_stems(text))
+        items: list[_Segment] = []
+        index: dict[Bigram, list[int]] = {}
+        for source, text in enumerate(protected):
+            for segment in segments(text):
+                features = bigrams(content_stems(segment)) - allowed
+                if len(features) < MIN_SEGMENT_BIGRAMS:
+                    continue
+                for feature in features:
+                    index.setdefault(feature, []).append(len(items))
+                items.append(_Segment(source, features))
+        return cls(tuple(items), {k: tuple(v) for k, v in index.items()}, frozenset(allowed))
+
+
+def leaked_segment(
+    text: str, index: ProtectedIndex, candidate: frozenset[Bigram] = frozenset()
+) -> int | None:
+    """The protected source ``text`` leaks (its position in the protected texts), or None."""
+    spoken = bigrams(content_stems(text)) - candidate - index.speakable
+    counts: dict[int, int] = {}
+    for feature in spoken:
+        for position in index.by_bigram.get(feature, ()):
+            counts[position] = counts.get(position, 0) + 1
+    for position, shared in counts.items():
+        if shared < MIN_SHARED:
+            continue
+        segment = index.segments[position]
+        if shared / len(segment.features) >= MIN_CONTAINMENT:
+            return segment.source
+    return None
+
+
+def talks_weights(text: str) -> bool:
+    """Whether ``text`` talks about marks or weights with a number (:data:`WEIGHT_TALK`)."""
+    return WEIGHT_TALK.search(normalise(text)) is not None
+
+
+@dataclass(slots=True)
+class ProtectedTextFilter:
+    """Removes sentences that quote or paraphrase protected text, or talk about weights."""
+
+    action: str = "intercept"
+    severity: str = "error"
+    name: str = "protected_text"
+    rule_id: str = "OUT-002"
+    _cache: dict[tuple[tuple[str, ...], tuple[str, ...]], ProtectedIndex] = field(
+        default_factory=dict, init=False, repr=False
+    )
+
+    def _index(self, context: FilterContext) -> ProtectedIndex:
+        speakable = (*context.speakable_texts, context.current_question)
+        key = (context.protected_texts, speakable)
+        found = self._cache.get(key)
+        if found is None:
+            if len(self._cache) > 64:
+                self._cache.clear()
+            found = self._cache[key] = ProtectedIndex.build(context.protected_texts, speakable)
+        return found
+
+    def _why(
+        self, sentence: str, index: ProtectedIndex, candidate: frozenset[Bigram]
+    ) -> str | None:
+        source = leaked_segment(sentence, index, candidate)
+        if source is not None:
+            return f"overlaps protected text #{source}"
+        if talks_weights(sentence):
+            return "talks about marks or weights"
+        return None
+
+    def apply(self, text: str, context: FilterContext) -> FilterOutcome | None:
+        """Drop every leaking sentence; None when nothing leaks."""
+        if not context.protected_texts and not talks_weights(text):
+            return None
+        index = self._index(context)
+        candidate = frozenset().union(*(bigrams(content_stems(t)) for t in context.candidate_turns))
+        whole = self._why(text, index, candidate)
+        parts = sentences(text)
+        reasons = [self._why(s, index, candidate) for s in parts]
+        if whole is None and not any(reasons):
+            return None
+        kept = [s for s, why in zip(parts, reasons, strict=True) if why is None]
+        replacement = join_sentences(kept)
+        if not kept or self._why(replacement, index, candidate) is not None:
+            replacement = NEUTRAL_PROBE
+        first = next((why for why in reasons if why), whole)
+        return FilterOutcome(replacement, first or "protected text")

@@ -1,0 +1,134 @@
+"""LTI Dynamic Registration 1.0 (docs/lms.md): the LMS administrator pastes the tool's
+registration URL in the LMS; the LMS opens it with ``openid_configuration`` and
+``registration_token``; the tool reads the platform's OpenID configuration, registers itself
+at the platform's ``registration_endpoint`` and stores the platform (``lti_tool``
+registration and deployment).
+
+Fail closed: the configuration's ``issuer`` must be the origin the configuration came from,
+every URL must be http(s), and the deployment the platform returns stays **inactive** until an
+administrator activates it in the admin console (unless
+``VIVA_LTI_DYNAMIC_REGISTRATION_ACTIVATE`` is set): anyone can open the registration URL, so a
+registration alone launches nobody into an exam.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+import requests
+from django.conf import settings
+from django.db import transaction
+from django.urls import reverse
+from lti_tool.models import Key, LtiDeployment, LtiRegistration
+
+logger = logging.getLogger(__name__)
+
+PLATFORM_CONFIGURATION: Final = "https://purl.imsglobal.org/spec/lti-platform-configuration"
+TOOL_CONFIGURATION: Final = "https://purl.imsglobal.org/spec/lti-tool-configuration"
+SCOPES: Final = (
+    "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem",
+    "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly",
+    "https://purl.imsglobal.org/spec/lti-ags/scope/score",
+    "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly",
+)
+TIMEOUT: Final = 10
+
+
+class RegistrationRefused(Exception):
+    """The platform's configuration or answer cannot be trusted; the message says why."""
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in {"http", "https"} or not parts.netloc:
+        raise RegistrationRefused(f"{url!r} is not an http(s) URL.")
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def platform_configuration(url: str) -> dict[str, Any]:
+    """The platform's OpenID configuration, checked (module docstring)."""
+    origin = _origin(url)
+    response = requests.get(url, timeout=TIMEOUT)
+    response.raise_for_status()
+    config: dict[str, Any] = response.json()
+    issuer = str(config.get("issuer", ""))
+    if _origin(issuer or "x:") != origin:
+        raise RegistrationRefused(
+            f"The platform's issuer {issuer!r} is not where its configuration came from."
+        )
+    for key in ("authorization_endpoint", "token_endpoint", "jwks_uri", "registration_endpoint"):
+        _origin(str(config.get(key, "")))
+    return config
+
+
+def tool_registration_request(base: str, registration: LtiRegistration) -> dict[str, Any]:
+    """The client registration the tool sends (LTI DR §3.3)."""
+    launch = base + reverse("lti:launch")
+    return {
+        "application_type": "web",
+        "response_types": ["id_token"],
+        "grant_types": ["implicit", "client_credentials"],
+        "initiate_login_uri": base + reverse("lti:login", args=[registration.uuid]),
+        "redirect_uris": [launch],
+        "client_name": "Viva oral exams",
+        "jwks_uri": base + reverse("lti:jwks"),
+        "token_endpoint_auth_method": "private_key_jwt",
+        "scope": " ".join(SCOPES),
+        TOOL_CONFIGURATION: {
+            "domain": urlsplit(base).netloc,
+            "target_link_uri": launch,
+            "claims": ["iss", "sub", "name", "email"],
+            "messages": [
+                {"type": "LtiResourceLinkRequest"},
+                {"type": "LtiDeepLinkingRequest", "target_link_uri": launch},
+            ],
+        },
+    }
+
+
+def register(*, openid_configuration: str, registration_token: str, base: str) -> LtiDeployment:
+    """Register with the platform (module docstring); returns the (inactive) deployment."""
+    config = platform_configuration(openid_configuration)
+    if not Key.objects.active().exists():
+        Key.objects.generate()
+    name = str((config.get(PLATFORM_CONFIGURATION) or {}).get("product_family_code") or "")
+    with transaction.atomic():
+        registration = LtiRegistration.objects.create(
+            name=(name or urlsplit(config["issuer"]).netloc)[:255],
+            issuer=config["issuer"],
+            client_id=f"pending-{LtiRegistration.objects.count() + 1}",
+            auth_url=config["authorization_endpoint"],
+            token_url=config["token_endpoint"],
+            keyset_url=config["jwks_uri"],
+            is_active=False,
+        )
+        headers = {"Authorization": f"Bearer {registration_token}"} if registration_token else {}
+        response = requests.post(
+            config["registration_endpoint"],
+            json=tool_registration_request(base, registration),
+            headers=headers,
+            timeout=TIMEOUT,
+        )
+        response.raise_for_status()
+        answer = response.json()
+        client_id = str(answer.get("client_id") or "")
+        deployment_id = str((answer.get(TOOL_CONFIGURATION) or {}).get("deployment_id") or "")
+        if not client_id:
+            raise RegistrationRefused("The platform answered without a client id.")
+        registration.client_id = client_id
+        registration.is_active = True
+        registration.save()
+        activate = bool(getattr(settings, "VIVA_LTI_DYNAMIC_REGISTRATION_ACTIVATE", False))
+        deployment = LtiDeployment.objects.create(
+            registration=registration, deployment_id=deployment_id or "1", is_active=activate
+        )
+    logger.info(
+        "LTI dynamic registration: %s client %s deployment %s (active: %s)",
+        registration.issuer,
+        client_id,
+        deployment.deployment_id,
+        activate,
+    )
+    return deployment

@@ -1,0 +1,192 @@
+"""The tool's LTI endpoints (docs/lms.md): OIDC third-party login initiation, the launch, the
+JWKS. Every refusal answers a clear page (``templates/lti/refused.html``) and logs a line
+``LTI launch refused: <code>: <reason>``; nothing is signed in."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import requests
+from django.contrib.auth import login
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.decorators import method_decorator
+from django.views import View
+from django.views.decorators.cache import never_cache
+from django.views.decorators.clickjacking import xframe_options_exempt
+from django.views.decorators.csrf import csrf_exempt
+from lti_tool.utils import DjangoToolConfig, get_launch_from_request
+from lti_tool.views import LtiLaunchBaseView
+from pylti1p3.contrib.django.launch_data_storage.cache import DjangoCacheDataStorage
+from pylti1p3.contrib.django.oidc_login import DjangoOIDCLogin
+from pylti1p3.exception import LtiException
+
+from accounts.login_throttle import ThrottledModelBackend
+from lti import dynamic_registration, services
+from lti.services import LaunchRefused
+
+logger = logging.getLogger(__name__)
+
+BACKEND = f"{ThrottledModelBackend.__module__}.{ThrottledModelBackend.__qualname__}"
+"""The backend an LTI sign-in is recorded under: the site's own password backend (named in
+``AUTHENTICATION_BACKENDS``; a session names its backend, and one not listed there signs the
+user out on the next request). The platform's signed launch has already authenticated them."""
+DEEP_LINK_SESSION_KEY = "viva-lti-deep-link"
+
+
+def refused(request: HttpRequest, code: str, message: str, status: int = 403) -> HttpResponse:
+    logger.warning("LTI launch refused: %s: %s", code, message)
+    return render(request, "lti/refused.html", {"message": message, "code": code}, status=status)
+
+
+@method_decorator((csrf_exempt, xframe_options_exempt, never_cache), name="dispatch")
+class LoginInitiationView(View):
+    """OIDC third-party login initiation (GET or POST from the platform) → the platform's
+    authorization endpoint, with state and nonce (pylti1p3)."""
+
+    def get(self, request: HttpRequest, registration_uuid: Any) -> HttpResponse:
+        return self._login(request, registration_uuid, request.GET)
+
+    def post(self, request: HttpRequest, registration_uuid: Any) -> HttpResponse:
+        return self._login(request, registration_uuid, request.POST)
+
+    def _login(self, request: HttpRequest, registration_uuid: Any, params: Any) -> HttpResponse:
+        target = params.get("target_link_uri")
+        if not target:
+            return refused(request, "no_target", "The login request names no target.", 400)
+        oidc = DjangoOIDCLogin(
+            request,
+            DjangoToolConfig(registration_uuid),
+            launch_data_storage=DjangoCacheDataStorage(),
+        )
+        try:
+            response: HttpResponse = oidc.disable_check_cookies().redirect(target)
+            return response
+        except LtiException as error:
+            return refused(request, "login", f"The login request was refused: {error}", 400)
+
+
+@method_decorator((xframe_options_exempt, never_cache), name="dispatch")
+class LaunchView(LtiLaunchBaseView):
+    """The launch (id token POSTed by the platform); see ``lti.services``."""
+
+    def post(self, request: Any, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            response: HttpResponse = super().post(request, *args, **kwargs)
+        except LtiException as error:
+            return refused(request, "invalid_token", f"The launch was refused: {error}")
+        except LaunchRefused as refusal:
+            return refused(request, refusal.code, refusal.message)
+        return response
+
+    def launch_setup(self, request: HttpRequest, lti_launch: Any) -> None:
+        nonce = str(lti_launch.get_launch_data().get("nonce", ""))
+        services.nonce_use(registration=lti_launch.registration, nonce=nonce)
+
+    def handle_inactive_deployment(self, request: HttpRequest, lti_launch: Any) -> HttpResponse:
+        deployment = lti_launch.deployment.deployment_id
+        return refused(
+            request,
+            "deployment",
+            f"This LMS deployment ({deployment}) is not activated for this tool. Ask your "
+            "administrator to activate it.",
+        )
+
+    def handle_deep_linking_launch(self, request: HttpRequest, lti_launch: Any) -> HttpResponse:
+        """Deep Linking 2.0: an instructor picks a published assessment to place in the
+        course (``DeepLinkView``); learners cannot."""
+        role = services.role_for(list(lti_launch.roles_claim or []))
+        if role == "candidate":
+            raise LaunchRefused("not_staff", "Only instructors can place an exam in a course.")
+        user = services.account_for(lti_launch=lti_launch, role=role)
+        launch_id = lti_launch.get_launch_id()
+        login(request, user, backend=BACKEND)
+        request.session[DEEP_LINK_SESSION_KEY] = launch_id
+        return HttpResponseRedirect(reverse("lti:deep-link"))
+
+    def handle_resource_launch(self, request: HttpRequest, lti_launch: Any) -> HttpResponse:
+        role = services.role_for(list(lti_launch.roles_claim or []))
+        link = services.link_for(lti_launch=lti_launch)
+        user = services.account_for(lti_launch=lti_launch, role=role)
+        login(request, user, backend=BACKEND)
+        target = services.enter(link=link, user=user)
+        if role != "candidate":
+            try:
+                services.lineitem_ensure(link)
+                services.roster_sync(link=link)
+            except (LtiException, OSError, ValueError) as error:
+                logger.warning("LTI line item or roster of %s not synced: %s", link, error)
+        return HttpResponseRedirect(target)
+
+
+@method_decorator((xframe_options_exempt, never_cache), name="dispatch")
+class DeepLinkView(View):
+    """The instructor's choice after a Deep Linking request: a published assessment and a title
+    → a new sitting, returned to the platform as an ``ltiResourceLink`` content item carrying
+    ``viva_sitting`` and a line item (a plain form the instructor submits: no script)."""
+
+    def _launch(self, request: HttpRequest) -> Any:
+        launch_id = request.session.get(DEEP_LINK_SESSION_KEY)
+        if not launch_id or not request.user.is_authenticated:
+            raise LaunchRefused("no_deep_link", "Open the exam picker again from your course.")
+        lti_launch = get_launch_from_request(request, launch_id)
+        if not lti_launch.is_deep_link_launch:
+            raise LaunchRefused("no_deep_link", "Open the exam picker again from your course.")
+        return lti_launch
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        try:
+            self.lti_launch = self._launch(request)
+            response = super().dispatch(request, *args, **kwargs)
+        except LaunchRefused as refusal:
+            return refused(request, refusal.code, refusal.message)
+        except LtiException as error:
+            return refused(request, "deep_link", f"The exam picker was refused: {error}")
+        return response
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        return self._page(request, errors=[])
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        versions = services.placeable_versions(user=request.user)
+        version = next((v for v in versions if str(v.pk) == request.POST.get("version")), None)
+        if version is None:
+            return self._page(request, errors=["Choose a published assessment."], status=400)
+        response = services.deep_link_response(
+            lti_launch=self.lti_launch,
+            user=request.user,
+            version=version,
+            title=request.POST.get("title", ""),
+            launch_url=request.build_absolute_uri(reverse("lti:launch")),
+        )
+        request.session.pop(DEEP_LINK_SESSION_KEY, None)
+        return render(request, "lti/deep_link_return.html", response)
+
+    def _page(self, request: HttpRequest, *, errors: list[str], status: int = 200) -> HttpResponse:
+        context = {"versions": services.placeable_versions(user=request.user), "errors": errors}
+        return render(request, "lti/deep_link.html", context, status=status)
+
+
+@method_decorator((xframe_options_exempt, never_cache), name="dispatch")
+class DynamicRegistrationView(View):
+    """LTI Dynamic Registration (``lti.dynamic_registration``): opened by the LMS with
+    ``openid_configuration`` and ``registration_token``; answers a page saying what was
+    registered (its script tells the LMS to close the registration window)."""
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        url = request.GET.get("openid_configuration", "")
+        if not url:
+            return refused(request, "no_configuration", "The LMS sent no configuration.", 400)
+        try:
+            deployment = dynamic_registration.register(
+                openid_configuration=url,
+                registration_token=request.GET.get("registration_token", ""),
+                base=request.build_absolute_uri("/").rstrip("/"),
+            )
+        except dynamic_registration.RegistrationRefused as refusal:
+            return refused(request, "registration", str(refusal), 400)
+        except (requests.RequestException, ValueError, KeyError) as error:
+            return refused(request, "registration", f"Registration failed: {error}", 502)
+        return render(request, "lti/registered.html", {"deployment": deployment})

@@ -1,0 +1,243 @@
+"""Pseudonymising a candidate's personal data while their sessions' chains still verify
+(docs/privacy.md, docs/spec/audit-chain.md).
+
+* :func:`session_plan` says what erasing a session would do (the dry run of
+  ``manage.py erase_personal_data``), or why it cannot be erased.
+* :func:`erase_session` does it, in one transaction with the session row locked: it records a
+  :class:`~sessions.models.PersonalDataErasure` (who asked, when, why), swaps every personal
+  field of the session's stored events (``ioa.events.personal``) for its pseudonym and keeps
+  its seal beside the row (the only UPDATE the event-log triggers let through, and only under
+  that record), clears what the candidate typed into the inbox and the proctors' words in
+  their action requests, tells the apps above (``sessions.signals.personal_data_erased``:
+  marking pseudonymises its copies in the same transaction), and stamps
+  ``ExamSession.erased_at``. Marks, levels, states, times
+  and the structure of the log stay; ``verify_session_log`` still passes.
+* :func:`erase_candidate` erases each of a candidate's sessions and pseudonymises the account
+  (:func:`account_pseudonymise`: name, email, username, sign-in, invitation notes and addresses,
+  the LTI platform user's name, email and picture).
+* :func:`expired_sessions`: the sessions past ``VIVA_RETENTION_DAYS``.
+
+A chain version 1 session (stored before version 2) linked its events' clear bodies: each erased
+event keeps the body digest the chain linked and the digest of its erased body, both also
+written, under a MAC, to ``<session>.erasures.jsonl`` beside the head anchors
+(``sessions.chain_anchor.anchor_erasure``) before the transaction commits.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+from lti_tool.models import LtiUser
+
+from accounts.models import User
+from ioa.events import TERMINAL_STATES, ExamState, body_digest
+from ioa.events.personal import CHAIN_V2, ERASED_TEXT, PERSONAL_FIELDS, erase
+from sessions import chain_anchor, signals, sqlite_guard
+from sessions.models import (
+    CandidateInput,
+    ExamSession,
+    PersonalDataErasure,
+    ProctorActionRequest,
+    SessionEvent,
+)
+from sessions.selectors import wire_from_row
+
+ERASABLE_STATES = frozenset({*(s.value for s in TERMINAL_STATES), ExamState.SCHEDULED.value})
+"""A running exam is never erased under the bot's feet; end it first."""
+
+
+class ErasureRefused(Exception):
+    """The session cannot be erased (the message says why); nothing was changed."""
+
+
+@dataclass(frozen=True, slots=True)
+class ErasurePlan:
+    """What erasing one session does: events and fields pseudonymised, inputs cleared."""
+
+    session_id: uuid.UUID
+    events: int
+    fields: int
+    inputs: int
+    proctor_requests: int
+
+
+def _personal_rows(session: ExamSession) -> QuerySet[SessionEvent]:
+    return SessionEvent.objects.filter(
+        session=session, erased__isnull=True, type__in=sorted(PERSONAL_FIELDS)
+    ).order_by("seq")
+
+
+def _check_erasable(session: ExamSession) -> None:
+    if session.is_preview:
+        raise ErasureRefused(f"session {session.pk} is an author's preview")
+    if session.erased_at is not None:
+        raise ErasureRefused(f"session {session.pk} was erased already ({session.erased_at:%F})")
+    if session.state not in ERASABLE_STATES:
+        raise ErasureRefused(f"session {session.pk} is running ({session.state}); end it first")
+
+
+def session_plan(session: ExamSession) -> ErasurePlan:
+    """What :func:`erase_session` would change; raises :class:`ErasureRefused` if it would not."""
+    _check_erasable(session)
+    events = fields = 0
+    for row in _personal_rows(session):
+        _, seals = erase(wire_from_row(row), key=chain_anchor.seal_key())
+        events, fields = events + bool(seals), fields + len(seals)
+    return ErasurePlan(
+        session_id=session.pk,
+        events=events,
+        fields=fields,
+        inputs=CandidateInput.objects.filter(session=session).exclude(payload={}).count(),
+        proctor_requests=ProctorActionRequest.objects.filter(session=session)
+        .exclude(reason=ERASED_TEXT)
+        .count(),
+    )
+
+
+@contextmanager
+def _erasing(erasure_id: str) -> Iterator[Any]:
+    """Open the event-log triggers' one exemption for this erasure, in this transaction."""
+    db = connections[DEFAULT_DB_ALIAS]
+    with db.cursor() as cursor:
+        if db.vendor == "postgresql":
+            cursor.execute("SELECT set_config('viva.erasure', %s, true)", [erasure_id])
+            try:
+                yield cursor
+            finally:
+                cursor.execute("SELECT set_config('viva.erasure', '', true)")
+        else:
+            with sqlite_guard.erasing(db, erasure_id):
+                yield cursor
+
+
+_SWAP_POSTGRES = (
+    "UPDATE exam_sessions_sessionevent SET payload = %s::jsonb, erased = %s::jsonb WHERE id = %s"
+)
+_SWAP_SQLITE = "UPDATE exam_sessions_sessionevent SET payload = %s, erased = %s WHERE id = %s"
+
+
+def _swap_personal_fields(session: ExamSession, erasure: PersonalDataErasure) -> None:
+    postgres = connections[DEFAULT_DB_ALIAS].vendor == "postgresql"
+    sql = _SWAP_POSTGRES if postgres else _SWAP_SQLITE
+    key, erasure_id = chain_anchor.seal_key(), str(erasure.pk)
+    recorded: dict[int, tuple[str, str]] = {}
+    with _erasing(erasure_id) as cursor:
+        for row in _personal_rows(session):
+            wire = wire_from_row(row)
+            payload, seals = erase(wire, key=key)
+            if not seals:
+                continue
+            erased: dict[str, Any] = {"erasure": erasure_id, "seals": seals}
+            if session.chain_version < CHAIN_V2:  # the chain linked the clear body
+                digest, redacted = body_digest(wire), body_digest({**wire, "payload": payload})
+                recorded[row.seq] = (digest, redacted)
+                erased = {
+                    "erasure": erasure_id,
+                    "seals": dict.fromkeys(seals),
+                    "digest": digest,
+                    "redacted": redacted,
+                }
+            cursor.execute(sql, [_json(payload), _json(erased), row.pk])
+    if recorded:
+        chain_anchor.anchor_erasure(session_id=session.pk, erasure_id=erasure_id, digests=recorded)
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def erase_session(
+    *, session: ExamSession, kind: str, requested_by: User | None, reason: str
+) -> PersonalDataErasure:
+    """Pseudonymise one session's personal data (see the module docstring); raises
+    :class:`ErasureRefused` (nothing changed) when it cannot be erased."""
+    if not reason.strip():
+        raise ErasureRefused("an erasure needs a reason")
+    with transaction.atomic():
+        locked = ExamSession.objects.select_for_update().get(pk=session.pk)
+        plan = session_plan(locked)
+        erasure = PersonalDataErasure.objects.create(
+            session=locked,
+            kind=kind,
+            requested_by=requested_by,
+            reason=reason.strip(),
+            counts={
+                "events": plan.events,
+                "fields": plan.fields,
+                "inputs": plan.inputs,
+                "proctorRequests": plan.proctor_requests,
+            },
+        )
+        _swap_personal_fields(locked, erasure)
+        signals.personal_data_erased.send(
+            sender="exam_sessions", session_id=locked.pk, erasure=erasure
+        )
+        CandidateInput.objects.filter(session=locked).update(payload={})
+        ProctorActionRequest.objects.filter(session=locked).update(reason=ERASED_TEXT)
+        ExamSession.objects.filter(pk=locked.pk).update(erased_at=erasure.created_at)
+    session.erased_at = erasure.created_at
+    return erasure
+
+
+def account_pseudonymise(user: User) -> None:
+    """Replace a candidate's name, email and username by a pseudonym, end their sign-in, and
+    clear what their invitations and LTI platform user say about them."""
+    with transaction.atomic():
+        user.username = f"erased-{uuid.uuid4().hex[:12]}"
+        user.first_name = user.last_name = user.display_name = user.email = ""
+        user.is_active = False
+        user.set_unusable_password()
+        user.save()
+        user.invitations.update(note="", used_from=None, next_path="")
+        LtiUser.objects.filter(auth_user=user).update(
+            given_name="", family_name="", name="", email="", picture_url=""
+        )
+
+
+def erase_candidate(
+    *, candidate: User, requested_by: User | None, reason: str
+) -> list[PersonalDataErasure]:
+    """Erase every session of ``candidate`` not erased yet, then pseudonymise the account.
+    All or nothing: one session that cannot be erased refuses the whole request."""
+    if candidate.role != "candidate":
+        raise ErasureRefused(f"{candidate.username} is not a candidate")
+    with transaction.atomic():
+        pending = ExamSession.objects.filter(
+            candidate=candidate, is_preview=False, erased_at__isnull=True
+        ).order_by("created_at")
+        done = [
+            erase_session(
+                session=s,
+                kind=PersonalDataErasure.Kind.REQUEST,
+                requested_by=requested_by,
+                reason=reason,
+            )
+            for s in pending
+        ]
+        account_pseudonymise(candidate)
+    return done
+
+
+def expired_sessions(*, now: datetime | None = None) -> QuerySet[ExamSession]:
+    """Sessions over for more than ``VIVA_RETENTION_DAYS`` days and not erased yet (none when
+    the setting is 0: personal data is kept until erased on request)."""
+    days = int(getattr(settings, "VIVA_RETENTION_DAYS", 0) or 0)
+    if days <= 0:
+        return ExamSession.objects.none()
+    cutoff = (now or timezone.now()) - timedelta(days=days)
+    return ExamSession.objects.filter(
+        is_preview=False,
+        erased_at__isnull=True,
+        state__in=sorted(s.value for s in TERMINAL_STATES),
+        updated_at__lt=cutoff,
+    ).order_by("updated_at")

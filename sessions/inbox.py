@@ -1,0 +1,153 @@
+"""The durable inbox: every candidate input is stored before the bot sees it.
+
+A candidate's client sends typed answers, exam-room commands and "I am ready" as frames on the
+session socket (``sessions.consumers``), each with a client-generated id (``id`` for ``answer``
+and ``candidate_ready``, the envelope's ``commandId`` for ``command``). :func:`receive_frame`:
+
+1. parses the frame (:func:`parse_frame`; :class:`InvalidInput` names what is wrong);
+2. stores it as a :class:`~sessions.models.CandidateInput` under ``(session, input_id)``
+   (:func:`store_input`): a frame whose id is already stored is a duplicate and is not stored
+   again;
+3. only then is the input acknowledged to the client (the consumer sends
+   ``{"kind": "ack", "id": ..., "duplicate": bool}``; a client retries until it has the ack);
+4. forwards it to the session's bot (``sessions.bot_channel``, best effort) with ``inputId``, unless
+   the bot already processed it.
+
+The bot drops inputs whose id it has seen, marks an input processed (:func:`mark_processed`) in
+the transaction that stores the events it caused (``bot.journal.Journal.record_many``), and reads
+what it has not processed (:func:`pending_inputs`) when it starts or resumes, at every heartbeat
+(a forwarded message may be lost: the channel layer is best effort) and before any timer fires
+(so a silence prompt never reaches a candidate whose answer waits here).
+
+Lock order: the inbox rows are written alone (store) or after the session row and its events
+(``mark_processed`` inside the bot's append), never before them.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from asgiref.sync import sync_to_async
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from sessions.bot_channel import MAX_TEXT, send_to_bot
+from sessions.models import CandidateInput
+
+logger = logging.getLogger(__name__)
+
+INPUT_ID: Final = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
+"""What a client-generated input id may look like (a UUID in practice)."""
+FRAME_KINDS: Final = {"answer": "candidate_text", "command": "command", "candidate_ready": ""}
+"""Socket frame kind → the bot input kind it becomes (``candidate_ready`` keeps its name)."""
+
+
+class InvalidInput(ValueError):
+    """A candidate frame that cannot be an input; the message names what is wrong."""
+
+
+@dataclass(frozen=True, slots=True)
+class InboxItem:
+    """One stored input as the bot receives it: ``kind`` and ``fields`` of
+    ``sessions.bot_channel``."""
+
+    input_id: str
+    kind: str
+    fields: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    """What storing an input did: ``created`` false for a duplicate; ``processed`` when the bot
+    already acted on it."""
+
+    input_id: str
+    created: bool
+    processed: bool
+
+
+def _input_id(raw: Any, *, what: str) -> str:
+    if raw is None or raw == "":
+        return uuid.uuid4().hex  # an old client without ids: still stored, not deduplicated
+    if not isinstance(raw, str) or not INPUT_ID.match(raw):
+        raise InvalidInput(f"{what} must be 1-100 letters, digits, '-', '_', '.' or ':'")
+    return raw
+
+
+def parse_frame(content: Mapping[str, Any]) -> InboxItem:
+    """The input a candidate frame carries (module docstring)."""
+    kind = content.get("kind")
+    if kind == "answer":
+        text = content.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidInput("an answer needs a non-empty text")
+        input_id = _input_id(content.get("id"), what="the answer's id")
+        return InboxItem(input_id, "candidate_text", {"text": text.strip()[:MAX_TEXT]})
+    if kind == "command":
+        command = content.get("command")
+        if not isinstance(command, dict):
+            raise InvalidInput("a command frame needs a command object")
+        input_id = _input_id(command.get("commandId"), what="the command's commandId")
+        return InboxItem(input_id, "command", {"command": {**command, "source": "candidate"}})
+    if kind == "candidate_ready":
+        return InboxItem(_input_id(content.get("id"), what="the frame's id"), "candidate_ready", {})
+    raise InvalidInput(f"candidate frames: {', '.join(FRAME_KINDS)}")
+
+
+def store_input(*, session_id: uuid.UUID, item: InboxItem) -> Receipt:
+    """Store ``item`` once per ``(session, input_id)``; a repeat returns the stored one."""
+    try:
+        with transaction.atomic():
+            row = CandidateInput.objects.create(
+                session_id=session_id,
+                input_id=item.input_id,
+                kind=item.kind,
+                payload=item.fields,
+            )
+        return Receipt(row.input_id, created=True, processed=False)
+    except IntegrityError:
+        processed = (
+            CandidateInput.objects.filter(session_id=session_id, input_id=item.input_id)
+            .values_list("processed_at", flat=True)
+            .first()
+        )
+        return Receipt(item.input_id, created=False, processed=processed is not None)
+
+
+def pending_inputs(*, session_id: uuid.UUID, limit: int = 200) -> list[InboxItem]:
+    """The session's inputs the bot has not processed, oldest first."""
+    rows = CandidateInput.objects.filter(session_id=session_id, processed_at__isnull=True).order_by(
+        "id"
+    )[:limit]
+    return [InboxItem(r.input_id, r.kind, dict(r.payload)) for r in rows]
+
+
+def mark_processed(*, session_id: uuid.UUID, input_ids: Iterable[str]) -> int:
+    """Record that the bot acted on these inputs (call inside the transaction that stores
+    what they caused); returns how many were still pending."""
+    ids = sorted({str(i) for i in input_ids})
+    if not ids:
+        return 0
+    return CandidateInput.objects.filter(
+        session_id=session_id, input_id__in=ids, processed_at__isnull=True
+    ).update(processed_at=timezone.now())
+
+
+async def receive_frame(session_id: uuid.UUID, content: Mapping[str, Any]) -> Receipt:
+    """Parse, store, then forward a candidate frame (module docstring). Raises
+    :class:`InvalidInput`, or a ``DatabaseError`` when it could not be stored (no ack then)."""
+    item = parse_frame(content)
+    receipt = await sync_to_async(store_input, thread_sensitive=False)(
+        session_id=session_id, item=item
+    )
+    if not receipt.processed:
+        try:
+            await send_to_bot(session_id, item.kind, inputId=item.input_id, **item.fields)
+        except Exception:  # stored: the bot reads it from the inbox
+            logger.warning("session %s: input %s stored, not forwarded", session_id, item.input_id)
+    return receipt

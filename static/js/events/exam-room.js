@@ -1,0 +1,192 @@
+/* The exam room's reading of the event log (static/js/exam-room.js renders it; docs/exam-room.md).
+ *
+ * step(state, event, ctx) -> {state, out}: pure, no DOM. `state` is never changed: the result is
+ * a new state (sharing what did not change). `ctx` = {now: the page's Date.now() when the frame
+ * arrived (heartbeats set the clock offset), parts: the room config's parts}. `out` lists what
+ * the page shows once, in order: transcript turns ({kind:"turn", key, speaker, text, pending}),
+ * an examiner turn's final text ({kind:"turn_text", key, text}), and things to announce or say
+ * when the page is live (bot_ready, state, part, examiner_said, command_ack, time_warning,
+ * system_error). An event already folded (replay, reconnect) or unreadable gives no change and
+ * an empty `out`; an unknown type moves only the gate.
+ *
+ * The candidate receives the candidate projection only (no evidence, rubric text, scores or
+ * guardrail internals): this module reads nothing else and needs nothing else.
+ */
+(function (root, factory) {
+  "use strict";
+  const node = typeof module === "object" && module.exports;
+  const api = factory(node ? require("./log.js") : root.VivaEvents.log);
+  if (node) module.exports = api;
+  else root.VivaEvents.examRoom = api;
+})(typeof self !== "undefined" ? self : this, function (log) {
+  "use strict";
+
+  const TERMINAL = new Set(log.TERMINAL);
+  const NOT_STARTED = new Set(log.NOT_STARTED);
+
+  /** The state before any event: `examState` as the page was rendered, the exam's budget in
+   * seconds (or null). */
+  function initial(examState, totalBudgetSec) {
+    return Object.freeze({
+      gate: log.gate(),
+      offset: 0,
+      examState: examState || "scheduled",
+      finished: false,
+      pausedBy: null, // "proctor" when the proctor paused: only the proctor resumes (issue 15)
+      botReady: false,
+      nodeId: null,
+      partIndex: -1,
+      nodeEntry: 0, // counts node_entered: the page warns once per part entered
+      exam: log.clock(totalBudgetSec ? totalBudgetSec * 1000 : null),
+      node: log.clock(null),
+      recovering: new Set(),
+      utterances: new Map(), // utteranceId -> "open" (its turn is on screen, text pending) | "done"
+      speaking: false,
+      caption: "",
+      liveCaption: "",
+    });
+  }
+
+  function text(value) {
+    return typeof value === "string" ? value : "";
+  }
+
+  function partOf(parts, nodeId) {
+    return (parts || []).findIndex((part) => Array.isArray(part.nodeIds) && part.nodeIds.indexOf(nodeId) >= 0);
+  }
+
+  function withState(s, to, at) {
+    const next = { examState: to, pausedBy: to === "paused" ? s.pausedBy : null };
+    if (to === "in_progress") {
+      next.exam = log.run(s.exam, at);
+      next.node = s.nodeId !== null ? log.run(s.node, at) : s.node;
+    } else {
+      next.exam = log.stop(s.exam, at);
+      next.node = log.stop(s.node, at);
+    }
+    if (TERMINAL.has(to)) next.finished = true;
+    return next;
+  }
+
+  // Each handler: (state, payload, at, event, ctx) -> [changes, out].
+  const HANDLERS = {
+    bot_ready(s, p) {
+      const changes = { botReady: true };
+      if (typeof p.estimatedDurationSec === "number" && p.estimatedDurationSec > 0) {
+        changes.exam = { ...s.exam, budget: Math.round(p.estimatedDurationSec * 1000) };
+      }
+      return [changes, NOT_STARTED.has(s.examState) ? [{ kind: "bot_ready" }] : []];
+    },
+    exam_state_changed(s, p, at) {
+      if (typeof p.toState !== "string") return [null, []];
+      return [withState(s, p.toState, at), [{ kind: "state", from: s.examState, to: p.toState }]];
+    },
+    proctor_action(s, p, at) {
+      const changes = {};
+      if (p.action === "pause") changes.pausedBy = "proctor";
+      const left = p.action === "extend_time" ? log.reanchoring(p) : null;
+      if (left !== null) changes[p.scope] = log.reanchor(s[p.scope], at, left);
+      return [changes, []];
+    },
+    node_entered(s, p, at, event, ctx) {
+      if (typeof p.nodeId !== "string") return [null, []];
+      const budget = p.timeBudgetMs || (p.timeBudgetSec ? p.timeBudgetSec * 1000 : 0) || null;
+      const partIndex = partOf(ctx.parts, p.nodeId);
+      const changes = {
+        nodeId: p.nodeId,
+        node: s.exam.since !== null ? log.run(log.clock(budget), at) : log.clock(budget),
+        partIndex,
+        nodeEntry: s.nodeEntry + 1,
+        recovering: new Set(),
+      };
+      return [changes, partIndex >= 0 ? [{ kind: "part", partIndex }] : []];
+    },
+    examiner_utterance_started(s, p) {
+      // The turn takes its place when the examiner starts speaking (in voice mode the final
+      // text comes when the speech ends, possibly after the candidate spoke).
+      if (typeof p.utteranceId !== "string" || s.utterances.has(p.utteranceId)) return [{ speaking: true }, []];
+      const utterances = new Map(s.utterances).set(p.utteranceId, "open");
+      const turn = { kind: "turn", key: `u:${p.utteranceId}`, speaker: "examiner", text: "…", pending: true };
+      return [{ speaking: true, utterances }, [turn]];
+    },
+    examiner_utterance_final(s, p, at, event) {
+      const said = text(p.text);
+      const changes = { speaking: false, caption: said };
+      const out = [];
+      if (typeof p.utteranceId === "string" && s.utterances.get(p.utteranceId) === "open") {
+        out.push({ kind: "turn_text", key: `u:${p.utteranceId}`, text: said });
+      } else {
+        out.push({ kind: "turn", key: `e:${event.eventId || event.seq}`, speaker: "examiner", text: said, pending: false });
+      }
+      if (typeof p.utteranceId === "string") changes.utterances = new Map(s.utterances).set(p.utteranceId, "done");
+      out.push({ kind: "examiner_said", text: said });
+      return [changes, out];
+    },
+    transcript_delta(s, p) {
+      // Live-only partials: the candidate's words as recognised; the examiner's as spoken.
+      if (p.speaker === "candidate") return [{ liveCaption: text(p.text) }, []];
+      if (p.speaker === "examiner") return [{ caption: text(p.text) }, []];
+      return [null, []];
+    },
+    transcript_final(s, p, at, event) {
+      if (p.speaker !== "candidate" || typeof p.text !== "string") return [null, []];
+      const turn = { kind: "turn", key: `e:${event.eventId || event.seq}`, speaker: "candidate", text: p.text, pending: false };
+      return [{ liveCaption: "" }, [turn]];
+    },
+    candidate_command_received(s, p) {
+      const ack = { kind: "command_ack", commandId: p.commandId, command: p.command, accepted: p.accepted === true };
+      return [null, [ack]];
+    },
+    time_warning(s, p, at) {
+      const left = log.reanchoring({ ...p, scope: p.scope === "node" ? "node" : "exam" });
+      if (left === null) return [null, []];
+      const scope = p.scope === "node" ? "node" : "exam";
+      const warning = { kind: "time_warning", scope, remainingMs: left, wrapUp: p.wrapUp === true };
+      return [{ [scope]: log.reanchor(s[scope], at, left) }, [warning]];
+    },
+    recovery_started(s, p) {
+      return [{ recovering: new Set(s.recovering).add(String(p.recoveryId)) }, []];
+    },
+    recovery_resolved(s, p) {
+      const recovering = new Set(s.recovering);
+      recovering.delete(String(p.recoveryId));
+      return [{ recovering }, []];
+    },
+    system_error(s, p) {
+      if (typeof p.userMessage !== "string" || !p.userMessage) return [null, []];
+      return [null, [{ kind: "system_error", userMessage: p.userMessage, severity: p.severity }]];
+    },
+    exam_completed(s, p, at) {
+      return [{ finished: true, exam: log.stop(s.exam, at), node: log.stop(s.node, at) }, []];
+    },
+  };
+
+  /** Fold one event (module docstring). */
+  function step(state, event, ctx) {
+    const context = ctx || {};
+    if (event && event.type === "heartbeat" && (event.seq === undefined || event.seq === null)) {
+      const at = log.at(event);
+      if (Number.isNaN(at) || typeof context.now !== "number") return { state, out: [] };
+      return { state: Object.freeze({ ...state, offset: at - context.now }), out: [] };
+    }
+    const admitted = log.admit(state.gate, event);
+    if (!admitted.fresh) return { state, out: [] };
+    const handler = Object.prototype.hasOwnProperty.call(HANDLERS, event.type) ? HANDLERS[event.type] : null;
+    const [changes, out] = handler ? handler(state, log.payload(event), log.at(event), event, context) : [null, []];
+    return { state: Object.freeze({ ...state, ...(changes || {}), gate: admitted.gate }), out };
+  }
+
+  /** Fold a whole log (a page load, a test): the state and every `out` in order. */
+  function replay(state, events, ctx) {
+    let current = state;
+    const out = [];
+    for (const event of events) {
+      const result = step(current, event, ctx);
+      current = result.state;
+      out.push(...result.out);
+    }
+    return { state: current, out };
+  }
+
+  return { initial, step, replay, partOf };
+});

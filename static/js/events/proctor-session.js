@@ -1,0 +1,288 @@
+/* The proctor's session page's reading of the event log (static/js/proctor-session.js renders it;
+ * docs/proctoring.md). The summary it keeps is the one sessions/overview.py's SessionView folds
+ * in Python (status, node, clocks, follow-ups, guardrails, recoveries): frontend/test checks both
+ * against the same log (frontend/test/fixtures/session-log.json, built by the Python).
+ *
+ * step(state, event, ctx) -> {state, out}: pure, no DOM; `state` is never changed. `ctx` =
+ * {now: the page's Date.now() when the frame arrived}. `out` lists what the page adds once, in
+ * order: timeline lines ({kind:"timeline", group, correlationId, text}), transcript turns
+ * ({kind:"turn", speaker, text}), the candidate's live partial ({kind:"partial", text}), guardrail
+ * rows ({kind:"guardrail", ...}), a recovery or ledger row to redraw ({kind:"recovery", id},
+ * {kind:"ledger", nodeId, targetIds}), a node entered ({kind:"entered", nodeId}), and things to
+ * announce when live ({kind:"announce", text}). An event already folded (replay, reconnect) or
+ * unreadable changes nothing and gives an empty `out`; an unknown type gets a timeline line only.
+ */
+(function (root, factory) {
+  "use strict";
+  const node = typeof module === "object" && module.exports;
+  const api = factory(node ? require("./log.js") : root.VivaEvents.log);
+  if (node) module.exports = api;
+  else root.VivaEvents.proctorSession = api;
+})(typeof self !== "undefined" ? self : this, function (log) {
+  "use strict";
+
+  const TERMINAL = new Set(log.TERMINAL);
+  const COVERING = new Set(["positive", "self_correction"]);
+  const LABELS = {
+    scaffolding: "Waiting",
+    ready: "Waiting",
+    in_progress: "In progress",
+    paused: "Paused",
+    completed: "Completed",
+    aborted: "Aborted",
+    expired: "Expired",
+  };
+
+  function initial(examState) {
+    return Object.freeze({
+      gate: log.gate(),
+      offset: 0,
+      examState: examState || "scheduled",
+      nodeId: null,
+      exam: log.clock(null),
+      node: log.clock(null),
+      followUps: 0,
+      guardrails: 0,
+      recoveries: new Map(), // recoveryId -> {type, attempts, resolution, nodeId}
+      open: new Set(), // recoveryIds running
+      signals: new Map(), // signalId -> evidence_signal payload
+      partial: null, // the candidate's words being recognised
+    });
+  }
+
+  /** m:ss of a duration in ms (− for overtime), "—" for none. */
+  function fmt(ms) {
+    if (ms === null || ms === undefined || !Number.isFinite(ms)) return "—";
+    const negative = ms < 0;
+    const total = Math.round(Math.abs(ms) / 1000);
+    const text = `${Math.floor(total / 60)}:${String(total % 60).padStart(2, "0")}`;
+    return negative ? `−${text}` : text;
+  }
+
+  function statusLabel(state, scheduledLabel) {
+    if ((state.examState === "in_progress" || state.examState === "paused") && state.open.size) return "Recovering";
+    if (state.examState === "scheduled") return scheduledLabel || "Scheduled";
+    return LABELS[state.examState] || state.examState;
+  }
+
+  /** The timeline's description of an event (empty for types it does not describe). */
+  function describe(e) {
+    const p = log.payload(e);
+    switch (e.type) {
+      case "node_entered":
+        return `entered ${p.nodeId} (${p.nodeKind})`;
+      case "node_exited":
+        return `left ${p.nodeId}: ${p.reason}`;
+      case "exam_state_changed":
+        return `${p.fromState} → ${p.toState}${p.reason ? ` (${p.reason})` : ""}`;
+      case "proctor_action":
+        return `${p.action}${p.seconds ? ` +${p.seconds}s (${p.scope})` : ""}${p.category ? ` [${p.category}]` : ""} by ${p.actor}: ${p.reason || "no reason"}`;
+      case "proctor_instruction":
+        return `${p.mode} instruction ${p.status} by ${p.proctorId}: “${p.text}”${p.reason ? ` (${p.reason})` : ""}`;
+      case "transcript_final":
+        return `${p.speaker}: ${p.text}`;
+      case "examiner_utterance_final":
+        return `examiner (${p.purpose}): ${p.text}`;
+      case "evidence_signal":
+        return `${p.signalKind} evidence for ${(Array.isArray(p.targetIds) ? p.targetIds : []).join(", ")}`;
+      case "guardrail_triggered":
+        return `${p.guardrailType}: ${p.description}`;
+      case "recovery_started":
+        return `recovery ${p.recoveryType}: ${p.triggerDescription}`;
+      case "recovery_resolved":
+        return `recovery ${p.recoveryId} ${p.resolution}`;
+      case "candidate_command_received":
+        return `${p.command} ${p.accepted ? "accepted" : `refused (${p.rejectionReason})`}`;
+      case "follow_up_used":
+        return `follow-up ${p.followUpIndex} of ${p.maxFollowUps}`;
+      case "transition_decision":
+        return `${p.fromNodeId} → ${p.toNodeId} (${p.reason})`;
+      case "time_warning":
+        return `${fmt(p.remainingMs)} left (${p.scope})`;
+      case "system_error":
+        return `${p.code}: ${p.message}`;
+      case "exam_completed":
+        return `completed: ${p.reason}`;
+      case "candidate_connection_changed":
+        return `candidate ${p.status}${p.offlineMs ? ` after ${fmt(p.offlineMs)} offline` : ""}${
+          p.closeCode ? ` (close code ${p.closeCode})` : ""
+        }, ${p.reconnects} reconnect${p.reconnects === 1 ? "" : "s"}`;
+      default:
+        return "";
+    }
+  }
+
+  /** The ledger row of one target at one node: its state and one line per signal found. */
+  function ledger(state, nodeId, targetId) {
+    const found = [...state.signals.values()].filter(
+      (s) => s.nodeId === nodeId && Array.isArray(s.targetIds) && s.targetIds.includes(targetId),
+    );
+    const covered = found.some((s) => COVERING.has(s.signalKind));
+    return {
+      status: covered ? "covered" : found.length ? "partial" : "none yet",
+      covered,
+      lines: found.map((s) => {
+        const excerpt = s.excerpt ? ` “${s.excerpt}”` : "";
+        const confidence = typeof s.confidence === "number" ? Math.round(s.confidence * 100) : 0;
+        return `${s.signalKind} (${confidence}%)${excerpt}`;
+      }),
+    };
+  }
+
+  /** The recoveries list's line of one recovery. */
+  function recoveryText(item) {
+    const attempts = `${item.attempts} attempt${item.attempts === 1 ? "" : "s"}`;
+    return `${item.type} at ${item.nodeId || "—"}: ${attempts}${item.resolution ? `, ${item.resolution}` : ", running"}`;
+  }
+
+  function recovery(s, e, p) {
+    const id = String(p.recoveryId);
+    const before = s.recoveries.get(id);
+    if (!before && e.type !== "recovery_started") return [null, []]; // nothing of it was seen running
+    const item = before ? { ...before } : { type: p.recoveryType || "recovery", attempts: 0, resolution: null, nodeId: null };
+    item.nodeId = p.nodeId || s.nodeId || null;
+    const open = new Set(s.open);
+    const out = [];
+    if (e.type === "recovery_started") {
+      item.attempts += 1;
+      open.add(id);
+      if (item.attempts === 1) out.push({ kind: "announce", text: `Recovery started: ${item.type}.` });
+    } else {
+      item.resolution = p.resolution || null;
+      open.delete(id);
+    }
+    out.push({ kind: "recovery", id });
+    return [{ recoveries: new Map(s.recoveries).set(id, item), open }, out];
+  }
+
+  // Each handler: (state, payload, at, event) -> [changes, out].
+  const HANDLERS = {
+    bot_ready(s, p) {
+      if (typeof p.estimatedDurationSec !== "number" || !p.estimatedDurationSec) return [null, []];
+      return [{ exam: { ...s.exam, budget: Math.round(p.estimatedDurationSec * 1000) } }, []];
+    },
+    exam_state_changed(s, p, at) {
+      if (typeof p.toState !== "string") return [null, []];
+      const running = p.toState === "in_progress";
+      const changes = {
+        examState: p.toState,
+        exam: running ? log.run(s.exam, at) : log.stop(s.exam, at),
+        node: running ? (s.nodeId !== null ? log.run(s.node, at) : s.node) : log.stop(s.node, at),
+      };
+      if (TERMINAL.has(p.toState)) changes.open = new Set();
+      return [changes, [{ kind: "announce", text: `The exam is now ${LABELS[p.toState] || p.toState}.` }]];
+    },
+    node_entered(s, p, at) {
+      if (typeof p.nodeId !== "string") return [null, []];
+      const clock = log.clock(p.timeBudgetMs || null);
+      const node = s.exam.since !== null ? log.run(clock, at) : clock;
+      return [{ nodeId: p.nodeId, node }, [{ kind: "entered", nodeId: p.nodeId }]];
+    },
+    follow_up_used(s) {
+      return [{ followUps: s.followUps + 1 }, []];
+    },
+    guardrail_triggered(s, p, at, e) {
+      const row = {
+        kind: "guardrail",
+        timestamp: e.timestamp,
+        what: `${p.guardrailType} (${p.severity})`,
+        action: p.actionTaken,
+        original: p.originalText === undefined || p.originalText === null ? "—" : p.originalText,
+        replacement: p.replacementText === undefined || p.replacementText === null ? "—" : p.replacementText || "(nothing)",
+        description: p.description || "",
+      };
+      return [{ guardrails: s.guardrails + 1 }, [row]];
+    },
+    recovery_started(s, p, at, e) {
+      return recovery(s, e, p);
+    },
+    recovery_resolved(s, p, at, e) {
+      return recovery(s, e, p);
+    },
+    examiner_utterance_final(s, p) {
+      return [{ partial: null }, [{ kind: "turn", speaker: "examiner", text: String(p.text ?? "") }]];
+    },
+    transcript_final(s, p) {
+      if (p.speaker === "examiner") return [null, []];
+      return [{ partial: null }, [{ kind: "turn", speaker: "candidate", text: String(p.text ?? "") }]];
+    },
+    transcript_delta(s, p) {
+      if (p.speaker !== "candidate") return [null, []];
+      const text = `${String(p.text ?? "")} …`;
+      return [{ partial: text }, [{ kind: "partial", text }]];
+    },
+    evidence_signal(s, p) {
+      if (typeof p.nodeId !== "string") return [null, []];
+      const id = p.signalId === undefined ? `signal-${s.signals.size}` : String(p.signalId);
+      const targetIds = Array.isArray(p.targetIds) ? p.targetIds : [];
+      return [{ signals: new Map(s.signals).set(id, p) }, [{ kind: "ledger", nodeId: p.nodeId, targetIds }]];
+    },
+    time_warning(s, p, at) {
+      const left = log.reanchoring(p);
+      return left === null ? [null, []] : [{ [p.scope]: log.reanchor(s[p.scope], at, left) }, []];
+    },
+    proctor_action(s, p, at) {
+      return HANDLERS.time_warning(s, p, at);
+    },
+    exam_completed(s, p, at) {
+      return [{ exam: log.stop(s.exam, at), node: log.stop(s.node, at), open: new Set() }, []];
+    },
+  };
+
+  function timeline(e) {
+    const text = describe(e);
+    const time = Number.isNaN(log.at(e)) ? "" : new Date(log.at(e)).toLocaleTimeString();
+    return {
+      kind: "timeline",
+      group: e.correlationId || `seq-${e.seq}`,
+      correlationId: e.correlationId || null,
+      text: `#${e.seq} ${time} ${e.type}${text ? ` — ${text}` : ""}`,
+    };
+  }
+
+  /** Fold one event (module docstring). */
+  function step(state, event, ctx) {
+    const context = ctx || {};
+    if (event && event.type === "heartbeat" && (event.seq === undefined || event.seq === null)) {
+      const at = log.at(event);
+      if (Number.isNaN(at) || typeof context.now !== "number") return { state, out: [] };
+      return { state: Object.freeze({ ...state, offset: at - context.now }), out: [] };
+    }
+    const admitted = log.admit(state.gate, event);
+    if (!admitted.fresh) return { state, out: [] };
+    const handler = Object.prototype.hasOwnProperty.call(HANDLERS, event.type) ? HANDLERS[event.type] : null;
+    const [changes, out] = handler ? handler(state, log.payload(event), log.at(event), event) : [null, []];
+    if (event.seq) out.unshift(timeline(event));
+    return { state: Object.freeze({ ...state, ...(changes || {}), gate: admitted.gate }), out };
+  }
+
+  /** Fold a whole log: the state and every `out` in order. */
+  function replay(state, events, ctx) {
+    let current = state;
+    const out = [];
+    for (const event of events) {
+      const result = step(current, event, ctx);
+      current = result.state;
+      out.push(...result.out);
+    }
+    return { state: current, out };
+  }
+
+  /** What sessions/overview.py's SessionView holds, in the fixture's terms. */
+  function summary(state) {
+    const clock = (c) => ({ budgetMs: c.budget, activeMs: c.active, sinceMs: c.since });
+    return {
+      lastSeq: state.gate.lastSeq,
+      examState: state.examState,
+      nodeId: state.nodeId,
+      followUps: state.followUps,
+      guardrails: state.guardrails,
+      recoveries: state.recoveries.size,
+      openRecoveries: state.open.size,
+      exam: clock(state.exam),
+      node: clock(state.node),
+    };
+  }
+
+  return { initial, step, replay, summary, describe, ledger, recoveryText, statusLabel, fmt, LABELS };
+});

@@ -1,0 +1,957 @@
+// Authoring studio: the flow as a picture, its text outline, and forms for every part of the
+// package. No framework. Reads and writes the document through window.vivaStudio (studio.js):
+// every form edit replaces the JSON editor's text (validated live like typing), every editor
+// change redraws the picture and the outline. Findings of the validation report are pinned on
+// the nodes and transitions they concern and shown beside the form fields at their paths.
+//
+// The picture is Cytoscape.js + dagre (static/vendor/studio-graph.js, built from frontend/). It is
+// keyboard-operable (focus it, arrows move between nodes, Enter edits) and the ordered outline
+// below it is its text alternative, with the same actions. Forms are generated from the package
+// JSON Schema (GET /api/v1/schema/package/).
+(function () {
+  "use strict";
+  const root = document.getElementById("studio");
+  const flow = document.getElementById("flow");
+  if (!root || !flow || !window.vivaStudio) return;
+  const studio = window.vivaStudio;
+  const graphBox = document.getElementById("flow-graph");
+  const outline = document.getElementById("flow-outline");
+  const formBox = document.getElementById("flow-form");
+  const formHeading = document.getElementById("flow-form-heading");
+  const announcer = document.getElementById("flow-status");
+  const addKind = document.getElementById("flow-add-kind");
+  const addId = document.getElementById("flow-add-id");
+
+  let schema = null;
+  let doc = studio.document();
+  let report = studio.report();
+  let selection = null; // {type: "node"|"edge"|"pool"|"package"|"pools", id, edge?}
+  let cy = null;
+  let redrawTimer = null;
+  let editing = false; // a form edit is being written back: do not rebuild the form under it
+  let fieldNo = 0;
+
+  // --- document helpers -----------------------------------------------------------------------
+
+  const nodes = () => (doc && Array.isArray(doc.nodes) ? doc.nodes.filter((n) => n && typeof n === "object") : []);
+  const pools = () => (doc && Array.isArray(doc.questionPools) ? doc.questionPools : []);
+  const nodeIndex = (id) => (doc && Array.isArray(doc.nodes) ? doc.nodes.findIndex((n) => n && n.nodeId === id) : -1);
+  const poolIndex = (id) => pools().findIndex((p) => p && p.poolId === id);
+  const allIds = () => new Set([...nodes().map((n) => n.nodeId), ...pools().map((p) => p.poolId)]);
+
+  // Write the document into the editor. A structural change (rebuild) redraws the picture,
+  // the outline and the form at once; typing in a field (rebuild false) leaves the form alone.
+  function write(message, rebuild = true) {
+    editing = true;
+    studio.setDocument(doc);
+    editing = false;
+    if (rebuild) {
+      redraw();
+      drawForm();
+    }
+    if (message) say(message);
+  }
+
+  function say(text) { announcer.textContent = text; }
+
+  function uniqueId(base) {
+    const taken = new Set([...allIds()]);
+    for (const n of nodes()) for (const t of n.transitions || []) taken.add(t.id);
+    for (const n of nodes()) for (const t of n.evidenceTargets || []) taken.add(t.id);
+    let id = base;
+    for (let i = 2; taken.has(id); i++) id = base + "-" + i;
+    return id;
+  }
+
+  function conditionText(condition) {
+    if (!condition || typeof condition !== "object") return "?";
+    switch (condition.type) {
+      case "always": return "always";
+      case "evidence_satisfied": return "evidence: " + (condition.targetIds || []).join(", ");
+      case "evidence_sufficient": return "evidence sufficient";
+      case "turn_count_reached": return "after " + condition.count + " turns";
+      case "time_elapsed": return "after " + condition.seconds + " s";
+      case "candidate_command": return "command: " + condition.command;
+      case "policy_escalation": return "escalation: " + condition.escalation;
+      default: return String(condition.type);
+    }
+  }
+
+  // --- findings by place ----------------------------------------------------------------------
+
+  function findings() {
+    if (!report) return [];
+    return [...(report.errors || []), ...(report.warnings || [])];
+  }
+
+  // "nodes[q1].transitions[0].condition" → {node: "q1", edge: 0}
+  function placeOf(finding) {
+    const path = finding.path || "";
+    const m = path.match(/^nodes\[([^\]]+)\](?:\.transitions\[(\d+)\])?/);
+    if (m) return { node: m[1], edge: m[2] === undefined ? null : Number(m[2]) };
+    const p = path.match(/^questionPools\[([^\]]+)\]/);
+    if (p) return { node: p[1], edge: null };
+    return { node: finding.nodeId || null, edge: null };
+  }
+
+  function findingsAt(nodeId, edge) {
+    return findings().filter((f) => {
+      const place = placeOf(f);
+      return place.node === nodeId && (edge === undefined || place.edge === edge);
+    });
+  }
+
+  function countText(list) {
+    const errors = list.filter((f) => f.severity === "error").length;
+    const warnings = list.length - errors;
+    const parts = [];
+    if (errors) parts.push(errors + " error" + (errors > 1 ? "s" : ""));
+    if (warnings) parts.push(warnings + " warning" + (warnings > 1 ? "s" : ""));
+    return parts.join(", ");
+  }
+
+  // --- the picture ----------------------------------------------------------------------------
+
+  function elements() {
+    const out = [];
+    const ids = allIds();
+    for (const n of nodes()) {
+      const list = findingsAt(n.nodeId);
+      const errors = list.some((f) => f.severity === "error");
+      const classes = ["kind-" + n.kind];
+      if (doc.initialNodeId === n.nodeId) classes.push("initial");
+      if (list.length) classes.push(errors ? "has-errors" : "has-warnings");
+      const badge = list.length ? "  ⚠ " + list.length : "";
+      out.push({ data: { id: "n:" + n.nodeId, label: (n.title || n.nodeId) + "\n" + n.kind + (n.kind === "end" && n.endType ? " · " + n.endType : "") + badge }, classes: classes.join(" ") });
+    }
+    for (const p of pools()) {
+      if (!p || !p.poolId) continue;
+      out.push({ data: { id: "n:" + p.poolId, label: "pool " + p.poolId + "\n" + (p.nodeIds || []).length + " variants" }, classes: "pool" + (findingsAt(p.poolId).length ? " has-errors" : "") });
+      for (const member of p.nodeIds || []) {
+        if (ids.has(member)) out.push({ data: { id: "v:" + p.poolId + ":" + member, source: "n:" + p.poolId, target: "n:" + member, label: "variant" }, classes: "variant" });
+      }
+    }
+    for (const n of nodes()) {
+      (n.transitions || []).forEach((t, index) => {
+        if (!t || !ids.has(t.targetNodeId)) return;
+        const list = findingsAt(n.nodeId, index);
+        out.push({
+          data: { id: "e:" + n.nodeId + ":" + index, source: "n:" + n.nodeId, target: "n:" + t.targetNodeId, label: conditionText(t.condition) + (list.length ? " ⚠" : "") },
+          classes: list.length ? "has-errors" : "",
+        });
+      });
+    }
+    return out;
+  }
+
+  const style = [
+    { selector: "node", style: { shape: "round-rectangle", width: 170, height: 54, label: "data(label)", "text-wrap": "wrap", "text-max-width": 160, "text-valign": "center", "font-size": 12, color: "#1b1f24", "background-color": "#e8eef7", "border-width": 2, "border-color": "#44546a" } },
+    { selector: "node.kind-question", style: { "background-color": "#dbe9ff" } },
+    { selector: "node.kind-scenario", style: { "background-color": "#e4f4e4" } },
+    { selector: "node.kind-warmup, node.kind-wrapup", style: { "background-color": "#f3efe0" } },
+    { selector: "node.kind-end", style: { shape: "ellipse", "background-color": "#eeeeee" } },
+    { selector: "node.pool", style: { shape: "diamond", width: 150, height: 70, "background-color": "#fff3d6", "border-style": "dashed" } },
+    { selector: "node.initial", style: { "border-width": 5, "border-style": "double", "border-color": "#0b5394" } },
+    { selector: "node.has-warnings", style: { "border-color": "#8a5a00", "border-width": 4 } },
+    { selector: "node.has-errors", style: { "border-color": "#b3261e", "border-width": 4 } },
+    { selector: "node:selected", style: { "overlay-color": "#0b5394", "overlay-opacity": 0.18, "overlay-padding": 6 } },
+    { selector: "edge", style: { width: 2, "curve-style": "bezier", "target-arrow-shape": "triangle", "line-color": "#5b6b7f", "target-arrow-color": "#5b6b7f", label: "data(label)", "font-size": 10, "text-background-color": "#ffffff", "text-background-opacity": 1, "text-rotation": "autorotate", color: "#1b1f24" } },
+    { selector: "edge.variant", style: { "line-style": "dashed", "line-color": "#a07400", "target-arrow-color": "#a07400" } },
+    { selector: "edge.has-errors", style: { "line-color": "#b3261e", "target-arrow-color": "#b3261e" } },
+    { selector: "edge:selected", style: { width: 4, "line-color": "#0b5394", "target-arrow-color": "#0b5394" } },
+  ];
+
+  function drawGraph() {
+    if (!window.VivaStudioGraph) return;
+    if (!cy) {
+      cy = window.VivaStudioGraph.cytoscape({ container: graphBox, style, boxSelectionEnabled: false });
+      cy.on("tap", "node", (e) => select(targetOf(e.target.id())));
+      cy.on("tap", "edge", (e) => select(targetOf(e.target.id())));
+    }
+    cy.elements().remove();
+    cy.add(elements());
+    cy.layout({ name: "dagre", rankDir: "TB", nodeSep: 40, rankSep: 60, edgeSep: 20 }).run();
+    markSelection();
+  }
+
+  function targetOf(elementId) {
+    const [prefix, a, b] = elementId.split(":");
+    if (prefix === "n") return poolIndex(a) >= 0 ? { type: "pool", id: a } : { type: "node", id: a };
+    if (prefix === "e") return { type: "edge", id: a, edge: Number(b) };
+    return { type: "pool", id: a };
+  }
+
+  function elementIdOf(sel) {
+    if (!sel) return null;
+    if (sel.type === "node" || sel.type === "pool") return "n:" + sel.id;
+    if (sel.type === "edge") return "e:" + sel.id + ":" + sel.edge;
+    return null;
+  }
+
+  function markSelection() {
+    if (!cy) return;
+    cy.elements().unselect();
+    const id = elementIdOf(selection);
+    if (id) cy.getElementById(id).select();
+  }
+
+  // Keyboard on the picture: arrows walk the outline order, Enter/Space edits.
+  graphBox.addEventListener("keydown", (event) => {
+    const order = outlineOrder();
+    if (!order.length) return;
+    const at = Math.max(0, order.findIndex((s) => s.type === (selection && selection.type) && s.id === (selection && selection.id) && s.edge === (selection && selection.edge)));
+    let next = null;
+    if (event.key === "ArrowDown" || event.key === "ArrowRight") next = order[Math.min(order.length - 1, at + (selection ? 1 : 0))];
+    else if (event.key === "ArrowUp" || event.key === "ArrowLeft") next = order[Math.max(0, at - 1)];
+    else if (event.key === "Home") next = order[0];
+    else if (event.key === "End") next = order[order.length - 1];
+    else if ((event.key === "Enter" || event.key === " ") && selection) {
+      event.preventDefault();
+      const first = formBox.querySelector(".form-fields input, .form-fields select, .form-fields textarea");
+      if (first) first.focus();
+      return;
+    } else return;
+    event.preventDefault();
+    select(next, { focusForm: false });
+    say("Selected " + describe(next) + ". Press Enter to edit it.");
+  });
+
+  // --- the outline (text alternative) --------------------------------------------------------
+
+  // Nodes in the order a candidate meets them (breadth first from the initial node), then the rest.
+  function nodeOrder() {
+    const byId = new Map(nodes().map((n) => [n.nodeId, n]));
+    const poolMembers = new Map(pools().map((p) => [p.poolId, p.nodeIds || []]));
+    const seen = [];
+    const queue = doc && byId.has(doc.initialNodeId) ? [doc.initialNodeId] : [];
+    while (queue.length) {
+      const id = queue.shift();
+      if (seen.includes(id)) continue;
+      if (poolMembers.has(id)) { queue.push(...poolMembers.get(id)); continue; }
+      if (!byId.has(id)) continue;
+      seen.push(id);
+      for (const t of byId.get(id).transitions || []) if (t) queue.push(t.targetNodeId);
+    }
+    for (const n of nodes()) if (!seen.includes(n.nodeId)) seen.push(n.nodeId);
+    return seen.map((id) => byId.get(id));
+  }
+
+  function outlineOrder() {
+    const out = [];
+    for (const n of nodeOrder()) {
+      out.push({ type: "node", id: n.nodeId });
+      (n.transitions || []).forEach((t, i) => out.push({ type: "edge", id: n.nodeId, edge: i }));
+    }
+    for (const p of pools()) out.push({ type: "pool", id: p.poolId });
+    return out;
+  }
+
+  function describe(sel) {
+    if (!sel) return "nothing";
+    if (sel.type === "node") {
+      const n = nodes().find((x) => x.nodeId === sel.id);
+      return n ? (n.kind + " node " + n.nodeId + (n.title ? " (" + n.title + ")" : "")) : sel.id;
+    }
+    if (sel.type === "edge") {
+      const n = nodes().find((x) => x.nodeId === sel.id);
+      const t = n && (n.transitions || [])[sel.edge];
+      return t ? "transition " + t.id + " from " + sel.id + " to " + t.targetNodeId + " (" + conditionText(t.condition) + ")" : "transition";
+    }
+    if (sel.type === "pool") return "question pool " + sel.id;
+    if (sel.type === "package") return "package settings";
+    return sel.type;
+  }
+
+  function outlineButton(text, sel, extra) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "link-button outline-item";
+    button.textContent = text;
+    if (extra) {
+      const note = document.createElement("span");
+      note.className = "outline-findings";
+      note.textContent = " (" + extra + ")";
+      button.append(note);
+    }
+    const current = selection && selection.type === sel.type && selection.id === sel.id && selection.edge === sel.edge;
+    if (current) button.setAttribute("aria-current", "true");
+    button.addEventListener("click", () => select(sel));
+    return button;
+  }
+
+  function drawOutline() {
+    outline.replaceChildren();
+    const list = document.createElement("ol");
+    list.className = "flow-outline-list";
+    for (const n of nodeOrder()) {
+      const item = document.createElement("li");
+      const initial = doc.initialNodeId === n.nodeId ? "start · " : "";
+      const label = initial + n.kind + (n.kind === "end" && n.endType ? " (" + n.endType + ")" : "") + ": " + (n.title ? n.title + " · " : "") + n.nodeId;
+      item.append(outlineButton(label, { type: "node", id: n.nodeId }, countText(findingsAt(n.nodeId, null))));
+      const edges = document.createElement("ul");
+      (n.transitions || []).forEach((t, i) => {
+        if (!t) return;
+        const li = document.createElement("li");
+        li.append(outlineButton("→ " + t.targetNodeId + " when " + conditionText(t.condition) + " · " + t.id, { type: "edge", id: n.nodeId, edge: i }, countText(findingsAt(n.nodeId, i))));
+        edges.append(li);
+      });
+      if (edges.children.length) item.append(edges);
+      list.append(item);
+    }
+    for (const p of pools()) {
+      if (!p) continue;
+      const item = document.createElement("li");
+      item.append(outlineButton("question pool " + p.poolId + ": one of " + (p.nodeIds || []).join(", "), { type: "pool", id: p.poolId }, countText(findingsAt(p.poolId))));
+      list.append(item);
+    }
+    if (!list.children.length) {
+      const empty = document.createElement("p");
+      empty.textContent = "No nodes yet. Add the first one above; it becomes the start of the exam.";
+      outline.append(empty);
+    } else outline.append(list);
+  }
+
+  // --- selection and the form -------------------------------------------------------------------
+
+  function select(sel, options = {}) {
+    flushPending();
+    selection = sel;
+    markSelection();
+    drawOutline();
+    drawForm();
+    updateToolbar();
+    if (options.focusForm) {
+      const first = formBox.querySelector(".form-fields input, .form-fields select, .form-fields textarea");
+      if (first) first.focus();
+    }
+  }
+
+  function pathOfSelection() {
+    if (!selection) return null;
+    if (selection.type === "node") { const i = nodeIndex(selection.id); return i < 0 ? null : ["nodes", i]; }
+    if (selection.type === "edge") {
+      const i = nodeIndex(selection.id);
+      if (i < 0 || !doc.nodes[i].transitions || !doc.nodes[i].transitions[selection.edge]) return null;
+      return ["nodes", i, "transitions", selection.edge];
+    }
+    if (selection.type === "pool") { const i = poolIndex(selection.id); return i < 0 ? null : ["questionPools", i]; }
+    if (selection.type === "package") return [];
+    return null;
+  }
+
+  // The report's path syntax for a document path: nodes[<nodeId>]..., questionPools[<poolId>]...
+  function reportPath(path) {
+    let out = "";
+    let container = doc;
+    path.forEach((key, i) => {
+      const value = container == null ? undefined : container[key];
+      if (typeof key === "number") {
+        const parentKey = path[i - 1];
+        const label = parentKey === "nodes" && value && value.nodeId ? value.nodeId
+          : parentKey === "questionPools" && value && value.poolId ? value.poolId : key;
+        out += "[" + label + "]";
+      } else out += (out ? "." : "") + key;
+      container = value;
+    });
+    return out;
+  }
+
+  function getAt(path) { return path.reduce((v, k) => (v == null ? undefined : v[k]), doc); }
+
+  function setAt(path, value) {
+    if (!path.length) { doc = value; return; }
+    let container = doc;
+    for (const key of path.slice(0, -1)) container = container[key];
+    const last = path[path.length - 1];
+    if (value === undefined) {
+      if (Array.isArray(container)) container.splice(last, 1); else delete container[last];
+    } else container[last] = value;
+  }
+
+  function drawForm() {
+    formBox.replaceChildren();
+    fieldNo = 0;
+    const path = pathOfSelection();
+    if (!schema || !doc || path === null) {
+      formHeading.textContent = "Edit";
+      const hint = document.createElement("p");
+      hint.className = "hint";
+      hint.textContent = !schema ? "Loading the package schema…" : !doc ? "Fix the JSON syntax to use the forms." : "Select a node or a transition in the picture or the outline, or open the package settings.";
+      formBox.append(hint);
+      return;
+    }
+    formHeading.textContent = "Edit " + describe(selection);
+    const sub = selection.type === "node" ? defs("Node") : selection.type === "edge" ? defs("Transition") : selection.type === "pool" ? defs("QuestionPool") : schema;
+    const here = findings().filter((f) => (f.path || "").startsWith(reportPath(path)) || (selection.type === "node" && !f.path && f.nodeId === selection.id));
+    if (here.length) {
+      const box = document.createElement("div");
+      box.className = "form-findings";
+      box.setAttribute("role", "group");
+      box.setAttribute("aria-label", "Findings here");
+      const list = document.createElement("ul");
+      for (const f of here) {
+        const li = document.createElement("li");
+        li.className = "finding finding-" + f.severity;
+        li.textContent = f.ruleId + " " + (f.path ? f.path + ": " : "") + f.message;
+        list.append(li);
+      }
+      box.append(list);
+      formBox.append(box);
+    }
+    formBox.append(actionsFor(selection));
+    const skip = selection.type === "package" ? ["nodes", "questionPools"] : selection.type === "node" ? skippedFor(getAt(path)) : [];
+    const fields = field(sub, getAt(path), path, { label: null, required: true, skip });
+    fields.classList.add("form-fields");
+    formBox.append(fields);
+  }
+
+  // What a node of this kind never carries (Node schema: end nodes have an endType and a closing,
+  // and no transitions, evidence, follow-ups or budget); shown again if the document has it.
+  const NOT_ON_END = ["evidenceTargets", "followUpPolicy", "completionPolicy", "timeBudget", "transitions", "recoveryHandlers", "allowedActions", "scenario"];
+  function skippedFor(node) {
+    if (!node || typeof node !== "object") return [];
+    const unused = node.kind === "end" ? NOT_ON_END : ["endType"];
+    return unused.filter((key) => node[key] == null || (Array.isArray(node[key]) && !node[key].length));
+  }
+
+  function defs(name) { return schema.$defs[name]; }
+
+  function resolve(s) {
+    let out = s || {};
+    for (let i = 0; out.$ref && i < 10; i++) out = defs(out.$ref.split("/").pop()) || {};
+    return out;
+  }
+
+  function optionalOf(s) {
+    const options = s.anyOf || [];
+    if (options.length === 2 && options.some((o) => o.type === "null")) return options.find((o) => o.type !== "null");
+    return null;
+  }
+
+  function humanise(name) {
+    return String(name).replace(/([a-z])([A-Z])/g, "$1 $2").replace(/_/g, " ").replace(/^./, (c) => c.toUpperCase());
+  }
+
+  function defaultFor(s, name) {
+    const r = resolve(s);
+    const opt = optionalOf(r);
+    if (opt) return defaultFor(opt, name);
+    if (r.oneOf && r.discriminator) return defaultFor(r.oneOf[0], name);
+    if (r.enum) return r.enum[0];
+    if (r.const !== undefined) return r.const;
+    if (r.type === "object" || r.properties) {
+      const value = {};
+      for (const key of r.required || []) value[key] = defaultFor(r.properties[key], key);
+      return value;
+    }
+    if (r.type === "array") return [];
+    if (r.type === "integer" || r.type === "number") return r.minimum !== undefined ? r.minimum : (r.exclusiveMinimum !== undefined ? r.exclusiveMinimum + 1 : 1);
+    if (r.type === "boolean") return false;
+    if (name === "id") return uniqueId("id");
+    return "";
+  }
+
+  const LONG_TEXT = /seed|description|message|opening|closing|scenario|notes|justification|rationale|^text$|purpose/i;
+
+  function commit(path, value, message) {
+    flushPending();
+    setAt(path, value);
+    write(message);
+  }
+
+  function fieldFindings(path) {
+    const p = reportPath(path);
+    return findings().filter((f) => f.path === p);
+  }
+
+  function describeWith(input, path, help) {
+    const ids = [];
+    if (help) {
+      const hint = document.createElement("span");
+      hint.className = "hint field-description";
+      hint.id = "fh-" + (++fieldNo);
+      hint.textContent = help;
+      ids.push(hint.id);
+      input.after(hint);
+    }
+    const list = fieldFindings(path);
+    if (list.length) {
+      const problem = document.createElement("span");
+      problem.className = "field-finding";
+      problem.id = "ff-" + (++fieldNo);
+      problem.textContent = list.map((f) => f.ruleId + ": " + f.message).join(" ");
+      ids.push(problem.id);
+      input.setAttribute("aria-invalid", "true");
+      (ids.length > 1 ? document.getElementById(ids[0]) || input : input).after(problem);
+    }
+    if (ids.length) input.setAttribute("aria-describedby", ids.join(" "));
+  }
+
+  function field(s, value, path, opts) {
+    const r = resolve(s);
+    const name = opts.label;
+    const opt = optionalOf(r);
+    if (opt) {
+      const inner = resolve(opt);
+      if ((inner.type === "object" || inner.properties) && !opts.required) {
+        if (value === undefined || value === null) return addButton("Add " + humanise(name).toLowerCase(), () => commit(path, defaultFor(inner), humanise(name) + " added."));
+        const box = objectField(inner, value, path, name, opts);
+        box.append(removeButton("Remove " + humanise(name).toLowerCase(), () => commit(path, undefined, humanise(name) + " removed.")));
+        return box;
+      }
+      return field(opt, value, path, { ...opts, required: false, description: opts.description || r.description });
+    }
+    if (r.oneOf && r.discriminator) return unionField(r, value, path, name);
+    if (r.enum) return enumField(r, value, path, name, opts);
+    if (r.type === "array") return arrayField(r, value, path, name, opts);
+    if (r.type === "object" || r.properties) return objectField(r, value === undefined || value === null ? {} : value, path, name, opts);
+    return primitiveField(r, value, path, name, opts);
+  }
+
+  function wrap(labelText, input, path, help) {
+    const box = document.createElement("div");
+    box.className = "form-field";
+    const label = document.createElement("label");
+    input.id = "f-" + (++fieldNo) + "-" + reportPath(path).replace(/[^a-zA-Z0-9_-]+/g, "-");
+    label.htmlFor = input.id;
+    label.textContent = labelText;
+    box.append(label, input);
+    describeWith(input, path, help);
+    return box;
+  }
+
+  // Typing is written back after a short pause; a pending write is flushed (never dropped) when
+  // another field is typed in or the structure changes.
+  let inputTimer = null;
+  let pendingWrite = null;
+  function flushPending() {
+    clearTimeout(inputTimer);
+    const run = pendingWrite;
+    pendingWrite = null;
+    if (run) run();
+  }
+  function onInput(path, read, required) {
+    const key = JSON.stringify(path);
+    return () => {
+      if (pendingWrite && pendingWrite.key !== key) flushPending();
+      clearTimeout(inputTimer);
+      pendingWrite = () => {
+        const value = read();
+        setAt(path, value === undefined && required ? "" : value);
+        write(null, false);
+      };
+      pendingWrite.key = key;
+      inputTimer = setTimeout(flushPending, 250);
+    };
+  }
+
+  // Fields whose values are ids of the package: offered as choices, so nobody types an id.
+  function choicesFor(path) {
+    const last = path[path.length - 1];
+    const nodeAt = path[0] === "nodes" && typeof path[1] === "number" ? (doc.nodes || [])[path[1]] : null;
+    const targetIds = nodeAt ? (nodeAt.evidenceTargets || []).map((t) => t && t.id).filter(Boolean) : [];
+    if (path.length === 1 && last === "initialNodeId") return nodes().filter((n) => n.kind !== "end").map((n) => n.nodeId);
+    if (last === "targetNodeId" && nodeAt) return [...allIds()].filter((id) => id !== nodeAt.nodeId);
+    if (path[0] === "questionPools" && last === "nodeIds") return nodes().filter((n) => n.kind !== "end").map((n) => n.nodeId);
+    if (nodeAt && (last === "targetIds" || last === "requiredEvidenceTargetIds" || last === "requiredEvidence")) return targetIds;
+    return null;
+  }
+
+  function choiceField(choices, value, path, name, opts) {
+    const select = document.createElement("select");
+    if (!opts.required) select.append(new Option("(not set)", ""));
+    const options = value && !choices.includes(value) ? [value, ...choices] : choices;
+    if (opts.required && !value) select.append(new Option("(choose)", ""));
+    for (const option of options) select.append(new Option(option, option));
+    select.value = value || "";
+    select.addEventListener("change", () => commit(path, select.value === "" ? (opts.required ? "" : undefined) : select.value));
+    return wrap(humanise(name) + (opts.required ? " (required)" : ""), select, path, opts.description);
+  }
+
+  function checkboxes(options, items, path, name, opts, raw = false) {
+    const box = fieldset(humanise(name));
+    if (!options.length) {
+      const none = document.createElement("p");
+      none.className = "hint";
+      none.textContent = "Nothing to choose from yet.";
+      box.append(none);
+    }
+    for (const option of options) {
+      const id = "f-" + (++fieldNo);
+      const check = document.createElement("input");
+      check.type = "checkbox";
+      check.id = id;
+      check.checked = items.includes(option);
+      check.addEventListener("change", () => {
+        const next = options.filter((o) => (o === option ? check.checked : items.includes(o)));
+        commit(path, next.length || opts.required ? next : undefined);
+      });
+      const label = document.createElement("label");
+      label.htmlFor = id;
+      label.className = "check-label";
+      label.textContent = raw ? option : humanise(option);
+      const row = document.createElement("div");
+      row.className = "check-row";
+      row.append(check, label);
+      box.append(row);
+    }
+    return box;
+  }
+
+  function primitiveField(r, value, path, name, opts) {
+    const choices = r.type === "string" ? choicesFor(path) : null;
+    if (choices) return choiceField(choices, value, path, name, { ...opts, description: opts.description || r.description });
+    const help = opts.description || r.description;
+    let input;
+    if (r.type === "boolean") {
+      input = document.createElement("input");
+      input.type = "checkbox";
+      input.checked = Boolean(value);
+      input.addEventListener("change", () => commit(path, input.checked));
+      return wrap(humanise(name), input, path, help);
+    }
+    const numeric = r.type === "integer" || r.type === "number";
+    if (!numeric && (LONG_TEXT.test(name) || (r.maxLength || 0) > 300)) {
+      input = document.createElement("textarea");
+      input.rows = 3;
+    } else {
+      input = document.createElement("input");
+      input.type = numeric ? "number" : "text";
+      if (numeric) input.step = r.type === "integer" ? "1" : "any";
+    }
+    input.value = value === undefined || value === null ? "" : String(value);
+    if (opts.required) input.required = true;
+    const read = () => {
+      const text = input.value;
+      if (text.trim() === "") return opts.required && !numeric ? "" : undefined;
+      if (numeric) { const n = Number(text); return Number.isFinite(n) ? n : text; }
+      return text;
+    };
+    input.addEventListener("input", onInput(path, read, opts.required && !numeric));
+    return wrap(humanise(name) + (opts.required ? " (required)" : ""), input, path, help);
+  }
+
+  function enumField(r, value, path, name, opts) {
+    const select = document.createElement("select");
+    if (!opts.required) select.append(new Option("(not set)", ""));
+    for (const option of r.enum) select.append(new Option(humanise(option), option));
+    select.value = value === undefined || value === null ? "" : String(value);
+    select.addEventListener("change", () => commit(path, select.value === "" ? undefined : select.value));
+    return wrap(humanise(name) + (opts.required ? " (required)" : ""), select, path, opts.description || r.description);
+  }
+
+  function fieldset(legendText) {
+    const box = document.createElement("fieldset");
+    box.className = "form-group";
+    if (legendText) {
+      const legend = document.createElement("legend");
+      legend.textContent = legendText;
+      box.append(legend);
+    }
+    return box;
+  }
+
+  function objectField(r, value, path, name, opts) {
+    const box = name === null ? document.createElement("div") : fieldset(humanise(name));
+    const props = r.properties || {};
+    const required = new Set(r.required || []);
+    const order = [...(r.required || []), ...Object.keys(props).filter((k) => !required.has(k))];
+    for (const key of order) {
+      const sub = props[key];
+      if (!sub || sub.deprecated || key === "extensions" || (opts.skip || []).includes(key)) continue;
+      box.append(field(sub, value[key], [...path, key], { label: key, required: required.has(key), description: sub.description }));
+    }
+    return box;
+  }
+
+  function unionField(r, value, path, name) {
+    const box = fieldset(humanise(name));
+    const mapping = r.discriminator.mapping;
+    const key = r.discriminator.propertyName;
+    const current = value && value[key];
+    const select = document.createElement("select");
+    for (const option of Object.keys(mapping)) select.append(new Option(humanise(option), option));
+    select.value = current || "";
+    select.addEventListener("change", () => commit(path, defaultFor({ $ref: mapping[select.value] }), humanise(name) + " is now " + humanise(select.value).toLowerCase() + "."));
+    box.append(wrap(humanise(key), select, [...path, key]));
+    if (current && mapping[current]) {
+      const chosen = resolve({ $ref: mapping[current] });
+      const rest = { ...chosen, properties: { ...chosen.properties }, required: (chosen.required || []).filter((k) => k !== key) };
+      delete rest.properties[key];
+      box.append(objectField(rest, value, path, null, {}));
+    }
+    return box;
+  }
+
+  function arrayField(r, value, path, name, opts) {
+    const items = Array.isArray(value) ? value : [];
+    const itemSchema = resolve(r.items);
+    if (itemSchema.enum) return checkboxes(itemSchema.enum, items, path, name, opts);
+    const idChoices = itemSchema.type === "string" ? choicesFor(path) : null;
+    if (idChoices) return checkboxes([...new Set([...idChoices, ...items])], items, path, name, opts, true);
+    if (itemSchema.type === "string" || itemSchema.type === "integer" || itemSchema.type === "number") {
+      const input = document.createElement("textarea");
+      input.rows = Math.max(2, items.length + 1);
+      input.value = items.join("\n");
+      const numeric = itemSchema.type !== "string";
+      const read = () => {
+        const lines = input.value.split("\n").map((l) => l.trim()).filter(Boolean).map((l) => (numeric ? Number(l) : l));
+        return lines.length || opts.required ? lines : undefined;
+      };
+      input.addEventListener("input", onInput(path, read));
+      return wrap(humanise(name) + " (one per line)", input, path, opts.description || r.description);
+    }
+    const box = fieldset(humanise(name) + " (" + items.length + ")");
+    items.forEach((item, index) => {
+      const label = item && (item.id || item.nodeId || item.poolId || item.scenario || item.command);
+      const entry = objectField(itemSchema.oneOf ? r.items : itemSchema, item || {}, [...path, index], singular(name) + " " + (index + 1) + (label ? ": " + label : ""), {});
+      entry.append(removeButton("Remove " + singular(name).toLowerCase() + " " + (index + 1), () => commit([...path, index], undefined, singular(name) + " removed.")));
+      box.append(entry);
+    });
+    box.append(addButton("Add " + singular(name).toLowerCase(), () => {
+      const next = [...items, newItem(itemSchema, name)];
+      commit(path, next, singular(name) + " added.");
+    }));
+    return box;
+  }
+
+  function singular(name) {
+    const text = humanise(name);
+    return text.endsWith("ies") ? text.slice(0, -3) + "y" : text.endsWith("s") ? text.slice(0, -1) : text;
+  }
+
+  function newItem(itemSchema, name) {
+    const item = defaultFor(itemSchema, name);
+    if (name === "evidenceTargets") item.id = uniqueId((selection && selection.id ? selection.id : "target") + "-target");
+    if (name === "transitions") item.id = uniqueId((selection && selection.id) + "-next");
+    return item;
+  }
+
+  function addButton(text, action) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "secondary";
+    button.textContent = text;
+    button.addEventListener("click", action);
+    return button;
+  }
+
+  function removeButton(text, action) {
+    const button = addButton(text, action);
+    button.className = "link-button danger";
+    return button;
+  }
+
+  // --- graph actions: add, remove, connect, start here ---------------------------------------
+
+  function actionsFor(sel) {
+    const bar = document.createElement("div");
+    bar.className = "form-actions";
+    if (sel.type === "node") {
+      const n = nodes().find((x) => x.nodeId === sel.id);
+      if (n && n.kind !== "end" && doc.initialNodeId !== n.nodeId) bar.append(addButton("Start the exam here", () => { doc.initialNodeId = n.nodeId; write(n.nodeId + " is now the first node."); }));
+      if (n && n.kind !== "end") {
+        const select = document.createElement("select");
+        for (const id of allIds()) if (id !== n.nodeId) select.append(new Option(id, id));
+        const wrapBox = wrap("Connect to", select, ["nodes", nodeIndex(n.nodeId), "transitions"]);
+        wrapBox.classList.add("inline-field");
+        bar.append(wrapBox, addButton("Add transition", () => connect(n, select.value)));
+      }
+      bar.append(removeButton("Delete node " + sel.id, () => removeNode(sel.id)));
+    } else if (sel.type === "edge") {
+      bar.append(removeButton("Delete this transition", () => {
+        flushPending();
+        doc.nodes[nodeIndex(sel.id)].transitions.splice(sel.edge, 1);
+        selection = { type: "node", id: sel.id };
+        write("Transition deleted.");
+      }));
+    } else if (sel.type === "pool") {
+      bar.append(removeButton("Delete pool " + sel.id, () => {
+        flushPending();
+        doc.questionPools.splice(poolIndex(sel.id), 1);
+        selection = null;
+        write("Pool deleted.");
+      }));
+    }
+    return bar;
+  }
+
+  function connect(n, target) {
+    if (!target) return;
+    flushPending();
+    n.transitions = n.transitions || [];
+    const id = uniqueId(n.nodeId + "-to-" + target);
+    n.transitions.push({ id, targetNodeId: target, condition: { type: "always" } });
+    selection = { type: "edge", id: n.nodeId, edge: n.transitions.length - 1 };
+    write("Transition " + id + " added from " + n.nodeId + " to " + target + ".");
+  }
+
+  function removeNode(id) {
+    flushPending();
+    doc.nodes.splice(nodeIndex(id), 1);
+    for (const n of nodes()) if (Array.isArray(n.transitions)) n.transitions = n.transitions.filter((t) => !t || t.targetNodeId !== id);
+    for (const p of pools()) if (Array.isArray(p.nodeIds)) p.nodeIds = p.nodeIds.filter((m) => m !== id);
+    if (doc.initialNodeId === id) doc.initialNodeId = "";
+    selection = null;
+    write("Node " + id + " deleted, with the transitions into it.");
+  }
+
+  // What a new question or scenario starts with: the policies the validator asks every
+  // question for (follow-ups, candidate commands, forbidden reveals, a re-ask on an unreliable
+  // transcript), so the author starts from a sound node and edits it in the form.
+  const QUESTION_POLICIES = () => ({
+    followUpPolicy: { maxFollowUps: 2, maxFollowUpDurationSec: 90, followUpStyle: "probing" },
+    candidateCommands: { allowed: ["repeat", "clarification", "request_rephrase", "pause", "thinking_aloud"] },
+    forbiddenActions: ["reveal_answer", "reveal_rubric"],
+    recoveryHandlers: [{ scenario: "stt_low_confidence", action: "gentle_reprompt", maxAttempts: 2, escalation: "pause_session" }],
+  });
+
+  const NEW_NODE = {
+    question: (id) => ({ nodeId: id, kind: "question", title: "New question", promptSeed: "Ask the candidate to explain …", prompt: { opening: "" }, evidenceTargets: [], ...QUESTION_POLICIES(), timeBudget: { maxDurationSec: 300 }, transitions: [] }),
+    scenario: (id) => ({ nodeId: id, kind: "scenario", title: "New scenario", promptSeed: "Present the scenario and ask …", scenario: "", prompt: { opening: "" }, evidenceTargets: [], ...QUESTION_POLICIES(), timeBudget: { maxDurationSec: 300 }, transitions: [] }),
+    warmup: (id) => ({ nodeId: id, kind: "warmup", title: "Welcome", promptSeed: "Welcome the candidate and check the audio.", prompt: { opening: "" }, candidateCommands: { allowed: ["repeat", "clarification", "pause"] }, timeBudget: { maxDurationSec: 90 }, transitions: [] }),
+    wrapup: (id) => ({ nodeId: id, kind: "wrapup", title: "Wrap-up", promptSeed: "Ask whether the candidate wants to add anything, then close.", prompt: { opening: "" }, candidateCommands: { allowed: ["repeat", "clarification", "pause"] }, timeBudget: { maxDurationSec: 120 }, transitions: [] }),
+    end: (id) => ({ nodeId: id, kind: "end", endType: "normal", promptSeed: "Thank the candidate and close the examination.", prompt: { closing: "Thank you. That concludes the examination." }, transitions: [] }),
+  };
+
+  function addNode() {
+    flushPending();
+    if (!doc) { say("Fix the JSON syntax first."); return; }
+    const kind = addKind.value;
+    const wanted = addId.value.trim().replace(/[^a-zA-Z0-9_-]+/g, "-") || kind;
+    const id = uniqueId(wanted);
+    if (!Array.isArray(doc.nodes)) doc.nodes = [];
+    const node = (NEW_NODE[kind] || NEW_NODE.question)(id);
+    for (const key of Object.keys(node.prompt || {})) if (node.prompt[key] === "") delete node.prompt[key];
+    if (node.prompt && !Object.keys(node.prompt).length) delete node.prompt;
+    doc.nodes.push(node);
+    if (!doc.initialNodeId && kind !== "end") doc.initialNodeId = id;
+    const from = selection && selection.type === "node" ? nodes().find((n) => n.nodeId === selection.id) : null;
+    if (from && from.kind !== "end" && document.getElementById("flow-add-connect").checked) {
+      from.transitions = from.transitions || [];
+      from.transitions.push({ id: uniqueId(from.nodeId + "-to-" + id), targetNodeId: id, condition: { type: "always" } });
+    }
+    selection = { type: "node", id };
+    addId.value = "";
+    write(kind + " node " + id + " added" + (doc.initialNodeId === id ? " as the first node" : "") + ".");
+  }
+
+  function addPool() {
+    flushPending();
+    if (!doc) return;
+    if (!Array.isArray(doc.questionPools)) doc.questionPools = [];
+    const id = uniqueId("pool");
+    doc.questionPools.push({ poolId: id, nodeIds: [], selection: "random_one" });
+    selection = { type: "pool", id };
+    write("Question pool " + id + " added: list its nodes in the form.");
+  }
+
+  function updateToolbar() {
+    const connectBox = document.getElementById("flow-add-connect");
+    const fromNode = selection && selection.type === "node";
+    connectBox.disabled = !fromNode;
+    document.getElementById("flow-add-connect-label").textContent = fromNode ? "and connect " + selection.id + " to it" : "and connect the selected node to it";
+  }
+
+  // The dry run of what is in the editor (saved or not): the highlights here, the full report
+  // on the publish page.
+  async function dryRun() {
+    const button = document.getElementById("flow-dry-run");
+    const box = document.getElementById("flow-dry-run-result");
+    flushPending();
+    if (!doc) { say("Fix the JSON syntax first."); return; }
+    button.disabled = true;
+    say("Running the simulated candidates…");
+    let response;
+    try {
+      response = await fetch(button.dataset.url, {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": root.querySelector("input[name=csrfmiddlewaretoken]").value },
+        body: JSON.stringify({ document: doc }),
+      });
+    } catch (e) {
+      button.disabled = false;
+      say("The server could not be reached; try again.");
+      return;
+    }
+    const data = await response.json().catch(() => null);
+    button.disabled = false;
+    box.replaceChildren();
+    box.hidden = false;
+    const heading = document.createElement("h3");
+    const list = document.createElement("ul");
+    const line = (text) => { const li = document.createElement("li"); li.textContent = text; list.append(li); };
+    if (!response.ok) {
+      heading.textContent = "Dry run not possible";
+      line((data && data.error && data.error.message) || "The dry run failed (" + response.status + ").");
+    } else {
+      heading.textContent = "Dry run: " + data.runCount + " simulated candidates";
+      line("Never reached: " + (data.neverReached.join(", ") || "none"));
+      line("Transitions never fired: " + (data.neverFired.join(", ") || "none"));
+      line("Dead ends: " + (data.deadEnds.map((d) => d.nodeId + " (" + d.persona + ")").join(", ") || "none"));
+      for (const node of data.nodes) {
+        if (node.forcedExits) line(node.nodeId + ": " + node.forcedExits + " forced exit(s) of " + node.reached + " visits");
+      }
+      for (const target of data.targets) {
+        if (target.reached) line(target.targetId + ": evidence from " + target.covered + " of " + target.reached);
+      }
+    }
+    box.append(heading, list);
+    say(heading.textContent + ".");
+  }
+
+  document.getElementById("flow-dry-run").addEventListener("click", dryRun);
+  document.getElementById("flow-add").addEventListener("click", addNode);
+  document.getElementById("flow-add-pool").addEventListener("click", addPool);
+  document.getElementById("flow-package").addEventListener("click", () => select({ type: "package", id: "package" }, { focusForm: true }));
+
+  // --- keeping in step with the editor --------------------------------------------------------
+
+  function redraw() {
+    if (doc && selection && pathOfSelection() === null) selection = null;
+    drawGraph();
+    drawOutline();
+    updateToolbar();
+  }
+
+  root.addEventListener("studio:changed", (event) => {
+    const fresh = event.detail.document;
+    const reportChanged = event.detail.report !== report;
+    report = event.detail.report;
+    if (fresh) doc = fresh;
+    else if (!reportChanged) { doc = null; }
+    clearTimeout(redrawTimer);
+    const fromForm = editing;
+    redrawTimer = setTimeout(() => {
+      redraw();
+      // Rebuild the form when the change came from elsewhere (the JSON editor, a new report),
+      // unless the author is typing in it (it would lose their place).
+      if (!fromForm && !formBox.contains(document.activeElement)) drawForm();
+      else if (reportChanged) refreshFindings();
+    }, 150);
+  });
+
+  // New findings while the author is in the form: update the messages without rebuilding it.
+  function refreshFindings() {
+    const focused = document.activeElement;
+    if (!formBox.contains(focused)) { drawForm(); return; }
+    const id = focused.id;
+    const caret = "selectionStart" in focused ? [focused.selectionStart, focused.selectionEnd] : null;
+    drawForm();
+    const again = id && document.getElementById(id);
+    if (!again) return;
+    again.focus();
+    if (caret && "setSelectionRange" in again) { try { again.setSelectionRange(caret[0], caret[1]); } catch (e) { /* not a text field */ } }
+  }
+
+  fetch(root.dataset.schemaUrl, { headers: { Accept: "application/json" } })
+    .then((r) => (r.ok ? r.json() : Promise.reject(new Error(String(r.status)))))
+    .then((s) => { schema = s; drawForm(); })
+    .catch(() => { formBox.textContent = "The package schema could not be loaded; the forms are unavailable. The JSON editor still works."; });
+
+  if (!window.VivaStudioGraph) graphBox.hidden = true;
+  redraw();
+  drawForm();
+  window.vivaStudio.flow = { select, selection: () => selection };
+})();

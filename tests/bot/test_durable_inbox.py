@@ -1,0 +1,200 @@
+"""The durable inbox with real processes (daphne, Celery workers, Postgres, Redis): the
+candidate types through the real session socket while the worker running their bot is killed
+(``kill -9``), between turns and mid-turn. Every answer is acknowledged once stored, stored
+exactly once (a re-sent frame is a duplicate), and answered by the bot that resumes the exam."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from django.test import Client
+from websockets.sync.client import ClientConnection, connect
+
+from bot.services import StartResult, bot_start
+from sessions.models import CandidateInput, ExamSession
+from tests.bot.conftest import ANSWERS, check_log, stored
+from tests.bot.test_celery_resume import (
+    WORKER_ENV,
+    bot_pid,
+    count,
+    current_node,
+    examiner_turns,
+    wait_for,
+)
+from tests.support.processes import asgi_server, celery_worker
+
+pytestmark = [
+    pytest.mark.services("postgres", "redis"),
+    pytest.mark.celery,
+    pytest.mark.django_db(transaction=True),
+]
+
+QUEUES = "bots,marking,default"
+ANSWERED = ("follow_up_used", "evidence_signal", "transition_decision")
+
+
+class Room:
+    """The exam room's socket, as the page uses it: every input carries an id and counts as
+    sent only once the server acknowledged it."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+
+    def send(self, frame: dict[str, Any], input_id: str, timeout: float = 10) -> dict[str, Any]:
+        """Send ``frame`` and return its ack (other frames are skipped)."""
+        self.ws.send(json.dumps(frame))
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no ack for {frame['kind']} {input_id}")
+            try:
+                got = json.loads(self.ws.recv(timeout=left))
+            except TimeoutError:
+                continue
+            if got.get("kind") == "ack" and got.get("id") == input_id:
+                return dict(got)
+            assert got.get("kind") != "error", got
+
+    def answer(self, text: str, input_id: str | None = None) -> dict[str, Any]:
+        input_id = input_id or str(uuid.uuid4())
+        return self.send({"kind": "answer", "id": input_id, "text": text}, input_id)
+
+    def ready(self) -> dict[str, Any]:
+        input_id = str(uuid.uuid4())
+        return self.send({"kind": "candidate_ready", "id": input_id}, input_id)
+
+
+@contextmanager
+def room(address: str, session: ExamSession) -> Iterator[Room]:
+    client = Client()
+    client.force_login(session.candidate)
+    cookie = f"sessionid={client.cookies['sessionid'].value}"
+    with connect(
+        f"ws://{address}/ws/sessions/{session.pk}/events/?after_seq=0",
+        origin=f"http://{address}",  # type: ignore[arg-type]
+        additional_headers={"Cookie": cookie},
+        open_timeout=15,
+    ) as ws:
+        yield Room(ws)
+
+
+def transcripts(events: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
+    return [
+        e
+        for e in events
+        if e["type"] == "transcript_final"
+        and e["payload"]["speaker"] == "candidate"
+        and e["payload"]["text"] == text
+    ]
+
+
+def answered_after_resume(events: list[dict[str, Any]], text: str) -> bool:
+    """The answer is stored and the examiner responded to it after the bot resumed."""
+    said = transcripts(events, text)
+    resumed = [
+        e["seq"]
+        for e in events
+        if e["type"] == "exam_state_changed" and e["payload"]["reason"] == "technical_recovered"
+    ]
+    if not said or not resumed:
+        return False
+    after = max(said[0]["seq"], resumed[-1])
+    return any(e["type"] in ANSWERED and e["seq"] > after for e in events)
+
+
+def start_exam(address: str, session: ExamSession, first: str) -> None:
+    """The bot starts on worker ``first``; the candidate starts and answers the warm-up."""
+    assert bot_start(session=session) is StartResult.STARTED
+    wait_for(session.pk, lambda ev: count(ev, "bot_ready") == 1, "bot_ready", 60)
+    with room(address, session) as candidate:
+        assert candidate.ready()["duplicate"] is False
+        wait_for(session.pk, lambda ev: examiner_turns(ev) == 1, "the opening", 30)
+        before = examiner_turns(stored(session.pk))
+        candidate.answer(ANSWERS["warmup"][0])
+        wait_for(session.pk, lambda ev: examiner_turns(ev) > before, "the next question", 30)
+    assert current_node(stored(session.pk)) == "q-dijkstra"
+
+
+def use_celery(settings: Any) -> None:
+    settings.VIVA_BOT_RUNNER = "celery"
+    settings.VIVA_LLM_PROVIDER = "offline"
+    settings.VIVA_OFFLINE_EXAMINER_ALLOWED = True
+
+
+def test_an_answer_typed_while_the_worker_is_dead_is_stored_once_and_answered_after_resume(
+    exam_session: ExamSession, settings: Any
+) -> None:
+    use_celery(settings)
+    session_id = exam_session.pk
+    text = ANSWERS["q-dijkstra"][0]
+    with asgi_server(**WORKER_ENV) as address:
+        with celery_worker(queues=QUEUES, **WORKER_ENV) as first:
+            start_exam(address, exam_session, first)
+            os.kill(bot_pid(session_id, first), signal.SIGKILL)
+
+        with room(address, exam_session) as candidate:
+            input_id = str(uuid.uuid4())
+            ack = candidate.answer(text, input_id)  # no bot listens: stored, acknowledged
+            assert ack == {"kind": "ack", "id": input_id, "duplicate": False}
+            again = candidate.answer(text, input_id)  # the page retries: a duplicate
+            assert again["duplicate"] is True
+            time.sleep(1.0)
+            assert transcripts(stored(session_id), text) == []
+            assert CandidateInput.objects.filter(session_id=session_id).count() == 3
+
+            with celery_worker(queues=QUEUES, **WORKER_ENV):
+                events = wait_for(
+                    session_id,
+                    lambda ev: answered_after_resume(ev, text),
+                    "the waiting answer consumed and answered by the resumed bot",
+                    90,
+                )
+
+    assert len(transcripts(events, text)) == 1
+    check_log(stored(session_id))
+    row = CandidateInput.objects.get(session_id=session_id, input_id=input_id)
+    assert row.kind == "candidate_text" and row.processed_at is not None
+    assert not CandidateInput.objects.filter(session_id=session_id, processed_at=None).exists()
+
+
+def test_a_worker_killed_mid_turn_leaves_the_answer_stored_once_and_answered_after_resume(
+    exam_session: ExamSession, settings: Any
+) -> None:
+    use_celery(settings)
+    session_id = exam_session.pk
+    text = ANSWERS["q-dijkstra"][0]
+    with asgi_server(**WORKER_ENV) as address:
+        with celery_worker(queues=QUEUES, **WORKER_ENV) as first:
+            start_exam(address, exam_session, first)
+            pid = bot_pid(session_id, first)
+            with room(address, exam_session) as candidate:
+                candidate.answer(text)
+                # Kill the worker the moment the answer is stored, before it is answered.
+                deadline = time.monotonic() + 30
+                while not transcripts(stored(session_id), text):
+                    assert time.monotonic() < deadline, "the answer was never stored"
+                    time.sleep(0.002)
+                os.kill(pid, signal.SIGKILL)
+            killed = stored(session_id)
+
+        with celery_worker(queues=QUEUES, **WORKER_ENV):
+            events = wait_for(
+                session_id,
+                lambda ev: answered_after_resume(ev, text),
+                "the stored answer answered by the resumed bot",
+                90,
+            )
+
+    assert len(transcripts(events, text)) == 1
+    assert events[: len(killed)] == killed
+    check_log(stored(session_id))
+    assert not CandidateInput.objects.filter(session_id=session_id, processed_at=None).exists()

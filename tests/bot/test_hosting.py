@@ -1,0 +1,128 @@
+"""Many exams per worker and the operator's SIGTERM, with real Celery worker processes, Postgres
+and Redis (``bot.hosting``): a worker hosts several bots and keeps answering its control
+channel; a full worker refuses more and a second worker (configured with the broker URL only)
+takes them; a worker drained with SIGTERM hands its exams back and the other worker resumes
+them within 5 s."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from typing import Any
+
+import pytest
+
+from bot.models import BotLease
+from bot.services import StartResult, bot_start
+from config.celery import app
+from sessions.bot_channel import send_to_bot_sync
+from tests.bot.conftest import ANSWERS, check_log, new_session, stored
+from tests.bot.test_celery_resume import WORKER_ENV, bot_pid, count, examiner_turns, wait_for
+from tests.support.processes import celery_worker
+
+pytestmark = [
+    pytest.mark.services("postgres", "redis"),
+    pytest.mark.celery,
+    pytest.mark.django_db(transaction=True),
+]
+
+QUEUES = "bots,marking,default"
+ENV = {**WORKER_ENV, "VIVA_BOT_LEASE_SECONDS": "8"}
+
+
+def use_celery(settings: Any) -> None:
+    settings.VIVA_BOT_RUNNER = "celery"
+    settings.VIVA_LLM_PROVIDER = "offline"
+    settings.VIVA_OFFLINE_EXAMINER_ALLOWED = True
+
+
+def holder_of(session: Any) -> str:
+    return str(BotLease.objects.get(pk=session.pk).holder)
+
+
+def running_on(session: Any, worker: str) -> bool:
+    lease = BotLease.objects.get(pk=session.pk)
+    return lease.state == "running" and lease.holder.startswith(f"celery:{worker}:")
+
+
+def test_a_full_worker_refuses_and_a_second_worker_takes_new_sessions(
+    published: Any, settings: Any
+) -> None:
+    use_celery(settings)
+    sessions = [new_session(published) for _ in range(3)]
+    one_each = {**ENV, "VIVA_BOT_CAPACITY": "1"}
+    with (
+        celery_worker(queues=QUEUES, **one_each) as first,
+        celery_worker(queues=QUEUES, **one_each) as second,
+    ):
+        for session in sessions[:2]:
+            assert bot_start(session=session) is StartResult.STARTED
+        for session in sessions[:2]:
+            wait_for(session.pk, lambda ev: count(ev, "bot_ready") == 1, "bot_ready", 60)
+        leases = [BotLease.objects.get(pk=s.pk) for s in sessions[:2]]
+        hosts = {lease.holder.split(":")[1] for lease in leases}
+        assert hosts == {first, second}, [  # one exam on each: neither over-committed
+            (lease.holder, lease.state, lease.generation, lease.restarts) for lease in leases
+        ]
+        # Both workers still answer their control channel while hosting an exam.
+        assert app.control.inspect(destination=[first, second], timeout=5).ping()
+        # A third exam finds both full: it waits on the queue, no worker takes it.
+        assert bot_start(session=sessions[2]) is StartResult.STARTED
+        time.sleep(3)
+        assert count(stored(sessions[2].pk), "bot_ready") == 0
+        assert BotLease.objects.get(pk=sessions[2].pk).state == "starting"
+
+
+def test_sigterm_drains_a_worker_and_the_other_resumes_its_exams_within_5_seconds(
+    published: Any, settings: Any
+) -> None:
+    use_celery(settings)
+    sessions = [new_session(published) for _ in range(2)]
+    with celery_worker(queues=QUEUES, **ENV) as first:
+        for session in sessions:
+            assert bot_start(session=session) is StartResult.STARTED
+        for session in sessions:
+            wait_for(session.pk, lambda ev: count(ev, "bot_ready") == 1, "bot_ready", 60)
+            send_to_bot_sync(session.pk, "candidate_ready")
+            wait_for(session.pk, lambda ev: examiner_turns(ev) == 1, "the opening", 30)
+        assert all(running_on(s, first) for s in sessions)  # two exams in one worker
+        pid = bot_pid(sessions[0].pk, first)
+        assert bot_pid(sessions[1].pk, first) == pid
+
+        with celery_worker(queues=QUEUES, **ENV) as second:
+            os.kill(pid, signal.SIGTERM)
+            drained_at = time.monotonic()
+            deadline = drained_at + 30
+            while not all(running_on(s, second) for s in sessions):
+                assert time.monotonic() < deadline, [holder_of(s) for s in sessions]
+                time.sleep(0.05)
+            resumed_in = time.monotonic() - drained_at
+            assert resumed_in < 5.0, f"resumed after {resumed_in:.1f} s"
+            for _ in range(100):
+                if not os.path.exists(f"/proc/{pid}") or "Z" in _proc_state(pid):
+                    break
+                time.sleep(0.1)
+            else:
+                raise AssertionError("the drained worker did not exit")
+
+            for session in sessions:
+                before = examiner_turns(stored(session.pk))
+                send_to_bot_sync(session.pk, "candidate_text", text=ANSWERS["warmup"][0])
+                wait_for(session.pk, lambda ev, b=before: examiner_turns(ev) > b, "an answer", 30)
+
+    for session in sessions:
+        events = stored(session.pk)
+        check_log(events)
+        lease = BotLease.objects.get(pk=session.pk)
+        # Handed over, not died: the drained bot released its lease.
+        assert lease.generation == 2 and lease.restarts == 0
+        assert [e["type"] for e in events].count("bot_ready") == 1
+
+
+def _proc_state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[1].split()[0]
+    except OSError:
+        return "Z"

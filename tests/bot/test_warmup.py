@@ -1,0 +1,90 @@
+"""A warm start (``bot.warmup``): the web process's ASGI entry loads the voice dependencies when
+it starts (in the background), a misconfigured speech provider stops it at start-up, and
+management commands load none of it. Each case runs in a fresh Python process, as a server or
+``manage.py`` starts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+ASGI_START = """
+import json, sys, time
+started = time.perf_counter()
+import config.asgi
+entry = time.perf_counter() - started
+from bot import warmup
+warmup._started.join(60)
+from bot.voice.offline_stt import _pools
+print(json.dumps({
+    "entry_secs": entry,
+    "loaded": {m: m in sys.modules for m in ("pipecat", "aiortc", "pocketsphinx", "onnxruntime")},
+    "decoders_loaded": sum(p._idle.qsize() for p in _pools.values()),
+}))
+"""
+
+MANAGE_CHECK = """
+import sys, django
+django.setup()
+from django.core.management import call_command
+call_command("check")
+print({m: m in sys.modules for m in ("pipecat", "aiortc", "pocketsphinx")})
+"""
+
+
+def python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", **env}
+    for name in ("VIVA_STT_PROVIDER", "VIVA_TTS_PROVIDER", "VIVA_VOICE_WARMUP"):
+        if name not in env:
+            environment.pop(name, None)
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_web_process_loads_voice_at_start() -> None:
+    run = python(ASGI_START)
+    assert run.returncode == 0, run.stderr[-2000:]
+    report = json.loads(run.stdout.strip().splitlines()[-1])
+    assert report["loaded"] == {
+        "pipecat": True,
+        "aiortc": True,
+        "pocketsphinx": True,
+        "onnxruntime": True,
+    }
+    assert report["decoders_loaded"] >= 1  # a PocketSphinx decoder is ready before any offer
+    assert "voice warm-up done" in run.stderr
+
+
+def test_a_misconfigured_provider_stops_the_web_process_at_start() -> None:
+    run = python(ASGI_START, VIVA_STT_PROVIDER="deepgram")
+    assert run.returncode != 0
+    assert "ImproperlyConfigured: VIVA_STT_PROVIDER=deepgram needs DEEPGRAM_API_KEY" in run.stderr
+
+
+def test_warm_up_can_be_turned_off() -> None:
+    run = python(
+        "import sys, config.asgi; from bot import warmup; "
+        "print(warmup._started is None, 'aiortc' in sys.modules)",
+        VIVA_VOICE_WARMUP="false",
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split() == ["True", "False"]
+
+
+def test_management_commands_load_no_voice_dependency() -> None:
+    run = python(MANAGE_CHECK)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip().splitlines()[-1] == str(
+        {"pipecat": False, "aiortc": False, "pocketsphinx": False}
+    )

@@ -1,0 +1,125 @@
+"""The exam's own language model for the offline recogniser (issue #17): a proper distribution
+built from the package's text alone, loaded by PocketSphinx, and it hears the exam's answers
+better than the general model."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from pathlib import Path
+
+import pytest
+
+from bot.voice.exam_language_model import GeneralModel, build, sentences
+from bot.voice.exam_text import EXAM_PHRASES, package_texts
+from tests.factories import example_document
+
+
+def _read_arpa(path: str) -> dict[int, dict[tuple[str, ...], tuple[float, float]]]:
+    grams: dict[int, dict[tuple[str, ...], tuple[float, float]]] = {1: {}, 2: {}, 3: {}}
+    order = 0
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if line.startswith("\\") and line.endswith("-grams:"):
+            order = int(line[1])
+            continue
+        parts = line.split()
+        if order and len(parts) > order:
+            backoff = float(parts[order + 1]) if len(parts) > order + 1 else 0.0
+            grams[order][tuple(parts[1 : order + 1])] = (10 ** float(parts[0]), 10**backoff)
+    return grams
+
+
+def _p(grams: dict[int, dict[tuple[str, ...], tuple[float, float]]], *gram: str) -> float:
+    """P(last word | history) by the ARPA back-off rules."""
+    if len(gram) == 1:
+        return grams[1][gram][0]
+    if gram in grams[len(gram)]:
+        return grams[len(gram)][gram][0]
+    history = grams[len(gram) - 1].get(gram[:-1], (0.0, 1.0))[1]
+    return history * _p(grams, *gram[1:])
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    texts = package_texts(example_document())
+    return build(texts, directory=str(tmp_path_factory.mktemp("lm")))
+
+
+def test_the_text_is_the_packages_prose_and_the_exam_phrases() -> None:
+    texts = package_texts(example_document())
+    joined = " ".join(texts)
+    assert "Dijkstra's algorithm finds shortest paths" in joined
+    assert "bakery delivers" in joined
+    assert set(EXAM_PHRASES) <= set(texts)
+    assert not any(" " not in t.strip() for t in texts)  # no identifiers or enum values
+    assert sentences(["Hello, Dr. Lee! It's O(V log V)."]) == [
+        ["hello", "dr"],
+        ["lee"],
+        ["it's", "o", "v", "log", "v"],
+    ]
+
+
+def test_the_model_is_a_distribution(model) -> None:  # type: ignore[no-untyped-def]
+    grams = _read_arpa(model.arpa_path)
+    vocabulary = [g[0] for g in grams[1] if g[0] != "<s>"]
+    assert math.isclose(sum(grams[1][(w,)][0] for w in vocabulary), 1.0, rel_tol=1e-3)
+    for history in [("the",), ("<s>",), ("dijkstra's",), ("priority",)]:
+        total = sum(_p(grams, *history, w) for w in vocabulary)
+        assert math.isclose(total, 1.0, rel_tol=1e-3), (history, total)
+    for history in [("<s>", "could"), ("the", "priority")]:
+        total = sum(_p(grams, *history, w) for w in vocabulary)
+        assert math.isclose(total, 1.0, rel_tol=1e-3), (history, total)
+    # The exam's words are far more probable than in general English.
+    general = GeneralModel.load().unigrams
+    assert grams[1][("vertex",)][0] > 100 * general["vertex"]
+
+
+def test_the_same_text_gives_the_same_model(model, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    again = build(package_texts(example_document()), directory=str(tmp_path))
+    assert again.name == model.name
+    assert Path(again.arpa_path).read_bytes() == Path(model.arpa_path).read_bytes()
+    other = build(
+        ["Mitosis divides one cell into two."],
+        directory=str(tmp_path),
+    )
+    assert other.name != model.name
+
+
+def test_the_decoder_hears_the_exam_better_with_it(model) -> None:  # type: ignore[no-untyped-def]
+    from pipecat.audio.utils import create_file_resampler
+
+    from bot.voice.espeak import Voice, engine
+    from bot.voice.offline_stt import DEFAULT_DECODER_OPTIONS, DecoderPool
+
+    espeak = engine()
+    answer = "a negative edge could invalidate a distance that was already settled"
+    pcm = espeak.synthesize(answer + ".", Voice(name="en-us", rate_wpm=150))
+    pcm16k = asyncio.run(create_file_resampler().resample(pcm, espeak.sample_rate, 16000))
+    silence = bytes(16000)
+    pool = DecoderPool(DEFAULT_DECODER_OPTIONS, 1)
+
+    def errors(result: object) -> int:
+        heard = getattr(result, "text", "").split()
+        return sum(1 for word in answer.split() if word not in heard)
+
+    general = pool.decode(silence + pcm16k + silence)
+    biased = pool.decode(silence + pcm16k + silence, model)
+    assert biased is not None
+    # At least half the words the general model missed are heard with the exam's model.
+    assert errors(biased) <= errors(general) // 2, (general, biased)
+    # The pooled decoder goes back to the general model when asked (PocketSphinx's running
+    # cepstral mean makes a repeat decode differ slightly, so compare the misses).
+    again = pool.decode(silence + pcm16k + silence)
+    assert errors(again) > errors(biased), (again, biased)
+
+
+def test_words_the_dictionary_lacks_are_pronounced_by_espeak(model) -> None:  # type: ignore[no-untyped-def]
+    from bot.voice.pronunciation import arpabet, pronounce
+
+    pronounced = dict(model.pronunciations)
+    assert pronounced["dijkstra"].split()[:2] == ["D", "EY"]
+    assert pronounced["unvisited"] == "AH N V IH Z IH T IH D"
+    assert "dijkstra" in {g[0] for g in _read_arpa(model.arpa_path)[1]}
+    assert pronounce("vertex") == "V ER T EH K S"
+    assert arpabet("tS'3:tS") == "CH ER CH"
+    assert arpabet("b'Vq") is None  # a phoneme with no counterpart: left out, never guessed

@@ -1,0 +1,3 @@
+from tests.marking.conftest import eager
+
+__all__ = ["eager"]
