@@ -2,6 +2,10 @@
 
 Both inherit the test process's settings, with the database name switched to the test database so
 they see what the test wrote (use ``django_db(transaction=True)`` so writes are committed).
+
+Every child's output goes to a file, ``test-artifacts/processes/<kind>-<port>.log``
+(:func:`output_log`), never to a pipe: a pipe nobody reads holds 64 KiB, and a server that logs
+more than that blocks on its next log line. The file is also where to look when a test fails.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from django.conf import settings
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
+LOGS = ROOT / "test-artifacts" / "processes"
 
 
 def free_port() -> int:
@@ -44,12 +49,24 @@ def child_environment(**extra: str) -> dict[str, str]:
     return env
 
 
-def _wait_port(port: int, process: subprocess.Popen[bytes], timeout: float) -> None:
+def output_log(kind: str, port: int) -> Path:
+    """A fresh file for a child process's output (stdout and stderr)."""
+    LOGS.mkdir(parents=True, exist_ok=True)
+    path = LOGS / f"{kind}-{port}.log"
+    path.write_bytes(b"")
+    return path
+
+
+def log_tail(path: Path, limit: int = 8000) -> str:
+    """The end of a child's output, for an error message."""
+    return path.read_bytes()[-limit:].decode(errors="replace") if path.exists() else ""
+
+
+def _wait_port(port: int, process: subprocess.Popen[bytes], timeout: float, log: Path) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            out = process.stdout.read().decode() if process.stdout else ""
-            raise RuntimeError(f"server exited with {process.returncode}:\n{out}")
+            raise RuntimeError(f"server exited with {process.returncode}:\n{log_tail(log)}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):
                 return
@@ -76,28 +93,31 @@ def asgi_server(**env: str) -> Iterator[str]:
 
 
 @contextmanager
+def listening_process(
+    argv: list[str], *, port: int, env: dict[str, str], log: Path, timeout: float = 30
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Runs ``argv`` with its output in ``log`` until it listens on ``port``; stops it after."""
+    with log.open("wb") as output:
+        process = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
+        try:
+            _wait_port(port, process, timeout=timeout, log=log)
+            yield process
+        finally:
+            _stop(process)
+
+
+@contextmanager
 def asgi_server_process(
     log_path: str | None = None, **env: str
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """Runs daphne on a free port; yields ``127.0.0.1:PORT`` and the process (a test may kill
-    it, as a crash would). With ``log_path`` its output goes to that file, which a test can
-    read while it runs (an unread pipe fills up and then blocks the server's logging)."""
+    it, as a crash would). Its output goes to ``log_path`` if given (a test may read it while
+    the server runs), else to :func:`output_log`."""
     port = free_port()
-    log = open(log_path, "wb") if log_path else None  # noqa: SIM115 - closed below
-    process = subprocess.Popen(
-        [str(VENV_BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
-        cwd=ROOT,
-        env=child_environment(**env),
-        stdout=log or subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        _wait_port(port, process, timeout=30)
+    argv = [str(VENV_BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"]
+    log = Path(log_path) if log_path else output_log("daphne", port)
+    with listening_process(argv, port=port, env=child_environment(**env), log=log) as process:
         yield f"127.0.0.1:{port}", process
-    finally:
-        _stop(process)
-        if log:
-            log.close()
 
 
 @contextmanager
@@ -105,7 +125,10 @@ def celery_worker(queues: str = "default,bots,marking", **env: str) -> Iterator[
     """Runs a real Celery worker (solo pool) until it answers a ping; yields its hostname."""
     from config.celery import app
 
-    name = f"test-{os.getpid()}-{free_port()}@localhost"
+    port = free_port()
+    name = f"test-{os.getpid()}-{port}@localhost"
+    path = output_log("celery", port)
+    log = path.open("wb")
     process = subprocess.Popen(
         [
             str(VENV_BIN / "celery"),
@@ -123,15 +146,15 @@ def celery_worker(queues: str = "default,bots,marking", **env: str) -> Iterator[
         ],
         cwd=ROOT,
         env=child_environment(**env),
-        stdout=subprocess.PIPE,
+        stdout=log,
         stderr=subprocess.STDOUT,
     )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if process.poll() is not None:
-                out = process.stdout.read().decode() if process.stdout else ""
-                raise RuntimeError(f"celery worker exited with {process.returncode}:\n{out}")
+                tail = log_tail(path)
+                raise RuntimeError(f"celery worker exited with {process.returncode}:\n{tail}")
             if app.control.inspect(destination=[name], timeout=0.5).ping():
                 break
         else:
@@ -139,3 +162,4 @@ def celery_worker(queues: str = "default,bots,marking", **env: str) -> Iterator[
         yield name
     finally:
         _stop(process)
+        log.close()

@@ -5,7 +5,6 @@ OIDC provider in a small project of its own, run as a separate process on 127.0.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -17,7 +16,7 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from tests.support.processes import ROOT, _stop, _wait_port, free_port
+from tests.support.processes import ROOT, free_port, listening_process, output_log
 
 
 @dataclass(frozen=True)
@@ -78,15 +77,7 @@ def running_provider(*, users: list[dict[str, Any]], redirect_uri: str) -> Itera
             "OIDC_PROVIDER_ISSUER": provider.issuer,
             "PYTHONPATH": str(ROOT),
         }
-        process = subprocess.Popen(
-            [sys.executable, "-m", "tests.support.oidc_provider.serve", str(port), str(spec)],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            _wait_port(port, process, timeout=60)
+        argv = [sys.executable, "-m", "tests.support.oidc_provider.serve", str(port), str(spec)]
+        log = output_log("oidc-provider", port)
+        with listening_process(argv, port=port, env=env, log=log, timeout=60):
             yield provider
-        finally:
-            _stop(process)
