@@ -18,7 +18,7 @@ import os
 import wave
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final, TypedDict
 
 from pipecat.audio.vad.silero import SileroVADAnalyzer
 from pipecat.audio.vad.vad_analyzer import VADParams
@@ -28,6 +28,17 @@ from pipecat.processors.audio.vad_processor import VADProcessor
 
 from bot.speech_providers import build_hosted_stt, build_hosted_tts, resolve_speech
 from bot.voice.languages import VoiceLanguageError, offline_stt_available, offline_voice
+
+if TYPE_CHECKING:
+    from pipecat.frames.frames import Frame
+    from pipecat.processors.aggregators.llm_response_universal import LLMUserAggregatorParams
+    from pipecat.processors.frame_processor import FrameProcessor
+    from pipecat.transports.base_transport import BaseTransport
+
+    from bot.pipeline import BotIO
+    from bot.speech_providers import SpeechChoice
+    from bot.voice.offline_stt import PocketsphinxSTTService
+    from bot.voice.offline_tts import EspeakTTSService
 
 VOICE_IN_SAMPLE_RATE: Final = 16000
 """Candidate audio: what Silero VAD and the en-US PocketSphinx model take."""
@@ -57,17 +68,28 @@ def voice_setting(name: str, default: str) -> str:
     return value or default
 
 
-def pipeline_params(**overrides: Any) -> PipelineParams:
-    """``PipelineParams`` for a voice pipeline (16 kHz in, 24 kHz out)."""
-    values: dict[str, Any] = {
+def pipeline_params(**overrides: object) -> PipelineParams:
+    """``PipelineParams`` for a voice pipeline (16 kHz in, 24 kHz out); ``overrides`` are
+    other ``PipelineParams`` fields, validated by pydantic as the constructor would."""
+    values: dict[str, object] = {
         "audio_in_sample_rate": VOICE_IN_SAMPLE_RATE,
         "audio_out_sample_rate": VOICE_OUT_SAMPLE_RATE,
     }
     values.update(overrides)
-    return PipelineParams(**values)
+    return PipelineParams.model_validate(values)
 
 
-def transport_audio_params() -> dict[str, Any]:
+class TransportAudioParams(TypedDict):
+    """The audio fields of ``TransportParams`` (:func:`transport_audio_params`)."""
+
+    audio_in_enabled: bool
+    audio_in_sample_rate: int
+    audio_out_enabled: bool
+    audio_out_sample_rate: int
+    audio_out_10ms_chunks: int
+
+
+def transport_audio_params() -> TransportAudioParams:
     """The audio fields of ``TransportParams``/``LiveKitParams`` every voice transport uses."""
     return {
         "audio_in_enabled": True,
@@ -91,16 +113,15 @@ def build_vad_processor(*, stop_secs: float = VAD_STOP_SECS) -> VADProcessor:
     return VADProcessor(vad_analyzer=build_vad_analyzer(stop_secs=stop_secs))
 
 
-def build_offline_stt(**kwargs: Any) -> Any:
+def build_offline_stt() -> PocketsphinxSTTService:
     """PocketSphinx STT (``VIVA_STT_DECODERS``: size of the process-wide decoder pool)."""
     from bot.voice.offline_stt import DEFAULT_MAX_DECODERS, PocketsphinxSTTService
 
     decoders = int(voice_setting("VIVA_STT_DECODERS", str(DEFAULT_MAX_DECODERS)))
-    kwargs.setdefault("max_decoders", decoders)
-    return PocketsphinxSTTService(**kwargs)
+    return PocketsphinxSTTService(max_decoders=decoders)
 
 
-def build_offline_tts(*, slower: bool = False, **kwargs: Any) -> Any:
+def build_offline_tts(*, slower: bool = False, voice: str | None = None) -> EspeakTTSService:
     """eSpeak NG TTS from ``VIVA_TTS_VOICE`` and ``VIVA_TTS_RATE_WPM``; ``slower`` starts at the
     "slower speech" rate (a candidate's accommodation)."""
     from bot.voice.offline_tts import (
@@ -110,13 +131,14 @@ def build_offline_tts(*, slower: bool = False, **kwargs: Any) -> Any:
         EspeakTTSService,
     )
 
-    kwargs.setdefault("voice", voice_setting("VIVA_TTS_VOICE", DEFAULT_VOICE))
+    if voice is None:
+        voice = voice_setting("VIVA_TTS_VOICE", DEFAULT_VOICE)
     normal = int(voice_setting("VIVA_TTS_RATE_WPM", str(NORMAL_RATE_WPM)))
-    kwargs.setdefault("rate_wpm", min(normal, SLOWER_RATE_WPM) if slower else normal)
-    return EspeakTTSService(**kwargs)
+    rate_wpm = min(normal, SLOWER_RATE_WPM) if slower else normal
+    return EspeakTTSService(voice=voice, rate_wpm=rate_wpm)
 
 
-def voice_user_params(*, turn_timeout_secs: float | None = None) -> Any:
+def voice_user_params(*, turn_timeout_secs: float | None = None) -> LLMUserAggregatorParams:
     """``LLMUserAggregatorParams`` for voice: the candidate's turn ends after a pause of
     ``VIVA_VOICE_TURN_TIMEOUT_SECS`` (speech-timeout strategy, cheap and predictable). VAD
     frames come from the ``VADProcessor`` at the input (:func:`voice_io`)."""
@@ -141,7 +163,7 @@ def offline_tts_language(language: str) -> dict[str, str]:
     return {} if language == "en" else {"voice": offline_voice(language)}
 
 
-def in_language(choice: Any, language: str) -> Any:
+def in_language(choice: SpeechChoice, language: str) -> SpeechChoice:
     """``choice`` (a hosted provider's ``SpeechChoice``) asked for the exam's ``language``
     (English keeps the configured ``VIVA_*_LANGUAGE``, such as ``en-GB``)."""
     if language == "en" or str(choice.language).split("-")[0].lower() == language:
@@ -150,15 +172,15 @@ def in_language(choice: Any, language: str) -> Any:
 
 
 def voice_io(
-    transport: Any = None,
+    transport: BaseTransport | None = None,
     *,
-    input: Any = None,
-    output: Any = None,
+    input: FrameProcessor | None = None,
+    output: FrameProcessor | None = None,
     slower: bool = False,
-    stt: Any = None,
-    tts: Any = None,
+    stt: FrameProcessor | None = None,
+    tts: FrameProcessor | None = None,
     language: str = "en",
-) -> Any:
+) -> BotIO:
     """The bot core's ``BotIO`` for voice (``bot.pipeline``), in the exam's ``language``.
 
     * input: the transport's input (or ``input``) followed by Silero VAD
@@ -194,7 +216,7 @@ def voice_io(
     if tts is None:
         assert tts_choice is not None
         tts = (
-            build_offline_tts(slower=slower, **offline_tts_language(language))
+            build_offline_tts(slower=slower, voice=offline_tts_language(language).get("voice"))
             if tts_choice.offline
             else build_hosted_tts(in_language(tts_choice, language))
         )
@@ -210,7 +232,7 @@ def voice_io(
     elif tts_choice is not None:
         providers["tts"] = tts_choice.usage_label
 
-    def adjust_speech(setting: str, value: str) -> list[Any]:
+    def adjust_speech(setting: str, value: str) -> list[Frame]:
         if not isinstance(tts, EspeakTTSService):
             return []
         try:

@@ -33,9 +33,9 @@ import json
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
-from livekit import api
+from livekit import api, rtc
 from loguru import logger
 from pipecat.transports.livekit.transport import LiveKitParams, LiveKitTransport
 
@@ -43,6 +43,10 @@ from bot.audio import transport_audio_params, voice_setting
 from bot.voice.participants import ParticipantRole, participant_identity, role_of_identity
 from ioa.events.projection import project
 from ioa.events.types import Audience
+
+if TYPE_CHECKING:
+    from bot.pipeline import BotIO
+    from bot.session_runner import BotOptions
 
 EXAM_RUNTIME_EVENTS_TOPIC: Final = "exam-runtime-events"
 """The data channel topic of runtime events (compiled flow ``dataChannel.topic``, ADP-014)."""
@@ -240,7 +244,7 @@ class LiveKitBotTransport:
 
 
 def build_livekit_transport(
-    session_id: uuid.UUID | str, *, config: LiveKitConfig | None = None, **params: Any
+    session_id: uuid.UUID | str, *, config: LiveKitConfig | None = None, **params: object
 ) -> LiveKitBotTransport:
     """The examiner bot's ``LiveKitTransport`` for the session's room, from settings.
 
@@ -250,13 +254,11 @@ def build_livekit_transport(
     """
     config = config or LiveKitConfig.from_settings()
     issued = bot_token(session_id, config=config)
-    values = transport_audio_params()
-    values.update(params)
     transport = LiveKitTransport(
         url=config.url,
         token=issued.token,
         room_name=issued.room,
-        params=LiveKitParams(**values),
+        params=LiveKitParams.model_validate({**transport_audio_params(), **params}),
     )
     return LiveKitBotTransport(
         transport=transport,
@@ -267,13 +269,13 @@ def build_livekit_transport(
     )
 
 
-def _room_of(transport: LiveKitTransport) -> Any | None:
+def _room_of(transport: LiveKitTransport) -> rtc.Room | None:
     """The transport's connected ``rtc.Room``, or ``None`` before it connects.
 
     ``LiveKitTransport`` exposes no public room accessor; its client holds the room.
     """
     client = getattr(transport, "_client", None)
-    room = getattr(client, "_room", None)
+    room: rtc.Room | None = getattr(client, "_room", None)
     if room is None or not getattr(client, "_connected", False):
         return None
     return room
@@ -281,7 +283,7 @@ def _room_of(transport: LiveKitTransport) -> Any | None:
 
 async def publish_data(
     transport: LiveKitTransport,
-    payload: Mapping[str, Any] | str | bytes,
+    payload: Mapping[str, object] | str | bytes,
     *,
     topic: str = EXAM_RUNTIME_EVENTS_TOPIC,
     destination_identities: Sequence[str] | None = None,
@@ -321,8 +323,8 @@ AUDIENCE_OF_ROLE: Final[Mapping[ParticipantRole, Audience]] = {
 
 
 def route_event(
-    wire: Mapping[str, Any], identities: Iterable[str]
-) -> list[tuple[dict[str, Any], list[str]]]:
+    wire: Mapping[str, object], identities: Iterable[str]
+) -> list[tuple[dict[str, object], list[str]]]:
     """``[(projected event, identities)]``: each participant gets its audience's projection of
     ``wire`` (an event envelope as JSON), or nothing; unknown identities and bots get nothing."""
     groups: dict[Audience, list[str]] = {}
@@ -331,7 +333,7 @@ def route_event(
         audience = AUDIENCE_OF_ROLE.get(role) if role is not None else None
         if audience is not None:
             groups.setdefault(audience, []).append(identity)
-    routed: list[tuple[dict[str, Any], list[str]]] = []
+    routed: list[tuple[dict[str, object], list[str]]] = []
     for audience in (Audience.CANDIDATE, Audience.PROCTOR):
         members = groups.get(audience)
         if not members:
@@ -351,7 +353,7 @@ class RuntimeEventPublisher:
         self.transport = transport
         self.topic = topic
 
-    async def publish(self, wire: Mapping[str, Any]) -> int:
+    async def publish(self, wire: Mapping[str, object]) -> int:
         """Publish one event envelope; returns how many audience groups it was sent to."""
         room = _room_of(self.transport)
         if room is None:
@@ -387,10 +389,10 @@ class LiveKitVoice:
         self.language = language
         self.publisher: RuntimeEventPublisher | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._queue: asyncio.Queue[Mapping[str, Any]] | None = None
+        self._queue: asyncio.Queue[Mapping[str, object]] | None = None
         self._pump: asyncio.Task[None] | None = None
 
-    def io(self) -> Any:
+    def io(self) -> BotIO:
         """A ``BotIO`` on a new LiveKit transport (call it in the bot's event loop)."""
         from bot.audio import voice_io
 
@@ -415,7 +417,7 @@ class LiveKitVoice:
             self._pump.cancel()
             self._pump = None
 
-    def on_stored(self, events: Sequence[Mapping[str, Any]]) -> None:
+    def on_stored(self, events: Sequence[Mapping[str, object]]) -> None:
         """Queue stored events for the data channel (thread-safe, never blocks, never raises)."""
         loop, queue = self._loop, self._queue
         if loop is None or queue is None or loop.is_closed():
@@ -425,21 +427,21 @@ class LiveKitVoice:
 
     @staticmethod
     async def _publish_queued(
-        queue: asyncio.Queue[Mapping[str, Any]], publisher: RuntimeEventPublisher
+        queue: asyncio.Queue[Mapping[str, object]], publisher: RuntimeEventPublisher
     ) -> None:
         while True:
             event = await queue.get()
             await publisher.publish(event)
 
-    def options(self, **kwargs: Any) -> Any:
+    def options(self) -> BotOptions:
         """``bot.session_runner.BotOptions`` for ``bot.runners.run_bot`` (inline or Celery)."""
         from bot.session_runner import BotOptions
 
-        return BotOptions(io_factory=self.io, on_stored=self.on_stored, **kwargs)
+        return BotOptions(io_factory=self.io, on_stored=self.on_stored)
 
 
 def livekit_bot_options(
-    session_id: uuid.UUID | str, *, slower: bool = False, language: str = "en", **kwargs: Any
-) -> Any:
+    session_id: uuid.UUID | str, *, slower: bool = False, language: str = "en"
+) -> BotOptions:
     """``BotOptions`` running the session's bot in its LiveKit room (see :class:`LiveKitVoice`)."""
-    return LiveKitVoice(session_id, slower=slower, language=language).options(**kwargs)
+    return LiveKitVoice(session_id, slower=slower, language=language).options()

@@ -39,9 +39,14 @@ import importlib.util
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from bot.providers import ProviderError
+
+if TYPE_CHECKING:
+    from pipecat.services.stt_service import STTService
+    from pipecat.services.tts_service import TTSService
+    from pipecat.transcriptions.language import Language
 
 Kind = Literal["stt", "tts"]
 PIPECAT_VERSION: Final = "1.14.0"
@@ -126,7 +131,7 @@ def _raw(name: str) -> str | None:
     """``settings.<name>`` when Django defines it, else the environment (blank = unset)."""
     from django.conf import settings
 
-    value: Any = getattr(settings, name, None) if settings.configured else None
+    value: object = getattr(settings, name, None) if settings.configured else None
     if value is None:
         value = os.environ.get(name)
     text = "" if value is None else str(value).strip()
@@ -261,7 +266,7 @@ def configuration_problems() -> list[str]:
 # --- building the services (imports the chosen provider's Pipecat module only) ------------------
 
 
-def _language(choice: SpeechChoice) -> Any:
+def _language(choice: SpeechChoice) -> Language:
     from pipecat.transcriptions.language import Language
 
     return Language(choice.language)
@@ -276,7 +281,7 @@ def _ws(url: str) -> str:
     return url
 
 
-def _stt_deepgram(c: SpeechChoice) -> Any:
+def _stt_deepgram(c: SpeechChoice) -> STTService:
     from pipecat.services.deepgram.stt import DeepgramSTTService
 
     settings = DeepgramSTTService.Settings(
@@ -285,7 +290,7 @@ def _stt_deepgram(c: SpeechChoice) -> Any:
     return DeepgramSTTService(api_key=c.api_key or "", base_url=c.base_url or "", settings=settings)
 
 
-def _stt_openai(c: SpeechChoice) -> Any:
+def _stt_openai(c: SpeechChoice) -> STTService:
     from pipecat.services.openai.stt import OpenAISTTService
 
     settings = OpenAISTTService.Settings(model=c.model, language=_language(c))
@@ -294,7 +299,7 @@ def _stt_openai(c: SpeechChoice) -> Any:
     )
 
 
-def _stt_azure(c: SpeechChoice) -> Any:
+def _stt_azure(c: SpeechChoice) -> STTService:
     from pipecat.services.azure.stt import AzureSTTService
 
     return AzureSTTService(
@@ -305,7 +310,7 @@ def _stt_azure(c: SpeechChoice) -> Any:
     )
 
 
-def _stt_google(c: SpeechChoice) -> Any:
+def _stt_google(c: SpeechChoice) -> STTService:
     from pipecat.services.google.stt import GoogleSTTService
 
     settings = GoogleSTTService.Settings(language=_language(c))
@@ -314,7 +319,7 @@ def _stt_google(c: SpeechChoice) -> Any:
     return GoogleSTTService(credentials_path=c.api_key, settings=settings)
 
 
-def _stt_cartesia(c: SpeechChoice) -> Any:
+def _stt_cartesia(c: SpeechChoice) -> STTService:
     from pipecat.services.cartesia.stt import CartesiaSTTService
 
     settings = CartesiaSTTService.Settings(language=_language(c))
@@ -323,16 +328,17 @@ def _stt_cartesia(c: SpeechChoice) -> Any:
     return CartesiaSTTService(api_key=c.api_key or "", base_url=c.base_url or "", settings=settings)
 
 
-def _stt_elevenlabs(c: SpeechChoice) -> Any:
+def _stt_elevenlabs(c: SpeechChoice) -> STTService:
     from pipecat.services.elevenlabs.stt import ElevenLabsRealtimeSTTService
 
-    kwargs: dict[str, Any] = {"api_key": c.api_key or "", "model": c.model}
+    api_key = c.api_key or ""
     if c.base_url:
-        kwargs["base_url"] = c.base_url.split("://", 1)[-1]
-    return ElevenLabsRealtimeSTTService(**kwargs)
+        base_url = c.base_url.split("://", 1)[-1]
+        return ElevenLabsRealtimeSTTService(api_key=api_key, model=c.model, base_url=base_url)
+    return ElevenLabsRealtimeSTTService(api_key=api_key, model=c.model)
 
 
-def _tts_deepgram(c: SpeechChoice) -> Any:
+def _tts_deepgram(c: SpeechChoice) -> TTSService:
     from pipecat.services.deepgram.tts import DeepgramTTSService
 
     return DeepgramTTSService(
@@ -342,7 +348,7 @@ def _tts_deepgram(c: SpeechChoice) -> Any:
     )
 
 
-def _tts_openai(c: SpeechChoice) -> Any:
+def _tts_openai(c: SpeechChoice) -> TTSService:
     from pipecat.services.openai.tts import OpenAITTSService
 
     settings = OpenAITTSService.Settings(model=c.model, voice=c.voice)
@@ -351,7 +357,7 @@ def _tts_openai(c: SpeechChoice) -> Any:
     )
 
 
-def _tts_azure(c: SpeechChoice) -> Any:
+def _tts_azure(c: SpeechChoice) -> TTSService:
     from pipecat.services.azure.tts import AzureTTSService
 
     return AzureTTSService(
@@ -362,7 +368,7 @@ def _tts_azure(c: SpeechChoice) -> Any:
     )
 
 
-def _tts_google(c: SpeechChoice) -> Any:
+def _tts_google(c: SpeechChoice) -> TTSService:
     from pipecat.services.google.tts import GoogleTTSService
 
     return GoogleTTSService(
@@ -371,31 +377,31 @@ def _tts_google(c: SpeechChoice) -> Any:
     )
 
 
-def _tts_cartesia(c: SpeechChoice) -> Any:
+def _tts_cartesia(c: SpeechChoice) -> TTSService:
     from pipecat.services.cartesia.tts import CartesiaTTSService
 
     settings = CartesiaTTSService.Settings(voice=c.voice, language=_language(c))
     if c.model:
         settings.model = c.model
-    kwargs: dict[str, Any] = {"api_key": c.api_key or "", "settings": settings}
+    api_key = c.api_key or ""
     if c.base_url:
-        kwargs["url"] = _ws(c.base_url)
-    return CartesiaTTSService(**kwargs)
+        return CartesiaTTSService(api_key=api_key, settings=settings, url=_ws(c.base_url))
+    return CartesiaTTSService(api_key=api_key, settings=settings)
 
 
-def _tts_elevenlabs(c: SpeechChoice) -> Any:
+def _tts_elevenlabs(c: SpeechChoice) -> TTSService:
     from pipecat.services.elevenlabs.tts import ElevenLabsTTSService
 
     settings = ElevenLabsTTSService.Settings(voice=c.voice)
     if c.model:
         settings.model = c.model
-    kwargs: dict[str, Any] = {"api_key": c.api_key or "", "settings": settings}
+    api_key = c.api_key or ""
     if c.base_url:
-        kwargs["url"] = _ws(c.base_url)
-    return ElevenLabsTTSService(**kwargs)
+        return ElevenLabsTTSService(api_key=api_key, settings=settings, url=_ws(c.base_url))
+    return ElevenLabsTTSService(api_key=api_key, settings=settings)
 
 
-STT_BUILDERS: Final[dict[str, Callable[[SpeechChoice], Any]]] = {
+STT_BUILDERS: Final[dict[str, Callable[[SpeechChoice], STTService]]] = {
     "deepgram": _stt_deepgram,
     "openai": _stt_openai,
     "openai_compatible": _stt_openai,
@@ -404,7 +410,7 @@ STT_BUILDERS: Final[dict[str, Callable[[SpeechChoice], Any]]] = {
     "cartesia": _stt_cartesia,
     "elevenlabs": _stt_elevenlabs,
 }
-TTS_BUILDERS: Final[dict[str, Callable[[SpeechChoice], Any]]] = {
+TTS_BUILDERS: Final[dict[str, Callable[[SpeechChoice], TTSService]]] = {
     "deepgram": _tts_deepgram,
     "openai": _tts_openai,
     "openai_compatible": _tts_openai,
@@ -415,11 +421,11 @@ TTS_BUILDERS: Final[dict[str, Callable[[SpeechChoice], Any]]] = {
 }
 
 
-def build_hosted_stt(choice: SpeechChoice) -> Any:
+def build_hosted_stt(choice: SpeechChoice) -> STTService:
     """The Pipecat STT service of a hosted ``choice`` (not ``offline``)."""
     return STT_BUILDERS[choice.provider](choice)
 
 
-def build_hosted_tts(choice: SpeechChoice) -> Any:
+def build_hosted_tts(choice: SpeechChoice) -> TTSService:
     """The Pipecat TTS service of a hosted ``choice`` (not ``offline``)."""
     return TTS_BUILDERS[choice.provider](choice)

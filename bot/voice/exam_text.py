@@ -11,8 +11,10 @@ repeat, for time, to finish, yes and no), so those stay recognisable.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any, Final
+from collections.abc import Iterator, Mapping
+from typing import Final
+
+from ioa.schema import AssessmentPackage
 
 EXAM_PHRASES: Final = (
     "Could you repeat the question please.",
@@ -35,12 +37,12 @@ EXAM_PHRASES: Final = (
 _SKIPPED_KEYS: Final = frozenset({"id", "type", "kind", "irVersion", "packageId", "language"})
 
 
-def package_texts(document: dict[str, Any]) -> list[str]:
+def package_texts(document: Mapping[str, object]) -> list[str]:
     """The package's prose (module docstring), then :data:`EXAM_PHRASES`."""
     return [*_prose(document), *EXAM_PHRASES]
 
 
-def _prose(value: Any, key: str = "") -> Iterator[str]:
+def _prose(value: object, key: str = "") -> Iterator[str]:
     if key in _SKIPPED_KEYS:
         return
     if isinstance(value, dict):
@@ -53,7 +55,7 @@ def _prose(value: Any, key: str = "") -> Iterator[str]:
         yield value
 
 
-def bias_recogniser(stt: Any, package: Any) -> None:
+def bias_recogniser(stt: object, package: AssessmentPackage) -> None:
     """Give an STT service that can be biased (``use_exam_text``: the offline recogniser) the
     package's text; hosted providers are left as they are."""
     use = getattr(stt, "use_exam_text", None)

@@ -41,10 +41,10 @@ import queue
 import re
 import threading
 import zlib
-from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import numpy as np
 from loguru import logger
@@ -62,7 +62,7 @@ MODEL_SAMPLE_RATE: Final = 16000
 """The en-US acoustic model's sample rate."""
 FRAME_MS: Final = 10
 """PocketSphinx frames are 10 ms."""
-DEFAULT_DECODER_OPTIONS: Final[Mapping[str, Any]] = {
+DEFAULT_DECODER_OPTIONS: Final[Mapping[str, object]] = {
     "fwdflat": False,
     "bestpath": True,  # the lattice the word posteriors come from: keep it on
     "maxhmmpf": 10000,
@@ -130,7 +130,7 @@ def transcription_confidence(frame: TranscriptionFrame) -> float | None:
     or key (the bot core's transcript hook uses this for ``TranscriptSegment.confidence``).
     """
     result = frame.result
-    value: Any = None
+    value: object = None
     if isinstance(result, Mapping):
         value = result.get("confidence")
     elif result is not None:
@@ -140,21 +140,58 @@ def transcription_confidence(frame: TranscriptionFrame) -> float | None:
     return None
 
 
+class WordSegment(Protocol):
+    """A word of PocketSphinx's best path (``pocketsphinx.Segment``; the library is untyped)."""
+
+    word: str
+    prob: float
+    start_frame: int
+    end_frame: int
+
+
+class PocketsphinxDecoder(Protocol):
+    """What the pool uses of ``pocketsphinx.Decoder`` (the library is untyped)."""
+
+    config: object
+    logmath: object
+
+    def current_search(self) -> str | None: ...
+
+    def lookup_word(self, word: str) -> str | None: ...
+
+    def add_word(self, word: str, phones: str, update: bool) -> object: ...
+
+    def add_lm(self, name: str, lm: object) -> None: ...
+
+    def activate_search(self, name: str) -> None: ...
+
+    def start_utt(self) -> None: ...
+
+    def process_raw(self, data: bytes, no_search: bool, full_utt: bool) -> object: ...
+
+    def end_utt(self) -> None: ...
+
+    def hyp(self) -> object | None: ...
+
+    def seg(self) -> Iterable[WordSegment]: ...
+
+
 class DecoderPool:
     """PocketSphinx decoders shared by every STT service of the process (one per decode)."""
 
-    def __init__(self, options: Mapping[str, Any], max_decoders: int) -> None:
+    def __init__(self, options: Mapping[str, object], max_decoders: int) -> None:
         self.options = dict(options)
         self.max_decoders = max(1, max_decoders)
-        self._idle: queue.LifoQueue[Any] = queue.LifoQueue()
+        self._idle: queue.LifoQueue[PocketsphinxDecoder] = queue.LifoQueue()
         self._created = 0
         self._lock = threading.Lock()
         self._searches: dict[int, set[str]] = {}
 
-    def _new_decoder(self) -> Any:
-        from pocketsphinx import Decoder
+    def _new_decoder(self) -> PocketsphinxDecoder:
+        import pocketsphinx
 
-        return Decoder(**self.options)
+        decoder: PocketsphinxDecoder = pocketsphinx.Decoder(**self.options)
+        return decoder
 
     def warm_up(self) -> None:
         """Load one decoder now (blocking; ~0.3 s), so the first answer is not delayed."""
@@ -162,7 +199,7 @@ class DecoderPool:
             pass
 
     @contextmanager
-    def acquire(self) -> Iterator[Any]:
+    def acquire(self) -> Iterator[PocketsphinxDecoder]:
         """A decoder for the caller's thread alone; blocks while all are in use."""
         try:
             decoder = self._idle.get_nowait()
@@ -185,7 +222,7 @@ class DecoderPool:
         finally:
             self._idle.put(decoder)
 
-    def _search(self, decoder: Any, model: ExamLanguageModel | None) -> None:
+    def _search(self, decoder: PocketsphinxDecoder, model: ExamLanguageModel | None) -> None:
         """Make ``model``'s search (the general model's, ``_default``, for ``None``) the
         decoder's active one, adding it on the decoder's first use of it."""
         name = DEFAULT_SEARCH if model is None else model.name
@@ -237,12 +274,12 @@ class DecoderPool:
         )
 
 
-_pools: dict[tuple[tuple[str, Any], ...], DecoderPool] = {}
+_pools: dict[tuple[tuple[str, str], ...], DecoderPool] = {}
 _pools_lock = threading.Lock()
 
 
 def decoder_pool(
-    options: Mapping[str, Any] | None = None, max_decoders: int | None = None
+    options: Mapping[str, object] | None = None, max_decoders: int | None = None
 ) -> DecoderPool:
     """The process-wide pool for these decoder options (created on first use)."""
     merged = {**DEFAULT_DECODER_OPTIONS, **(options or {})}
@@ -266,10 +303,10 @@ class PocketsphinxSTTService(SegmentedSTTService):
     def __init__(
         self,
         *,
-        decoder_options: Mapping[str, Any] | None = None,
+        decoder_options: Mapping[str, object] | None = None,
         max_decoders: int | None = None,
         settings: STTSettings | None = None,
-        **kwargs: Any,
+        **kwargs: Any,  # Any: Pipecat's SegmentedSTTService takes untyped **kwargs
     ) -> None:
         """Create the service; the decoder loads when the pipeline starts.
 

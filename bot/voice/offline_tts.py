@@ -75,7 +75,7 @@ class EspeakTTSService(TTSService):
         rate_wpm: int = NORMAL_RATE_WPM,
         volume: int = DEFAULT_VOLUME,
         settings: EspeakTTSSettings | None = None,
-        **kwargs: Any,
+        **kwargs: Any,  # Any: Pipecat's TTSService takes untyped **kwargs
     ) -> None:
         """Create the service; eSpeak NG is loaded here (fails fast if it is missing).
 
@@ -108,6 +108,7 @@ class EspeakTTSService(TTSService):
         return _LANGUAGE_VOICES.get(code) or _LANGUAGE_VOICES.get(code.split("-")[0])
 
     # Pipecat's TTSService narrows AIService's ServiceSettings to TTSSettings the same way.
+    # Any: Pipecat types the changed settings as dict[str, Any].
     async def _update_settings(self, delta: TTSSettings) -> dict[str, Any]:  # type: ignore[override]
         changed = await super()._update_settings(delta)
         language = self._settings.language

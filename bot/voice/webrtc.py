@@ -20,7 +20,7 @@ import importlib
 import uuid
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from loguru import logger
 from pipecat.transports.base_transport import TransportParams
@@ -29,6 +29,9 @@ from pipecat.transports.smallwebrtc.transport import SmallWebRTCTransport
 
 from bot.audio import transport_audio_params, voice_setting
 from sessions.bot_channel import send_to_bot
+
+if TYPE_CHECKING:
+    from bot.pipeline import BotIO
 
 
 class BotStarter(Protocol):
@@ -72,7 +75,7 @@ def ice_servers() -> list[IceServer]:
 
 
 def build_smallwebrtc_transport(
-    connection: SmallWebRTCConnection, **params: Any
+    connection: SmallWebRTCConnection, **params: object
 ) -> SmallWebRTCTransport:
     """The bot's transport on an answered connection: 16 kHz mono in, 24 kHz out, no video.
 
@@ -80,14 +83,13 @@ def build_smallwebrtc_transport(
     1.x: put ``bot.audio.build_vad_processor()`` after ``transport.input()`` (or give the user
     aggregator a VAD analyzer).
     """
-    values = transport_audio_params()
-    values.update(params)
-    return SmallWebRTCTransport(webrtc_connection=connection, params=TransportParams(**values))
+    transport_params = TransportParams.model_validate({**transport_audio_params(), **params})
+    return SmallWebRTCTransport(webrtc_connection=connection, params=transport_params)
 
 
 def smallwebrtc_io(
     connection: SmallWebRTCConnection, *, slower: bool = False, language: str = "en"
-) -> Any:
+) -> BotIO:
     """The bot core's ``BotIO`` on this connection: STT/TTS in the exam's ``language``, VAD,
     speech controls."""
     from bot.audio import voice_io
