@@ -39,11 +39,14 @@ import re
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final, TypedDict
 
 from ioa.languages import DEFAULT_LANGUAGE, directive_language
 from ioa.runtime.agent_boundary import candidate_command, read_consent
 from ioa.runtime.texts import for_language
+
+if TYPE_CHECKING:
+    from aiohttp import web
 
 MODEL: Final = "viva-offline-rehearsal-examiner"
 PROVIDER: Final = "offline"
@@ -323,7 +326,7 @@ class Conversation:
         return LINES.get(self.language, LINES[DEFAULT_LANGUAGE])
 
 
-def _text(message: Mapping[str, Any]) -> str:
+def _text(message: Mapping[str, object]) -> str:
     content = message.get("content")
     if isinstance(content, str):
         return content
@@ -332,7 +335,27 @@ def _text(message: Mapping[str, Any]) -> str:
     return ""
 
 
-def read_conversation(messages: Sequence[Mapping[str, Any]]) -> Conversation:
+def _listed(value: object) -> list[object]:
+    """``value`` if it is a JSON array, else empty."""
+    return list(value) if isinstance(value, list) else []
+
+
+def _reported(message: Mapping[str, object]) -> Iterator[Mapping[str, object]]:
+    """The arguments of each ``report_observation`` call of an assistant message (calls whose
+    arguments are not a JSON object are skipped)."""
+    for call in _listed(message.get("tool_calls")):
+        function = call.get("function") if isinstance(call, Mapping) else None
+        if not isinstance(function, Mapping) or function.get("name") != "report_observation":
+            continue
+        try:
+            args = json.loads(function.get("arguments") or "{}")
+        except ValueError:
+            continue
+        if isinstance(args, Mapping):
+            yield args
+
+
+def read_conversation(messages: Sequence[Mapping[str, object]]) -> Conversation:
     """Find the node's task message and read what happened since."""
     start = 0
     task = ""
@@ -357,17 +380,10 @@ def read_conversation(messages: Sequence[Mapping[str, Any]]) -> Conversation:
             conversation.last_answer = " ".join(t.strip() for t in pending if t.strip())
             conversation.instruction = None
         elif role == "assistant":
-            for call in message.get("tool_calls") or []:
-                function = call.get("function") or {}
-                if function.get("name") != "report_observation":
-                    continue
-                try:
-                    args = json.loads(function.get("arguments") or "{}")
-                except ValueError:
-                    continue
+            for args in _reported(message):
                 conversation.last_call_signals = {
                     str(s.get("signalType"))
-                    for s in args.get("signals") or []
+                    for s in _listed(args.get("signals"))
                     if isinstance(s, Mapping)
                 }
                 conversation.covered |= conversation.last_call_signals
@@ -459,10 +475,33 @@ def choose_follow_up(conversation: Conversation, uncovered: Sequence[Target]) ->
     return None
 
 
-def observation(conversation: Conversation) -> dict[str, Any]:
+class Signal(TypedDict):
+    """One evidence signal of a ``report_observation`` call."""
+
+    signalType: str
+    signalKind: str
+    excerpt: str
+    confidence: float
+
+
+class ObservationArguments(TypedDict, total=False):
+    """The ``report_observation`` arguments the offline examiner gives."""
+
+    signals: list[Signal]
+    answerQuality: str
+    needsFollowUp: bool
+    followUpType: str
+    evidenceSufficient: bool
+    anxietyDetected: bool
+    distressDetected: bool
+    commandDetected: str
+    spokenText: str
+
+
+def observation(conversation: Conversation) -> ObservationArguments:
     """The ``report_observation`` arguments for a candidate answer."""
     brief, answer = conversation.brief, conversation.answer
-    base: dict[str, Any] = {
+    base: ObservationArguments = {
         "signals": [],
         "answerQuality": "substantive",
         "needsFollowUp": False,
@@ -477,7 +516,7 @@ def observation(conversation: Conversation) -> dict[str, Any]:
     if command is not None:
         return {**base, "commandDetected": command, "spokenText": conversation.lines.of_course}
     matched = match_targets(answer, brief.targets)
-    signals = [
+    signals: list[Signal] = [
         {
             "signalType": target.id,
             "signalKind": "positive",
@@ -520,12 +559,12 @@ def observation(conversation: Conversation) -> dict[str, Any]:
     return {**base, "signals": signals, "answerQuality": quality, "evidenceSufficient": True}
 
 
-def instructed(conversation: Conversation, instruction: str) -> dict[str, Any]:
+def instructed(conversation: Conversation, instruction: str) -> ObservationArguments:
     """The ``report_observation`` arguments after a runtime instruction."""
     lowered = instruction.lower()
     lines = conversation.lines
     question = conversation.last_examiner or conversation.brief.opening or ""
-    base: dict[str, Any] = {
+    base: ObservationArguments = {
         "signals": [],
         "answerQuality": "substantive",
         "needsFollowUp": False,
@@ -590,14 +629,16 @@ class Reply:
     """What the offline examiner answers: text, or one tool call."""
 
     content: str = ""
-    tool_arguments: Mapping[str, Any] | None = None
+    tool_arguments: ObservationArguments | None = None
 
 
-def respond(body: Mapping[str, Any]) -> Reply:
+def respond(body: Mapping[str, object]) -> Reply:
     """The examiner's answer to one Chat Completions request body (pure, deterministic)."""
-    messages = [m for m in body.get("messages") or [] if isinstance(m, Mapping)]
+    messages = [m for m in _listed(body.get("messages")) if isinstance(m, Mapping)]
     tools = [
-        t.get("function", {}).get("name") for t in body.get("tools") or [] if isinstance(t, Mapping)
+        t.get("function", {}).get("name")
+        for t in _listed(body.get("tools"))
+        if isinstance(t, Mapping)
     ]
     if "report_observation" not in tools:
         return Reply(content=summary(messages))
@@ -608,7 +649,7 @@ def respond(body: Mapping[str, Any]) -> Reply:
     return Reply(tool_arguments=observation(conversation))
 
 
-def summary(messages: Sequence[Mapping[str, Any]]) -> str:
+def summary(messages: Sequence[Mapping[str, object]]) -> str:
     """A short extractive summary of the candidate's turns (used for context summaries)."""
     said = [_text(m) for m in messages if m.get("role") == "user" and _text(m).strip()]
     if not said:
@@ -679,21 +720,25 @@ class OfflineExaminerServer:
         self._ready.set()
         await asyncio.Event().wait()
 
-    async def _models(self, request: Any) -> Any:
+    async def _models(self, request: web.Request) -> web.Response:
         from aiohttp import web
 
         return web.json_response({"object": "list", "data": [{"id": MODEL, "object": "model"}]})
 
-    async def _completions(self, request: Any) -> Any:
+    async def _completions(self, request: web.Request) -> web.StreamResponse:
         from aiohttp import web
 
         self.requests += 1
         try:
-            body = await request.json()
+            body: object = await request.json()
         except ValueError:
             return web.json_response({"error": {"message": "body is not JSON"}}, status=400)
+        if not isinstance(body, Mapping):
+            refused = {"error": {"message": "body is not a JSON object"}}
+            return web.json_response(refused, status=400)
         reply = respond(body)
-        prompt = sum(approximate_tokens(_text(m)) for m in body.get("messages") or [])
+        messages = [m for m in _listed(body.get("messages")) if isinstance(m, Mapping)]
+        prompt = sum(approximate_tokens(_text(m)) for m in messages)
         output = approximate_tokens(reply.content or json.dumps(dict(reply.tool_arguments or {})))
         usage = {
             "prompt_tokens": prompt,
@@ -707,7 +752,10 @@ class OfflineExaminerServer:
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
         )
         await response.prepare(request)
-        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        stream_options = body.get("stream_options")
+        include_usage = isinstance(stream_options, Mapping) and bool(
+            stream_options.get("include_usage")
+        )
         async for chunk in self._chunks(completion_id, reply, usage if include_usage else None):
             await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
         await response.write(b"data: [DONE]\n\n")
@@ -716,8 +764,8 @@ class OfflineExaminerServer:
 
     def _completion(
         self, completion_id: str, reply: Reply, usage: Mapping[str, int]
-    ) -> dict[str, Any]:
-        message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
+    ) -> dict[str, object]:
+        message: dict[str, object] = {"role": "assistant", "content": reply.content or None}
         if reply.tool_arguments is not None:
             message["tool_calls"] = [
                 {
@@ -741,15 +789,15 @@ class OfflineExaminerServer:
 
     async def _chunks(
         self, completion_id: str, reply: Reply, usage: Mapping[str, int] | None
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncIterator[dict[str, object]]:
         for chunk in _stream_chunks(completion_id, reply, usage):
             yield chunk
 
 
 def _stream_chunks(
     completion_id: str, reply: Reply, usage: Mapping[str, int] | None
-) -> Iterator[dict[str, Any]]:
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+) -> Iterator[dict[str, object]]:
+    def chunk(delta: dict[str, object], finish: str | None = None) -> dict[str, object]:
         return {
             "id": completion_id,
             "object": "chat.completion.chunk",

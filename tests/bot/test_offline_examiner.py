@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import urllib.error
 import urllib.request
 from typing import Any
 
@@ -184,6 +185,19 @@ def test_the_endpoint_speaks_the_chat_completions_protocol(flow: dict[str, Any])
     arguments = json.loads("".join(c["function"]["arguments"] for c in calls))
     assert arguments["evidenceSufficient"] is True
     assert chunks[-1]["usage"]["total_tokens"] > 0
+
+
+def test_a_body_that_is_not_a_json_object_is_a_bad_request() -> None:
+    server = oe.shared_server()
+    for body in (b"[1, 2]", b"not json"):
+        http = urllib.request.Request(  # noqa: S310 (the loopback server's http URL)
+            server.base_url + "/chat/completions",
+            data=body,
+            headers={"Content-Type": "application/json"},
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(http, timeout=10)  # noqa: S310 (loopback)
+        assert refused.value.code == 400
 
 
 def test_it_is_refused_outside_development(settings: Any) -> None:
