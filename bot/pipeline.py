@@ -23,7 +23,8 @@ connect Pipecat to the runtime controller).
   ``TTSStartedFrame`` / ``TTSStoppedFrame`` after the output) as ``UtteranceStarted`` /
   ``UtteranceFinished``, so the controller records ``examiner_utterance_started`` / ``_final``;
   a barge-in (``InterruptionFrame``) while an interruptible utterance is being spoken is
-  reported first as ``CandidateInterrupted``.
+  reported first as ``CandidateInterrupted``, then the utterance ends with when its audio
+  stopped and the text heard until then (``bot.spoken_text``).
 * :class:`UsageMeter`: Pipecat's usage metrics (LLM tokens, STT seconds, TTS characters).
 
 The seam for voice (:class:`BotIO`): a transport (or an input/output processor pair) and
@@ -55,10 +56,12 @@ from pipecat.frames.frames import (
     LLMFullResponseStartFrame,
     LLMTextFrame,
     MetricsFrame,
+    OutputAudioRawFrame,
     TranscriptionFrame,
     TTSSpeakFrame,
     TTSStartedFrame,
     TTSStoppedFrame,
+    TTSTextFrame,
 )
 from pipecat.metrics.metrics import (
     LLMUsageMetricsData,
@@ -83,6 +86,7 @@ from pipecat.utils.context.llm_context_summarization import (
 )
 
 from bot.activity import VoiceActivityHook
+from bot.spoken_text import HeardSpeech, Interruption, SpokenWordsFrame
 from bot.text_transport import TextSpeech
 from bot.usage import Component, Counter
 
@@ -126,7 +130,9 @@ class PipelineCore(Protocol):
 
     def utterance_started(self, utterance_id: str) -> None: ...
 
-    def utterance_finished(self, utterance_id: str, duration_ms: int) -> None: ...
+    def utterance_finished(
+        self, utterance_id: str, duration_ms: int, *, interruption: Interruption | None = None
+    ) -> None: ...
 
     def candidate_interrupted(self, utterance_id: str) -> None: ...
 
@@ -267,13 +273,15 @@ class LLMSpeechFilter(FrameProcessor):
 
 
 class SpeechReporter(FrameProcessor):
-    """Turns the TTS contexts of examiner utterances into speech reports, in order."""
+    """Turns the TTS contexts of examiner utterances into speech reports, in order; a barge-in
+    reports how much of the utterance was heard (``bot.spoken_text``)."""
 
     def __init__(self, core: PipelineCore) -> None:
         super().__init__()
         self._core = core
         self._pending: deque[tuple[str, bool]] = deque()
         self._current: tuple[str, float, bool] | None = None
+        self._heard = HeardSpeech()
 
     def expect(self, utterance_id: str, *, interruptible: bool = True) -> None:
         """An :class:`ExaminerSpeakFrame` with this id was queued."""
@@ -284,31 +292,50 @@ class SpeechReporter(FrameProcessor):
         """Nothing queued or being spoken."""
         return not self._pending and self._current is None
 
-    def _finish(self) -> None:
+    def _finish(self, interruption: Interruption | None = None) -> None:
         if self._current is None:
             return
         utterance_id, started, _ = self._current
         self._current = None
-        self._core.utterance_finished(utterance_id, int((time.monotonic() - started) * 1000))
+        elapsed_ms = int((time.monotonic() - started) * 1000)
+        if interruption is not None:
+            elapsed_ms = round(interruption.played_secs * 1000)
+        self._core.utterance_finished(utterance_id, elapsed_ms, interruption=interruption)
+
+    def _interrupted(self) -> None:
+        """The candidate barged in: the controller hears of it (an interruption recovery,
+        when the node has a handler), what was being said ends now with what was heard of it;
+        queued utterances are dropped by the interruption and never reported (never recorded
+        as spoken). An uninterruptible utterance (a closing) ends as before, not as cut."""
+        current = self._current
+        if current is not None and current[2]:
+            self._core.candidate_interrupted(current[0])
+            heard = self._heard
+            self._finish(Interruption(time.time(), heard.played_secs, heard.spoken_text()))
+        self._finish()
+        self._pending = deque(item for item in self._pending if not item[1])
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         await super().process_frame(frame, direction)
-        if isinstance(frame, TTSStartedFrame) and direction is FrameDirection.DOWNSTREAM:
+        downstream = direction is FrameDirection.DOWNSTREAM
+        if isinstance(frame, TTSStartedFrame) and downstream:
             self._finish()
             if self._pending:
                 utterance_id, interruptible = self._pending.popleft()
                 self._current = (utterance_id, time.monotonic(), interruptible)
+                self._heard = HeardSpeech()
                 self._core.utterance_started(utterance_id)
-        elif isinstance(frame, TTSStoppedFrame) and direction is FrameDirection.DOWNSTREAM:
+        elif isinstance(frame, TTSStoppedFrame) and downstream:
             self._finish()
         elif isinstance(frame, InterruptionFrame):
-            # The candidate barged in: the controller hears of it (an interruption recovery,
-            # when the node has a handler), what was being said ends now; queued utterances
-            # are dropped by the interruption and never reported (never recorded as spoken).
-            if self._current is not None and self._current[2]:
-                self._core.candidate_interrupted(self._current[0])
-            self._finish()
-            self._pending = deque(item for item in self._pending if not item[1])
+            self._interrupted()
+        elif self._current is not None and downstream:
+            if isinstance(frame, OutputAudioRawFrame):
+                self._heard.audio(frame)
+            elif isinstance(frame, SpokenWordsFrame):
+                self._heard.words(frame)
+            elif isinstance(frame, TTSTextFrame):
+                self._heard.text_played(frame.text)
         await self.push_frame(frame, direction)
 
 

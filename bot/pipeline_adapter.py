@@ -34,6 +34,7 @@ from bot.examiner_stats import CoreStats
 from bot.journal import Journal
 from bot.journal_writer import JournalWriter
 from bot.rerun_budget import RerunBudget
+from bot.spoken_text import Interruption
 from bot.turn_deadline import UNUSABLE_GRACE_SECONDS, UNUSABLE_RETRY_NOTE, TurnWatch
 from bot.usage import Component, Counter, UsageLedger
 from ioa.events import ExamState
@@ -161,11 +162,14 @@ class PipelineAdapter:
         """The candidate started or stopped typing or speaking (``bot.activity``): the
         silence clock follows them. ``when`` (wall-clock seconds) becomes the event's ``atMs``,
         ms since the session opened."""
+        self._decisions.post(CandidateActivity(activity, active, self._session_ms(when)))
+
+    def _session_ms(self, when: float | None) -> int | None:
+        """A wall-clock instant (seconds) as ms since the session opened (``None`` if unknown)."""
         opened = self._journal.controller.state.opened_ms
-        at_ms = None
-        if when is not None and opened is not None:
-            at_ms = max(0, round(when * 1000) - opened)
-        self._decisions.post(CandidateActivity(activity, active, at_ms))
+        if when is None or opened is None:
+            return None
+        return max(0, round(when * 1000) - opened)
 
     def candidate_partial(self, text: str, stability: float) -> None:
         """A streaming STT's interim transcript: the candidate's live caption, published to the
@@ -179,8 +183,23 @@ class PipelineAdapter:
     def utterance_started(self, utterance_id: str) -> None:
         self._decisions.post(UtteranceStarted(utterance_id))
 
-    def utterance_finished(self, utterance_id: str, duration_ms: int) -> None:
-        self._decisions.post(UtteranceFinished(utterance_id, max(0, duration_ms)))
+    def utterance_finished(
+        self, utterance_id: str, duration_ms: int, *, interruption: Interruption | None = None
+    ) -> None:
+        """The utterance's audio ended, or a barge-in cut it (``interruption``: when, and the
+        text heard until then)."""
+        if interruption is None:
+            self._decisions.post(UtteranceFinished(utterance_id, max(0, duration_ms)))
+            return
+        self._decisions.post(
+            UtteranceFinished(
+                utterance_id,
+                max(0, duration_ms),
+                interrupted=True,
+                interrupted_at_ms=self._session_ms(interruption.at),
+                spoken_text=interruption.spoken_text,
+            )
+        )
 
     def candidate_interrupted(self, utterance_id: str) -> None:
         """The candidate barged in while ``utterance_id`` was being spoken."""

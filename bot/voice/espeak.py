@@ -33,6 +33,8 @@ _POS_CHARACTER: Final = 1
 _CHARS_UTF8: Final = 1
 _EE_OK: Final = 0
 _RANDOM_SEED: Final = 1
+_EVENT_LIST_TERMINATED: Final = 0
+_EVENT_WORD: Final = 1
 
 MIN_RATE_WPM: Final = 80
 """eSpeak's slowest speaking rate (words per minute)."""
@@ -84,9 +86,43 @@ def _languages(pointer: int | None) -> tuple[str, ...]:
     return tuple(tag for _, tag in sorted(found, key=lambda item: item[0]))
 
 
+class _EspeakEvent(ctypes.Structure):
+    """``espeak_EVENT`` (speak_lib.h): ``text_position`` is 1-based, in characters;
+    ``audio_position`` is in ms from the start of the synthesis."""
+
+    _fields_ = [
+        ("type", ctypes.c_int),
+        ("unique_identifier", ctypes.c_uint),
+        ("text_position", ctypes.c_int),
+        ("length", ctypes.c_int),
+        ("audio_position", ctypes.c_int),
+        ("sample", ctypes.c_int),
+        ("user_data", ctypes.c_void_p),
+        ("id", ctypes.c_char * 8),
+    ]
+
+
 _SynthCallback = ctypes.CFUNCTYPE(
-    ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p
+    ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.POINTER(_EspeakEvent)
 )
+
+
+@dataclass(frozen=True, slots=True)
+class SpokenWord:
+    """One word eSpeak spoke: ``text[start:end]`` of the synthesised text, from ``audio_ms``
+    into its audio."""
+
+    start: int
+    end: int
+    audio_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Speech:
+    """:meth:`EspeakEngine.speak`'s result: the PCM and the timing of each word."""
+
+    pcm: bytes
+    words: tuple[SpokenWord, ...]
 
 
 class EspeakUnavailableError(RuntimeError):
@@ -178,13 +214,28 @@ class EspeakEngine:
         self._lock = threading.Lock()
         self._resolved: dict[str, str] = {}
         self._chunks: list[bytes] = []
+        self._words: list[SpokenWord] = []
         # Kept on the instance: ctypes must not free the callback while the library holds it.
         self._callback = _SynthCallback(self._on_samples)
         lib.espeak_SetSynthCallback(self._callback)
 
-    def _on_samples(self, wav: ctypes._Pointer[ctypes.c_short], count: int, _events: int) -> int:
+    def _on_samples(
+        self,
+        wav: ctypes._Pointer[ctypes.c_short],
+        count: int,
+        events: ctypes._Pointer[_EspeakEvent],
+    ) -> int:
         if wav and count > 0:
             self._chunks.append(ctypes.string_at(wav, count * 2))
+        index = 0
+        while events and events[index].type != _EVENT_LIST_TERMINATED:
+            event = events[index]
+            if event.type == _EVENT_WORD and event.length > 0:
+                start = max(0, event.text_position - 1)
+                self._words.append(
+                    SpokenWord(start, start + event.length, max(0, event.audio_position))
+                )
+            index += 1
         return 0  # 0 = go on synthesising
 
     def voices(self) -> list[VoiceInfo]:
@@ -250,8 +301,13 @@ class EspeakEngine:
 
         Blocking (run it in a worker thread from async code). Empty text gives empty audio.
         """
+        return self.speak(text, voice).pcm
+
+    def speak(self, text: str, voice: Voice | None = None) -> Speech:
+        """Speak ``text``: its PCM (as :meth:`synthesize`) and where each word of ``text``
+        starts in it (eSpeak's word events), in text order."""
         if not text.strip():
-            return b""
+            return Speech(b"", ())
         wanted = (voice or Voice()).clamped()
         data = text.encode("utf-8")
         name = self.voice_for(wanted.name)
@@ -262,6 +318,7 @@ class EspeakEngine:
             self._lib.espeak_SetParameter(_PARAM_VOLUME, wanted.volume, 0)
             self._lib.espeak_SetParameter(_PARAM_PITCH, wanted.pitch, 0)
             self._chunks = []
+            self._words = []
             # eSpeak NG adds random variation (seeded from the clock); a fixed seed makes the
             # same text, voice and settings always sound the same (reproducible tests, replay).
             self._lib.espeak_ng_SetRandSeed(_RANDOM_SEED)
@@ -269,10 +326,11 @@ class EspeakEngine:
                 data, len(data) + 1, 0, _POS_CHARACTER, 0, _CHARS_UTF8, None, None
             )
             pcm = b"".join(self._chunks)
-            self._chunks = []
+            words = tuple(self._words)
+            self._chunks, self._words = [], []
         if status != _EE_OK:
             raise RuntimeError(f"espeak_Synth failed ({status})")
-        return pcm
+        return Speech(pcm, words)
 
 
 _engine: EspeakEngine | None = None

@@ -3,7 +3,9 @@
 :class:`EspeakTTSService` synthesises each sentence the base class hands it with
 :mod:`bot.voice.espeak` in a worker thread and streams it as ``TTSAudioRawFrame`` chunks of
 16-bit mono PCM, resampled from eSpeak's 22 050 Hz to the pipeline's output rate
-(``PipelineParams.audio_out_sample_rate``, or ``sample_rate=`` if given).
+(``PipelineParams.audio_out_sample_rate``, or ``sample_rate=`` if given). Each sentence's audio
+is preceded by a :class:`bot.spoken_text.SpokenWordsFrame` with eSpeak's word timing, so a
+barge-in records the text the candidate heard (``bot.spoken_text``).
 
 Delivery is runtime-updatable through Pipecat's ``TTSUpdateSettingsFrame``:
 
@@ -30,6 +32,7 @@ from pipecat.services.tts_service import TTSService
 from pipecat.transcriptions.language import Language
 from pipecat.utils.types import NOT_GIVEN, NotGiven, is_given
 
+from bot.spoken_text import SpokenWordsFrame, WordMark
 from bot.voice.espeak import MAX_VOLUME, Voice, engine
 
 NORMAL_RATE_WPM: Final = 160
@@ -167,7 +170,12 @@ class EspeakTTSService(TTSService):
         voice = self.voice
         try:
             await self.start_tts_usage_metrics(text)
-            pcm = await asyncio.to_thread(self._engine.synthesize, text, voice)
+            speech = await asyncio.to_thread(self._engine.speak, text, voice)
+            yield SpokenWordsFrame(
+                text=text,
+                words=tuple(WordMark(w.end, w.audio_ms / 1000) for w in speech.words),
+            )
+            pcm = speech.pcm
             async for frame in self._stream_audio_frames_from_iterator(
                 self._chunks(pcm), in_sample_rate=self._engine.sample_rate, context_id=context_id
             ):

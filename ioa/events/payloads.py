@@ -221,7 +221,12 @@ class ExaminerUtteranceStarted(Payload):
 
 
 class ExaminerUtteranceFinal(Payload):
-    """§4.7 What the examiner actually said (after output filters)."""
+    """§4.7 What the examiner actually said (after output filters).
+
+    ``text`` is the whole validated utterance; ``durationMs`` how long its audio played. A
+    barge-in that cut it short (voice) sets ``interrupted``, ``interruptedAtMs`` (when the
+    examiner's audio stopped, in ms since the session opened) and ``spokenText``: the part of
+    ``text`` the candidate heard before that, from the TTS timing (docs/voice.md)."""
 
     type: Literal["examiner_utterance_final"] = "examiner_utterance_final"
     utteranceId: Id
@@ -229,6 +234,9 @@ class ExaminerUtteranceFinal(Payload):
     text: AnyText
     purpose: UtterancePurpose
     durationMs: Count
+    interrupted: bool | None = None
+    interruptedAtMs: Count | None = None
+    spokenText: AnyText | None = None
 
 
 class CandidateCommandReceived(Payload):

@@ -162,10 +162,17 @@ class UtteranceStarted:
 
 @dataclass(frozen=True, slots=True)
 class UtteranceFinished:
-    """The bot finished (or was interrupted while) speaking a ``Speak`` effect."""
+    """The bot finished (or was interrupted while) speaking a ``Speak`` effect.
+
+    A barge-in that cut the audio short gives ``interrupted_at_ms`` (when the audio stopped, ms
+    since the session opened, ``None`` when unknown) and ``spoken_text``, the prefix of the
+    text played until then; both stay ``None`` for an utterance heard to the end."""
 
     utterance_id: str
     duration_ms: int = 0
+    interrupted: bool = False
+    interrupted_at_ms: int | None = None
+    spoken_text: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -118,6 +118,7 @@ def utterance_finished(step: Step, report: UtteranceFinished) -> None:
             return
         pending = started
     del step.outbox.pending[report.utterance_id]
+    spoken = _spoken_prefix(report, pending.text)
     step.emit(
         p.ExaminerUtteranceFinal(
             utteranceId=report.utterance_id,
@@ -125,10 +126,26 @@ def utterance_finished(step: Step, report: UtteranceFinished) -> None:
             text=pending.text,
             purpose=pending.purpose,
             durationMs=report.duration_ms,
+            interrupted=True if report.interrupted else None,
+            interruptedAtMs=(
+                max(0, report.interrupted_at_ms)
+                if report.interrupted and report.interrupted_at_ms is not None
+                else None
+            ),
+            spokenText=spoken,
         ),
         source=EventSource.BOT,
     )
-    step.result.update({"status": "spoken"})
+    step.result.update({"status": "interrupted" if report.interrupted else "spoken"})
+
+
+def _spoken_prefix(report: UtteranceFinished, text: str) -> str | None:
+    """What a barge-in left of ``text`` (``None`` for a whole utterance): the bot's spoken
+    text when it is a prefix of the validated text, never anything else (else empty)."""
+    if not report.interrupted:
+        return None
+    spoken = (report.spoken_text or "").strip()
+    return spoken if text.startswith(spoken) else ""
 
 
 def _may_report(step: Step, pending: PendingUtterance) -> bool:

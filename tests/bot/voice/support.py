@@ -23,6 +23,7 @@ from pipecat.services.openai.llm import OpenAILLMService
 from pipecat.workers.runner import WorkerRunner
 
 from bot.audio import VOICE_IN_SAMPLE_RATE, pipeline_params, wav_bytes
+from bot.spoken_text import Interruption
 from bot.usage import Component, Counter
 from bot.voice.espeak import Voice, engine
 from bot.voice.offline_stt import transcription_confidence
@@ -126,6 +127,7 @@ class RecordingCore:
         self.started: list[str] = []
         self.finished: list[tuple[str, int]] = []
         self.interrupted: list[str] = []
+        self.cut: list[tuple[str, Interruption]] = []
         self.activity: list[tuple[str, bool, float | None]] = []
         self.usage_seen: list[tuple[str, Counter, str | None]] = []
         self.heard = asyncio.Event()
@@ -163,8 +165,12 @@ class RecordingCore:
     def utterance_started(self, utterance_id: str) -> None:
         self.started.append(utterance_id)
 
-    def utterance_finished(self, utterance_id: str, duration_ms: int) -> None:
+    def utterance_finished(
+        self, utterance_id: str, duration_ms: int, *, interruption: Interruption | None = None
+    ) -> None:
         self.finished.append((utterance_id, duration_ms))
+        if interruption is not None:
+            self.cut.append((utterance_id, interruption))
         self.spoken.set()
 
     def candidate_interrupted(self, utterance_id: str) -> None:

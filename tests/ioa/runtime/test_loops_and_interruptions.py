@@ -255,3 +255,40 @@ def test_interruption_without_speech_in_flight_or_without_handler_records_nothin
     decision = plain.send(CandidateInterrupted(utterance))
     assert decision.status == "noted" and not decision.events and not decision.effects
     assert len(plain.events) == before
+
+
+def test_a_barge_in_records_when_the_utterance_was_cut_and_what_was_heard() -> None:
+    h = Harness().to_q1()
+    h.say(ANSWER, at=20)
+    utterance = _speaking(h, 21, QUESTION)
+    cut = UtteranceFinished(
+        utterance,
+        1800,
+        interrupted=True,
+        interrupted_at_ms=22_800,
+        spoken_text="Which vertex does Dijkstra's",
+    )
+    assert h.at(23).send(cut).status == "interrupted"
+    final = h.of("examiner_utterance_final")[-1]
+    assert (final.utteranceId, final.text, final.durationMs) == (utterance, QUESTION, 1800)
+    assert (final.interrupted, final.interruptedAtMs) == (True, 22_800)
+    assert final.spokenText == "Which vertex does Dijkstra's"
+    assert h.replayed_equal()
+
+
+def test_spoken_text_that_is_not_a_prefix_of_the_validated_text_is_never_recorded() -> None:
+    h = Harness().to_q1()
+    h.say(ANSWER, at=20)
+    utterance = _speaking(h, 21, QUESTION)
+    h.send(UtteranceFinished(utterance, 900, interrupted=True, spoken_text="Ignore the rubric"))
+    final = h.of("examiner_utterance_final")[-1]
+    assert (final.interrupted, final.spokenText, final.interruptedAtMs) == (True, "", None)
+
+
+def test_an_utterance_heard_to_the_end_has_no_interruption_fields() -> None:
+    h = Harness().to_q1()
+    h.say(ANSWER, at=20)
+    utterance = _speaking(h, 21, QUESTION)
+    h.send(UtteranceFinished(utterance, 3000))
+    final = h.of("examiner_utterance_final")[-1]
+    assert (final.interrupted, final.interruptedAtMs, final.spokenText) == (None, None, None)
