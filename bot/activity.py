@@ -46,11 +46,20 @@ class VoiceActivityHook(FrameProcessor):
         await super().process_frame(frame, direction)
         if isinstance(frame, VADUserStartedSpeakingFrame) and not self._speaking:
             self._speaking = True
-            self._report("speaking", True, _instant(frame.timestamp, frame.start_secs))
+            self._report("speaking", True, speech_instant(frame))
         elif isinstance(frame, VADUserStoppedSpeakingFrame) and self._speaking:
             self._speaking = False
-            self._report("speaking", False, _instant(frame.timestamp, frame.stop_secs))
+            self._report("speaking", False, speech_instant(frame))
         await self.push_frame(frame, direction)
+
+
+def speech_instant(
+    frame: VADUserStartedSpeakingFrame | VADUserStoppedSpeakingFrame,
+) -> float | None:
+    """When the audio showed the speech start or stop ``frame`` reports (wall-clock seconds)."""
+    if isinstance(frame, VADUserStartedSpeakingFrame):
+        return _instant(frame.timestamp, frame.start_secs)
+    return _instant(frame.timestamp, frame.stop_secs)
 
 
 def _instant(timestamp: float, lag_secs: float) -> float | None:

@@ -8,9 +8,10 @@ connect Pipecat to the runtime controller).
         → UsageMeter → assistant aggregator
 
 * :class:`TranscriptHook` (ADP-013): every final transcript goes to the controller with its STT
-  confidence. In text mode each typed answer is a whole turn: the hook hands it to the core,
-  which records it and then appends it to the LLM context and runs the LLM (when the exam is in
-  progress). In voice mode the user aggregator's turn strategies decide when the LLM runs.
+  confidence (in voice mode with when its speech started and ended, by the VAD). In text mode
+  each typed answer is a whole turn: the hook hands it to the core, which records it and then
+  appends it to the LLM context and runs the LLM (when the exam is in progress). In voice mode
+  the user aggregator's turn strategies decide when the LLM runs.
 * :class:`LLMRunGate`: the LLM only runs while the exam is in progress (never in the silent
   boot node, while paused, or after the end).
 * :class:`LLMSpeechFilter`: nothing the LLM writes as free text is ever spoken. The examiner
@@ -62,6 +63,8 @@ from pipecat.frames.frames import (
     TTSStartedFrame,
     TTSStoppedFrame,
     TTSTextFrame,
+    VADUserStartedSpeakingFrame,
+    VADUserStoppedSpeakingFrame,
 )
 from pipecat.metrics.metrics import (
     LLMUsageMetricsData,
@@ -85,7 +88,7 @@ from pipecat.utils.context.llm_context_summarization import (
     LLMContextSummaryConfig,
 )
 
-from bot.activity import VoiceActivityHook
+from bot.activity import VoiceActivityHook, speech_instant
 from bot.spoken_text import HeardSpeech, Interruption, SpokenWordsFrame
 from bot.text_transport import TextSpeech
 from bot.usage import Component, Counter
@@ -123,7 +126,12 @@ class PipelineCore(Protocol):
     ) -> None: ...
 
     def candidate_transcript(
-        self, text: str, confidence: float, *, input_id: str | None = None
+        self,
+        text: str,
+        confidence: float,
+        *,
+        input_id: str | None = None,
+        spoken: tuple[float, float] | None = None,
     ) -> None: ...
 
     def candidate_partial(self, text: str, stability: float) -> None: ...
@@ -178,24 +186,67 @@ def partial_stability(frame: InterimTranscriptionFrame) -> float:
     return 0.5
 
 
+class SpeechSpans:
+    """When the candidate's transcribed speech started and ended, by the VAD (voice mode).
+
+    An STT whose transcript carries the VAD span of its own segment (the offline recogniser's
+    ``speech_start``/``speech_end``) gives it; for any other, a transcript covers the VAD
+    segments completed since the previous transcript (from the first one's start to the last
+    one's end). Without a completed segment the span is unknown (``None``) and the controller
+    estimates it from the words."""
+
+    def __init__(self) -> None:
+        self._done: list[tuple[float, float]] = []
+        self._open: float | None = None
+
+    def vad(self, frame: VADUserStartedSpeakingFrame | VADUserStoppedSpeakingFrame) -> None:
+        instant = speech_instant(frame)
+        if instant is None:
+            return
+        if isinstance(frame, VADUserStartedSpeakingFrame):
+            self._open = instant
+        elif self._open is not None:
+            self._done.append((self._open, max(self._open, instant)))
+            self._open = None
+
+    def transcript(self, frame: TranscriptionFrame) -> tuple[float, float] | None:
+        """The span of ``frame``'s speech (class docstring); consumes the segments it covers."""
+        start = getattr(frame.result, "speech_start", None)
+        end = getattr(frame.result, "speech_end", None)
+        if isinstance(start, float) and isinstance(end, float):
+            self._done = [span for span in self._done if span[0] > end]
+            return start, max(start, end)
+        if not self._done:
+            return None
+        span = (self._done[0][0], self._done[-1][1])
+        self._done = []
+        return span
+
+
 class TranscriptHook(FrameProcessor):
-    """Feeds final candidate transcripts to the controller (module docstring)."""
+    """Feeds final candidate transcripts to the controller (module docstring), in voice mode
+    with when their speech started and ended (:class:`SpeechSpans`)."""
 
     def __init__(self, core: PipelineCore, *, text_turns: bool) -> None:
         super().__init__()
         self._core = core
         self._text_turns = text_turns
         self._last_partial = ""
+        self._spans = SpeechSpans()
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         await super().process_frame(frame, direction)
+        if isinstance(frame, VADUserStartedSpeakingFrame | VADUserStoppedSpeakingFrame):
+            self._spans.vad(frame)
         if direction is FrameDirection.DOWNSTREAM and isinstance(frame, TranscriptionFrame):
             confidence = transcript_confidence(frame)
             input_id = getattr(frame, "input_id", None)  # a typed answer from the inbox
             if self._text_turns:
                 await self._core.candidate_turn(frame.text, confidence, input_id=input_id)
                 return
-            self._core.candidate_transcript(frame.text, confidence, input_id=input_id)
+            self._core.candidate_transcript(
+                frame.text, confidence, input_id=input_id, spoken=self._spans.transcript(frame)
+            )
         elif direction is FrameDirection.DOWNSTREAM and isinstance(
             frame, InterimTranscriptionFrame
         ):

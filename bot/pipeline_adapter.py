@@ -148,12 +148,29 @@ class PipelineAdapter:
             await self._frames.push(LLMRunFrame())
 
     def candidate_transcript(
-        self, text: str, confidence: float, *, input_id: str | None = None
+        self,
+        text: str,
+        confidence: float,
+        *,
+        input_id: str | None = None,
+        spoken: tuple[float, float] | None = None,
     ) -> None:
-        """A final transcript in voice mode (the turn strategies decide when the LLM runs)."""
+        """A final transcript in voice mode (the turn strategies decide when the LLM runs).
+        ``spoken``: when its speech started and ended (wall-clock seconds, by the VAD), so the
+        stored times and the hesitation before it are the audio's, not the recogniser's."""
         self._reruns.reset()
+        start_ms = end_ms = None
+        if spoken is not None:
+            start_ms, end_ms = self._session_ms(spoken[0]), self._session_ms(spoken[1])
         self._decisions.post(
-            TranscriptSegment("candidate", text, confidence, awaiting_examiner=self._turns.owed),
+            TranscriptSegment(
+                "candidate",
+                text,
+                confidence,
+                start_ms=start_ms,
+                end_ms=end_ms,
+                awaiting_examiner=self._turns.owed,
+            ),
             input_ids=(input_id,) if input_id else (),
         )
         self._inbox.delivered(input_id)

@@ -4,7 +4,9 @@ The ``pocketsphinx`` wheel ships the US English acoustic model, language model a
 so nothing is downloaded. VAD (Silero, upstream) cuts the candidate's audio into utterances; each
 utterance (16-bit mono PCM, resampled to 16 kHz if the pipeline runs at another rate) is decoded
 in a worker thread and becomes one ``TranscriptionFrame`` whose ``result`` is an
-:class:`OfflineTranscript` carrying the confidence.
+:class:`OfflineTranscript` carrying the confidence and when the segment's speech started and
+ended by the VAD (the transcript comes seconds later: its timing is the audio's, not the
+decoder's).
 
 Confidence (what ``TranscriptSegment.confidence`` and EVD-010 read)
 -------------------------------------------------------------------
@@ -36,11 +38,13 @@ silence (a muted track, the zero padding after a segment) is not decoded as a co
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import queue
 import re
 import threading
 import zlib
+from collections import deque
 from collections.abc import AsyncGenerator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -49,12 +53,20 @@ from typing import Any, Final, Protocol
 import numpy as np
 from loguru import logger
 from pipecat.audio.utils import create_file_resampler
-from pipecat.frames.frames import Frame, StartFrame, TranscriptionFrame
+from pipecat.frames.frames import (
+    Frame,
+    StartFrame,
+    TranscriptionFrame,
+    VADUserStartedSpeakingFrame,
+    VADUserStoppedSpeakingFrame,
+)
+from pipecat.processors.frame_processor import FrameDirection
 from pipecat.services.settings import STTSettings
 from pipecat.services.stt_service import SegmentedSTTService
 from pipecat.transcriptions.language import Language
 from pipecat.utils.time import time_now_iso8601
 
+from bot.activity import speech_instant
 from bot.voice.exam_language_model import ExamLanguageModel
 from bot.voice.exam_language_model import build as build_exam_model
 
@@ -112,6 +124,10 @@ class OfflineTranscript:
     duration_ms: int
     """Length of the decoded audio (the VAD segment plus its trailing silence)."""
     engine: str = "pocketsphinx"
+    speech_start: float | None = None
+    """When the segment's speech started, by the VAD (wall-clock seconds), when known."""
+    speech_end: float | None = None
+    """When it ended, by the VAD (wall-clock seconds), when known."""
 
 
 def utterance_confidence(words: tuple[WordScore, ...] | list[WordScore]) -> float:
@@ -327,6 +343,8 @@ class PocketsphinxSTTService(SegmentedSTTService):
         self._resampler = create_file_resampler()
         self._exam_texts: tuple[str, ...] = ()
         self._model: ExamLanguageModel | None = None
+        self._speech_start: float | None = None
+        self._spans: deque[tuple[float | None, float | None]] = deque()
 
     def use_exam_text(self, texts: Sequence[str]) -> None:
         """Bias recognition to the exam: at start, a language model is built from ``texts``
@@ -362,8 +380,20 @@ class PocketsphinxSTTService(SegmentedSTTService):
             except Exception as error:  # the general model still hears the candidate
                 logger.warning(f"{self}: no exam language model ({error}); the general one is used")
 
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        """Note when each VAD segment's speech started and ended (the base class queues one
+        segment for :meth:`run_stt` at each stop while usable, in order), then process."""
+        if isinstance(frame, VADUserStartedSpeakingFrame):
+            self._speech_start = speech_instant(frame)
+        elif isinstance(frame, VADUserStoppedSpeakingFrame) and self.is_usable:
+            self._spans.append((self._speech_start, speech_instant(frame)))
+            self._speech_start = None
+        await super().process_frame(frame, direction)
+
     async def run_stt(self, audio: bytes) -> AsyncGenerator[Frame | None, None]:
-        """Decode one segment (raw 16-bit mono PCM at :attr:`sample_rate`)."""
+        """Decode one segment (raw 16-bit mono PCM at :attr:`sample_rate`); the transcript
+        carries when its speech started and ended (``OfflineTranscript.speech_start``/``_end``)."""
+        start, end = self._spans.popleft() if self._spans else (None, None)
         await self.start_processing_metrics()
         pcm = audio
         if self.sample_rate and self.sample_rate != MODEL_SAMPLE_RATE:
@@ -379,5 +409,5 @@ class PocketsphinxSTTService(SegmentedSTTService):
             self._user_id,
             time_now_iso8601(),
             Language.EN_US,
-            result=transcript,
+            result=dataclasses.replace(transcript, speech_start=start, speech_end=end),
         )

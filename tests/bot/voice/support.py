@@ -124,6 +124,7 @@ class RecordingCore:
         self.transcripts: list[tuple[str, float]] = []
         self.turns: list[tuple[str, float]] = []
         self.partials: list[tuple[str, float]] = []
+        self.spans: list[tuple[float, float] | None] = []
         self.started: list[str] = []
         self.finished: list[tuple[str, int]] = []
         self.interrupted: list[str] = []
@@ -151,9 +152,15 @@ class RecordingCore:
         self.turns.append((text, confidence))
 
     def candidate_transcript(
-        self, text: str, confidence: float, *, input_id: str | None = None
+        self,
+        text: str,
+        confidence: float,
+        *,
+        input_id: str | None = None,
+        spoken: tuple[float, float] | None = None,
     ) -> None:
         self.transcripts.append((text, confidence))
+        self.spans.append(spoken)
         self.heard.set()
 
     def candidate_activity(self, activity: str, active: bool, when: float | None) -> None:
