@@ -39,7 +39,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -80,7 +80,7 @@ def bot_group(session_id: uuid.UUID | str) -> str:
     return f"exam-bot.{uuid.UUID(str(session_id)).hex}"
 
 
-def bot_message(kind: str, **fields: Any) -> dict[str, Any]:
+def bot_message(kind: str, **fields: object) -> dict[str, object]:
     """A ``bot.input`` message (``ValueError`` for an unknown kind)."""
     if kind not in KINDS:
         raise ValueError(f"unknown bot input kind {kind!r}")
@@ -94,7 +94,7 @@ def bot_message(kind: str, **fields: Any) -> dict[str, Any]:
     return {"type": MESSAGE_TYPE, "kind": kind, **fields}
 
 
-async def send_to_bot(session_id: uuid.UUID | str, kind: str, **fields: Any) -> None:
+async def send_to_bot(session_id: uuid.UUID | str, kind: str, **fields: object) -> None:
     """Send one input to the session's bot (best effort)."""
     layer = get_channel_layer()
     if layer is None:
@@ -102,14 +102,14 @@ async def send_to_bot(session_id: uuid.UUID | str, kind: str, **fields: Any) -> 
     await layer.group_send(bot_group(session_id), bot_message(kind, **fields))
 
 
-def send_to_bot_sync(session_id: uuid.UUID | str, kind: str, **fields: Any) -> None:
+def send_to_bot_sync(session_id: uuid.UUID | str, kind: str, **fields: object) -> None:
     """:func:`send_to_bot` for synchronous code (views, services, tests)."""
     async_to_sync(send_to_bot)(session_id, kind, **fields)
 
 
 async def ask_bot(
-    session_id: uuid.UUID | str, kind: str, *, timeout: float, **fields: Any
-) -> dict[str, Any] | None:
+    session_id: uuid.UUID | str, kind: str, *, timeout: float, **fields: object
+) -> dict[str, object] | None:
     """Send one input to the session's bot and wait up to ``timeout`` seconds for its answer
     (module docstring). ``None`` when no answer came: no bot received it, or it was too slow."""
     layer = get_channel_layer()
@@ -125,13 +125,13 @@ async def ask_bot(
 
 
 def ask_bot_sync(
-    session_id: uuid.UUID | str, kind: str, *, timeout: float, **fields: Any
-) -> dict[str, Any] | None:
+    session_id: uuid.UUID | str, kind: str, *, timeout: float, **fields: object
+) -> dict[str, object] | None:
     """:func:`ask_bot` for synchronous code (services)."""
     return async_to_sync(ask_bot)(session_id, kind, timeout=timeout, **fields)
 
 
-async def reply(fields: Mapping[str, Any], **body: Any) -> None:
+async def reply(fields: Mapping[str, object], **body: object) -> None:
     """Answer an input that carried ``replyTo`` (nothing to do otherwise)."""
     reply_to = fields.get("replyTo")
     layer = get_channel_layer()
@@ -140,7 +140,7 @@ async def reply(fields: Mapping[str, Any], **body: Any) -> None:
     await layer.send(reply_to, {"type": REPLY_TYPE, **body})
 
 
-def parse(message: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+def parse(message: Mapping[str, object]) -> tuple[str, dict[str, object]] | None:
     """``(kind, fields)`` of a received group message, or ``None`` if it is not bot input."""
     if message.get("type") != MESSAGE_TYPE or message.get("kind") not in KINDS:
         return None

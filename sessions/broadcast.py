@@ -37,10 +37,11 @@ import uuid
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
-from typing import Any
+from typing import Protocol, TypedDict, runtime_checkable
 
 from asgiref.sync import async_to_sync
 from channels.layers import BaseChannelLayer, InMemoryChannelLayer, get_channel_layer
+from redis.asyncio import Redis
 
 from ioa.events import LIVE_AUDIENCES, Audience, project
 
@@ -62,8 +63,41 @@ can delay, never lose, an event."""
 TRACKED_SESSIONS = 10_000
 """Sessions whose publishing position a process remembers (least recently used dropped)."""
 
-Message = tuple[str, dict[str, Any]]
-Batch = tuple[str, Sequence[Mapping[str, Any]]]
+
+class EventsMessage(TypedDict):
+    """A ``session.events`` message (module docstring): the wire envelopes an audience may see
+    with ``after < seq <= through`` (both ``None`` for live-only events)."""
+
+    type: str
+    after: int | None
+    through: int | None
+    events: list[Mapping[str, object]]
+
+
+Message = tuple[str, EventsMessage]
+"""A message and the group it goes to."""
+Batch = tuple[str, Sequence[Mapping[str, object]]]
+"""Wire envelopes one session published together."""
+
+
+@runtime_checkable
+class _RedisGroups(Protocol):
+    """The internals of ``channels_redis``' layer that :meth:`_BackgroundSender._occupied`
+    reads (group membership is a sorted set per group, on a consistent-hash shard)."""
+
+    def consistent_hash(self, value: str) -> int: ...
+
+    def connection(self, index: int) -> Redis: ...
+
+    def _group_key(self, group: str) -> bytes: ...
+
+
+def event_seq(event: Mapping[str, object]) -> int:
+    """A stored event's ``seq``."""
+    seq = event["seq"]
+    if not isinstance(seq, int):
+        raise TypeError(f"a stored event's seq is an int, not {seq!r}")
+    return seq
 
 
 def group_name(session_id: uuid.UUID | str, audience: Audience | str) -> str:
@@ -85,26 +119,30 @@ class Planner:
         # session -> (last seq published, {audience: `after` of its next message})
         self._positions: OrderedDict[str, tuple[int, dict[Audience, int]]] = OrderedDict()
 
-    def plan(self, session_id: str, events: Iterable[Mapping[str, Any]]) -> list[Message]:
+    def plan(self, session_id: str, events: Iterable[Mapping[str, object]]) -> list[Message]:
         groups = {audience: group_name(session_id, audience) for audience in LIVE_AUDIENCES}
         messages: list[Message] = []
         live = [e for e in events if e.get("seq") is None]
-        stored = sorted((e for e in events if e.get("seq") is not None), key=lambda e: e["seq"])
+        stored = sorted((e for e in events if e.get("seq") is not None), key=event_seq)
         for audience, group in groups.items():
-            visible = [w for w in (project(e, audience) for e in live) if w is not None]
+            visible: list[Mapping[str, object]] = [
+                w for w in (project(e, audience) for e in live) if w is not None
+            ]
             if visible:
                 messages.append((group, _message(None, None, visible)))
         if not stored:
             return messages
         last, pending = self._positions.pop(session_id, (-1, {}))
         for run in _runs(stored):
-            first, through = run[0]["seq"], run[-1]["seq"]
+            first, through = event_seq(run[0]), event_seq(run[-1])
             if first != last + 1:  # not contiguous with what this process published
                 pending = {audience: first - 1 for audience in LIVE_AUDIENCES}
             for audience, group in groups.items():
-                visible = [w for w in (project(e, audience) for e in run) if w is not None]
-                if visible:
-                    messages.append((group, _message(pending[audience], through, visible)))
+                shown: list[Mapping[str, object]] = [
+                    w for w in (project(e, audience) for e in run) if w is not None
+                ]
+                if shown:
+                    messages.append((group, _message(pending[audience], through, shown)))
                     pending[audience] = through
             last = through
         self._positions[session_id] = (last, pending)
@@ -114,18 +152,18 @@ class Planner:
 
 
 def _message(
-    after: int | None, through: int | None, events: list[dict[str, Any]]
-) -> dict[str, Any]:
+    after: int | None, through: int | None, events: list[Mapping[str, object]]
+) -> EventsMessage:
     return {"type": MESSAGE_TYPE, "after": after, "through": through, "events": events}
 
 
-def _runs(stored: list[Mapping[str, Any]]) -> list[list[Mapping[str, Any]]]:
+def _runs(stored: list[Mapping[str, object]]) -> list[list[Mapping[str, object]]]:
     """Split seq-ordered events into runs of consecutive seqs."""
-    runs: list[list[Mapping[str, Any]]] = []
+    runs: list[list[Mapping[str, object]]] = []
     for event in stored:
-        if runs and event["seq"] == runs[-1][-1]["seq"] + 1:
+        if runs and event_seq(event) == event_seq(runs[-1][-1]) + 1:
             runs[-1].append(event)
-        elif runs and event["seq"] == runs[-1][-1]["seq"]:
+        elif runs and event_seq(event) == event_seq(runs[-1][-1]):
             continue
         else:
             runs.append([event])
@@ -134,21 +172,17 @@ def _runs(stored: list[Mapping[str, Any]]) -> list[list[Mapping[str, Any]]]:
 
 def _merge(messages: list[Message]) -> list[Message]:
     """Join consecutive messages of a group whose ranges touch (fewer sends under load)."""
-    merged: dict[str, list[dict[str, Any]]] = {}
+    merged: dict[str, list[EventsMessage]] = {}
     order: list[Message] = []
     for group, message in messages:
         previous = merged.get(group)
-        if (
-            previous
-            and message["after"] is not None
-            and previous[-1]["through"] is not None
-            and message["after"] <= previous[-1]["through"]
-        ):
+        after, reached = message["after"], previous[-1]["through"] if previous else None
+        if previous and after is not None and reached is not None and after <= reached:
             last = previous[-1]
             last["events"] = last["events"] + message["events"]
             last["through"] = message["through"]
             continue
-        copy = dict(message)
+        copy = message.copy()
         merged.setdefault(group, []).append(copy)
         order.append((group, copy))
     return order
@@ -206,12 +240,12 @@ class _BackgroundSender:
         if not messages:
             return
         occupied = await self._occupied({group for group, _ in messages})
-        per_group: dict[str, list[dict[str, Any]]] = {}
+        per_group: dict[str, list[EventsMessage]] = {}
         for group, message in messages:
             if group in occupied:
                 per_group.setdefault(group, []).append(message)
 
-        async def send_in_order(group: str, batch: list[dict[str, Any]]) -> None:
+        async def send_in_order(group: str, batch: list[EventsMessage]) -> None:
             for message in batch:
                 await self.layer.group_send(group, message)
 
@@ -226,8 +260,8 @@ class _BackgroundSender:
         """The groups that have members. Answers younger than :data:`MEMBERSHIP_TTL` come from
         a cache; the rest take one pipelined ``ZCARD`` round trip per Redis shard. Layers
         without the Redis layer's internals are assumed to have members everywhere."""
-        layer: Any = self.layer
-        if not all(hasattr(layer, a) for a in ("_group_key", "connection", "consistent_hash")):
+        layer = self.layer
+        if not isinstance(layer, _RedisGroups):  # checks that the three methods are there
             return groups
         now = time.monotonic()
         unknown = [g for g in groups if g not in self._members or self._members[g][0] <= now]
@@ -278,7 +312,7 @@ def _background_sender(layer: BaseChannelLayer) -> _BackgroundSender:
         return _sender
 
 
-def publish_events(session_id: uuid.UUID | str, events: Sequence[Mapping[str, Any]]) -> None:
+def publish_events(session_id: uuid.UUID | str, events: Sequence[Mapping[str, object]]) -> None:
     """Publish wire envelopes of one session to its audience groups. Call after commit."""
     if not events:
         return

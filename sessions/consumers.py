@@ -41,10 +41,11 @@ import asyncio
 import contextlib
 import time
 import uuid
-from typing import Any
+from collections.abc import Mapping
 from urllib.parse import parse_qs
 
 from asgiref.sync import sync_to_async
+from asgiref.typing import WebSocketScope
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
@@ -53,10 +54,16 @@ from django.db import DatabaseError
 from ioa.events import Audience, EventFactory, EventSource
 from ioa.events.payloads import Heartbeat
 from sessions.bot_channel import send_to_bot
-from sessions.broadcast import COALESCE_SECONDS, MEMBERSHIP_TTL, group_name
+from sessions.broadcast import (
+    COALESCE_SECONDS,
+    MEMBERSHIP_TTL,
+    EventsMessage,
+    event_seq,
+    group_name,
+)
 from sessions.models import ExamSession
 from sessions.presence import Presence, alert_ms, now_ms
-from sessions.presence_tracking import CandidateSocket, presence_view
+from sessions.presence_tracking import CandidateSocket, PresenceMessage, presence_view
 from sessions.previews import preview_session
 from sessions.selectors import audience_for, events_after, session_for_user
 from sessions.windows import may_start
@@ -77,7 +84,7 @@ COMPOSING_MIN_SECONDS = 2.0
 """A repeated "still typing" is forwarded at most this often per socket."""
 
 
-def _after_seq(scope: dict[str, Any]) -> int | None:
+def _after_seq(scope: WebSocketScope) -> int | None:
     """``after_seq`` from the query string (default 0); ``None`` if malformed."""
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
     raw = query.get("after_seq", ["0"])[-1]
@@ -170,7 +177,7 @@ class SessionEventsConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsumer
         if self.group is not None:
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
-    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+    async def receive_json(self, content: object, **kwargs: object) -> None:
         if isinstance(content, dict) and content.get("kind") == "ping":
             await self._send_heartbeat()
             return
@@ -203,7 +210,7 @@ class SessionEventsConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsumer
             self.session_id, "candidate_activity", activity="composing", active=active
         )
 
-    async def _to_bot(self, content: dict[str, Any]) -> None:
+    async def _to_bot(self, content: Mapping[str, object]) -> None:
         """Store a candidate frame in the durable inbox, acknowledge it, then forward it to the
         session's bot (``sessions.inbox``). Not stored: an error frame and no ack, so the
         client sends it again."""
@@ -228,7 +235,7 @@ class SessionEventsConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsumer
             {"kind": "ack", "id": receipt.input_id, "duplicate": not receipt.created}
         )
 
-    async def session_events(self, message: dict[str, Any]) -> None:
+    async def session_events(self, message: EventsMessage) -> None:
         """A message from ``sessions.broadcast``: every event this audience may see with
         ``after < seq <= through`` (or live-only events when both are ``None``)."""
         after, through, events = message["after"], message["through"], message["events"]
@@ -239,14 +246,14 @@ class SessionEventsConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsumer
         async with self._lock:
             if through <= self.last_seq:
                 return  # already delivered from the backlog or a repaired gap
-            if after > self.last_seq:
+            if after is not None and after > self.last_seq:
                 await self._catch_up(until=after)  # a range this message does not cover
             for event in events:
-                if event["seq"] > self.last_seq:
+                if event_seq(event) > self.last_seq:
                     await self.send_json({"kind": "event", "event": event})
             self.last_seq = through
 
-    async def session_presence(self, message: dict[str, Any]) -> None:
+    async def session_presence(self, message: PresenceMessage) -> None:
         """The candidate's connection changed (``sessions.presence_tracking``; proctor group
         only): a ``presence`` frame."""
         if self.audience is Audience.CANDIDATE:

@@ -41,6 +41,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django_stubs_ext import StrOrPromise
 
+from accounts.models import User
 from ioa.events import TERMINAL_STATES, ExamState
 from ioa.languages import supported_language
 from ioa.runtime.commands import gate
@@ -123,8 +124,10 @@ KIND_LABELS: Final = {
 # --- reads ----------------------------------------------------------------------------------------
 
 
-def candidate_sessions(*, user: Any) -> list[ExamSession]:
-    """The candidate's own sessions, newest first."""
+def candidate_sessions(*, user: object) -> list[ExamSession]:
+    """The candidate's own sessions, newest first (none for anyone but a signed-in user)."""
+    if not isinstance(user, User):
+        return []
     return list(
         ExamSession.objects.visible_to(user)
         .filter(candidate=user)
@@ -133,8 +136,10 @@ def candidate_sessions(*, user: Any) -> list[ExamSession]:
     )
 
 
-def candidate_session(*, user: Any, session_id: uuid.UUID | str) -> ExamSession | None:
+def candidate_session(*, user: object, session_id: uuid.UUID | str) -> ExamSession | None:
     """The session if it is ``user``'s own (a candidate sees no one else's), else ``None``."""
+    if not isinstance(user, User):
+        return None
     try:
         key = session_id if isinstance(session_id, uuid.UUID) else uuid.UUID(str(session_id))
     except ValueError:

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Final
+from typing import Final, TypedDict, overload
 
 from django.urls import reverse
 from django.utils import timezone
@@ -104,6 +104,65 @@ ALERT_KINDS: Final = {
 """Alert kind → (severity, label). Severities: ``urgent``, ``warning``, ``attention``."""
 
 
+class Accommodations(TypedDict):
+    """A row's ``accommodations``."""
+
+    extraTimeMultiplier: str
+    textModeRequired: bool
+    slowerSpeech: bool
+
+
+class OverviewRow(TypedDict):
+    """One session's overview row (JSON; :func:`row`)."""
+
+    sessionId: str
+    candidate: str
+    email: str
+    status: str
+    statusLabel: str
+    examState: str
+    nodeId: str | None
+    nodeKind: str | None
+    startedAt: str | None
+    endedAt: str | None
+    elapsedMs: int | None
+    examRemainingMs: int | None
+    nodeRemainingMs: int | None
+    clockRunning: bool
+    asOf: str
+    followUps: int
+    nodeFollowUps: int
+    nodeMaxFollowUps: int | None
+    guardrails: int
+    recoveries: int
+    openRecoveries: list[str]
+    botRestarts: int
+    handRaised: bool
+    health: str
+    candidateConnection: presence_.ConnectionView
+    bot: str
+    lastSeq: int
+    lastEventAt: str | None
+    accommodations: Accommodations
+    url: str
+
+
+def _int(value: object, default: int) -> int:
+    """A payload number as ``int()`` reads it (a JSON number or numeric string); ``default``
+    when it is neither."""
+    return int(value) if isinstance(value, int | float | str) else default
+
+
+def _optional_int(value: object) -> int | None:
+    """A payload number as ``int()`` reads it; ``None`` when it is absent or not a number."""
+    return int(value) if isinstance(value, int | float | str) else None
+
+
+def _optional_str(value: object) -> str | None:
+    """A payload text; ``None`` when it is absent or not a string."""
+    return value if isinstance(value, str) else None
+
+
 def epoch_ms(timestamp: str | datetime) -> int:
     """Milliseconds since the epoch of an ISO 8601 timestamp (or an aware datetime)."""
     moment = timestamp if isinstance(timestamp, datetime) else datetime.fromisoformat(timestamp)
@@ -112,6 +171,10 @@ def epoch_ms(timestamp: str | datetime) -> int:
     return round(moment.timestamp() * 1000)
 
 
+@overload
+def iso(ms: int) -> str: ...
+@overload
+def iso(ms: int | None) -> str | None: ...
 def iso(ms: int | None) -> str | None:
     if ms is None:
         return None
@@ -169,7 +232,7 @@ class SessionView:
     hand_raised_ms: int | None = None
     last_seq: int = 0
     last_event_ms: int | None = None
-    alerts: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=MAX_ALERTS))
+    alerts: deque[presence_.Alert] = field(default_factory=lambda: deque(maxlen=MAX_ALERTS))
     _guardrail_hits: deque[int] = field(default_factory=deque)
     _silence_alert_ms: int | None = None
 
@@ -182,49 +245,55 @@ class SessionView:
         if self.last_event_ms is None or at > self.last_event_ms:
             self.last_event_ms = at
 
-    def apply(self, event: Mapping[str, Any]) -> list[dict[str, Any]]:
+    def apply(self, event: Mapping[str, object]) -> list[presence_.Alert]:
         """Fold one wire envelope (proctor view); returns the alerts it raised."""
-        at = epoch_ms(event["timestamp"])
-        self.touch(event.get("seq"), at)
-        payload = event.get("payload") or {}
+        timestamp = event["timestamp"]
+        if not isinstance(timestamp, str):
+            raise TypeError(f"an envelope's timestamp is a string, not {timestamp!r}")
+        at = epoch_ms(timestamp)
+        seq = event.get("seq")
+        self.touch(seq if isinstance(seq, int) else None, at)
+        found = event.get("payload")
+        payload: Mapping[str, object] = found if isinstance(found, Mapping) else {}
         kind = event.get("type")
-        raised: list[dict[str, Any]] = []
+        raised: list[presence_.Alert] = []
 
         def alert(name: str, detail: str = "") -> None:
             severity, label = ALERT_KINDS[name]
-            item = {
+            item: presence_.Alert = {
                 "id": f"{self.session_id}:{event.get('seq') or event.get('eventId')}:{name}",
                 "sessionId": self.session_id,
                 "kind": name,
                 "severity": severity,
                 "label": label,
                 "detail": detail,
-                "at": event["timestamp"],
+                "at": timestamp,
             }
             self.alerts.append(item)
             raised.append(item)
 
         if kind == "bot_ready":
             estimated = payload.get("estimatedDurationSec")
-            if estimated:
+            if estimated and isinstance(estimated, int | float | str):
                 self.exam.budget_ms = round(float(estimated) * 1000)
         elif kind == "exam_state_changed":
             self._state(str(payload.get("toState")), at)
             if payload.get("reason") == "candidate_disconnected":
                 alert("away", "The candidate's connection was lost: the exam paused itself")
         elif kind == "node_entered":
-            self.node_id = payload.get("nodeId")
-            self.node_kind = payload.get("nodeKind")
+            self.node_id = _optional_str(payload.get("nodeId"))
+            self.node_kind = _optional_str(payload.get("nodeKind"))
             self.node_follow_ups = 0
-            self.node_max_follow_ups = payload.get("maxFollowUps")
+            self.node_max_follow_ups = _optional_int(payload.get("maxFollowUps"))
             budget = payload.get("timeBudgetMs") or 0
-            self.node = Clock(budget_ms=int(budget) or None)
+            self.node = Clock(budget_ms=_int(budget, 0) or None)
             if self.exam.since_ms is not None:
                 self.node.run(at)
             self.hand_raised_ms = None
         elif kind == "follow_up_used":
             self.follow_ups += 1
-            self.node_follow_ups = int(payload.get("followUpIndex") or self.node_follow_ups + 1)
+            following = self.node_follow_ups + 1
+            self.node_follow_ups = _int(payload.get("followUpIndex") or following, following)
         elif kind == "guardrail_triggered":
             self.guardrails += 1
             hits = self._guardrail_hits
@@ -264,7 +333,7 @@ class SessionView:
                 self.last_fault_ms = at
         elif kind in ("time_warning", "proctor_action"):
             remaining, scope = payload.get("remainingMs"), payload.get("scope")
-            if remaining is not None and scope in ("exam", "node"):
+            if isinstance(remaining, int | float | str) and scope in ("exam", "node"):
                 clock = self.exam if scope == "exam" else self.node
                 clock.reanchor(at, int(remaining))
         elif kind == "exam_completed":
@@ -340,7 +409,7 @@ def row(
     now_ms: int | None = None,
     url: str | None = None,
     presence: presence_.Presence | None = None,
-) -> dict[str, Any]:
+) -> OverviewRow:
     """The overview row of one session (JSON; the client ticks the clocks from ``asOf``).
     ``url`` saves a ``reverse`` when the caller knows the session's page already;
     ``presence`` (the candidate's connection, ``candidateConnection``) a cache read when the
@@ -397,24 +466,29 @@ def row(
 CLOCK_FIELDS: Final = ("elapsedMs", "examRemainingMs", "nodeRemainingMs")
 
 
-def signature(row: Mapping[str, Any], now_ms: int | None = None) -> tuple[Any, ...]:
-    """What identifies a row's content: every field but ``asOf``, with the clocks as the
-    instant they point at while running (so a row made a second later compares equal).
-    ``now_ms`` is the row's ``asOf`` when the caller has it as a number."""
-    now = now_ms if now_ms is not None else (epoch_ms(row["asOf"]) if row.get("asOf") else 0)
+def signature(row: Mapping[str, object], now_ms: int | None = None) -> tuple[tuple[str, str], ...]:
+    """What identifies a row's content (an :class:`OverviewRow`): every field but ``asOf``,
+    with the clocks as the instant they point at while running (so a row made a second later
+    compares equal). ``now_ms`` is the row's ``asOf`` when the caller has it as a number."""
+    as_of = row.get("asOf")
+    now = (
+        now_ms
+        if now_ms is not None
+        else (epoch_ms(as_of) if isinstance(as_of, str) and as_of else 0)
+    )
     items = []
     for key in sorted(row):
         value = row[key]
         if key == "asOf":
             continue
-        if key in CLOCK_FIELDS and value is not None and row.get("clockRunning"):
+        if key in CLOCK_FIELDS and isinstance(value, int) and row.get("clockRunning"):
             value = value - now if key == "elapsedMs" else value + now
             value = round(value / 1000)  # whole seconds: rows a few ms apart compare equal
         items.append((key, repr(value)))
     return tuple(items)
 
 
-def facts(session: ExamSession) -> tuple[Any, ...]:
+def facts(session: ExamSession) -> tuple[object, ...]:
     """The session row's fields an overview row shows (a change means a new row)."""
     return (
         session.invited_at,
@@ -427,9 +501,9 @@ def facts(session: ExamSession) -> tuple[Any, ...]:
     )
 
 
-def fold(view: SessionView, events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def fold(view: SessionView, events: Iterable[Mapping[str, object]]) -> list[presence_.Alert]:
     """Apply events in order; returns every alert raised."""
-    raised: list[dict[str, Any]] = []
+    raised: list[presence_.Alert] = []
     for event in events:
         raised += view.apply(event)
     return raised
@@ -483,7 +557,7 @@ def session_rows(
     *,
     views: Mapping[str, SessionView] | None = None,
     present: Mapping[str, presence_.Presence] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[OverviewRow]:
     """Overview rows of ``sessions`` (their views folded from the log and the candidates'
     presence are read unless given)."""
     views = views if views is not None else sitting_views(sessions)
@@ -496,7 +570,7 @@ def session_rows(
     ]
 
 
-def sitting_snapshot(sitting: Sitting) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def sitting_snapshot(sitting: Sitting) -> tuple[list[OverviewRow], list[presence_.Alert]]:
     """The sitting's overview as the dashboard and the API show it: one row per session (exam
     state from the log, bot health, the candidate's connection) and every alert, newest first
     (the sessions' own alerts and the candidates offline for too long)."""

@@ -45,7 +45,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Final, Literal
+from typing import Final, Literal, NotRequired, TypedDict, overload
 
 from django.conf import settings
 from django.core.cache import BaseCache, cache
@@ -64,6 +64,42 @@ ALERT_SEVERITY: Final = "warning"
 ALERT_LABEL: Final = "Candidate disconnected"
 
 Transition = Literal["connected", "disconnected"]
+
+
+class PresenceWire(TypedDict):
+    """:meth:`Presence.to_wire`: a presence's raw facts (instants as ISO 8601 or ``None``)."""
+
+    sockets: int
+    firstConnectedAt: str | None
+    connectedAt: str | None
+    leftAt: str | None
+    lastSeenAt: str | None
+    reconnects: int
+
+
+class ConnectionView(TypedDict):
+    """:meth:`Presence.view`: the candidate's connection as the dashboard shows it."""
+
+    status: str
+    since: str | None
+    sockets: int
+    reconnects: int
+    alert: bool
+    reconnectingMs: int
+
+
+class Alert(TypedDict):
+    """An overview alert (JSON): a disconnection (:func:`disconnect_alert`, with ``since``) or
+    one ``sessions.overview`` raises from the log."""
+
+    id: str
+    sessionId: str
+    kind: str
+    severity: str
+    label: str
+    detail: str
+    at: str
+    since: NotRequired[str | None]
 
 
 class ConnectionStatus(StrEnum):
@@ -102,6 +138,10 @@ def now_ms() -> int:
     return round(time.time() * 1000)
 
 
+@overload
+def iso(ms: int) -> str: ...
+@overload
+def iso(ms: int | None) -> str | None: ...
 def iso(ms: int | None) -> str | None:
     """An epoch-ms instant as ISO 8601 UTC with milliseconds (``None`` stays ``None``)."""
     if ms is None:
@@ -159,7 +199,7 @@ class Presence:
         """When the current status began: connected since, or offline since."""
         return self.connected_ms if self.sockets else self.offline_since_ms()
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> PresenceWire:
         """The raw facts (for Channels messages between processes); :meth:`from_wire`."""
         return {
             "sockets": self.sockets,
@@ -171,7 +211,7 @@ class Presence:
         }
 
     @classmethod
-    def from_wire(cls, data: Mapping[str, Any]) -> Presence:
+    def from_wire(cls, data: PresenceWire) -> Presence:
         return cls(
             sockets=int(data.get("sockets") or 0),
             first_ms=_ms(data.get("firstConnectedAt")),
@@ -181,7 +221,7 @@ class Presence:
             reconnects=int(data.get("reconnects") or 0),
         )
 
-    def view(self, at_ms: int, threshold_ms: int, *, alert: bool = False) -> dict[str, Any]:
+    def view(self, at_ms: int, threshold_ms: int, *, alert: bool = False) -> ConnectionView:
         """What the dashboard shows (JSON): ``status``, ``since``, ``sockets``, ``reconnects``,
         ``alert`` (a disconnection alert is due), and ``reconnectingMs`` (how long an offline
         candidate shows as reconnecting: the page ticks the status from ``since``)."""
@@ -197,14 +237,14 @@ class Presence:
 
 def row_view(
     presence: Presence, exam_state: str, at_ms: int, threshold_ms: int | None = None
-) -> dict[str, Any]:
+) -> ConnectionView:
     """:meth:`Presence.view` with ``alert`` set when :func:`disconnect_alert` is due."""
     threshold = alert_ms() if threshold_ms is None else threshold_ms
     due = _alert_due(exam_state, presence, at_ms, threshold)
     return presence.view(at_ms, threshold, alert=due is not None and due <= at_ms)
 
 
-def describe(view: Mapping[str, Any]) -> str:
+def describe(view: ConnectionView) -> str:
     """A row's candidate connection in words (the page without JavaScript; the scripts say the
     same with the browser's clock): "Connected · 2 reconnects", "Disconnected since 10:03:12"."""
     status = str(view["status"])
@@ -244,7 +284,7 @@ def disconnect_alert(
     presence: Presence,
     at_ms: int,
     threshold_ms: int | None = None,
-) -> dict[str, Any] | None:
+) -> Alert | None:
     """The overview alert for a candidate offline for ``threshold_ms`` or more while the exam
     is in progress or paused (the alerts' JSON shape of ``sessions.overview``); its id names
     the disconnection, so a dismissed alert does not hide the next one."""
@@ -271,7 +311,7 @@ def disconnect_alerts(
     presences: Mapping[str, Presence],
     at_ms: int,
     threshold_ms: int | None = None,
-) -> list[dict[str, Any]]:
+) -> list[Alert]:
     """The disconnection alerts due now, for sessions given as ``{id: exam state}``."""
     found = (
         disconnect_alert(key, state, presences.get(key, Presence()), at_ms, threshold_ms)
@@ -285,11 +325,11 @@ class DisconnectAlerts:
     """The disconnection alerts an overview socket has raised and not yet cleared."""
 
     threshold_ms: int
-    active: dict[str, dict[str, Any]] = field(default_factory=dict)
+    active: dict[str, Alert] = field(default_factory=dict)
 
     def update(
         self, session_id: str, exam_state: str, presence: Presence, at_ms: int
-    ) -> tuple[dict[str, Any] | None, dict[str, Any] | None, int | None]:
+    ) -> tuple[Alert | None, Alert | None, int | None]:
         """``(raised, cleared, check_at_ms)``: a new alert to send, an alert to clear (the
         candidate came back, the exam ended, or a new disconnection replaces it), and when to
         look again — the moment an offline candidate stops being "reconnecting" (and, in a

@@ -23,27 +23,47 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any, Final
+from typing import Final, TypedDict
 
 from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
+from channels.layers import BaseChannelLayer
 
 from ioa.events import Audience, EventFactory, EventSource
 from ioa.events.payloads import CandidateConnectionChanged
 from sessions.bot_channel import send_to_bot
 from sessions.broadcast import group_name
 from sessions.models import ExamSession
-from sessions.presence import Change, Presence, PresenceStore, alert_ms, now_ms, store
+from sessions.presence import (
+    Change,
+    ConnectionView,
+    Presence,
+    PresenceStore,
+    PresenceWire,
+    alert_ms,
+    now_ms,
+    store,
+)
 
 logger = logging.getLogger(__name__)
 
 PRESENCE_MESSAGE: Final = "session.presence"
 """Channels message type; consumers handle it in ``session_presence``."""
+
+
+class PresenceMessage(TypedDict):
+    """A ``session.presence`` message (:func:`presence_message`)."""
+
+    type: str
+    sessionId: str
+    presence: PresenceWire
+
+
 RECORDED_STATES: Final = frozenset({"ready", "in_progress", "paused"})
 """Exam states in which connections and disconnections go into the session log."""
 
 
-def close_code(code: Any) -> int | None:
+def close_code(code: object) -> int | None:
     """A WebSocket close code worth recording (1000-4999), else ``None``."""
     return code if isinstance(code, int) and 1000 <= code <= 4999 else None
 
@@ -70,13 +90,13 @@ def record_transition(session_id: uuid.UUID | str, change: Change, code: int | N
     return True
 
 
-def presence_view(session_id: uuid.UUID | str) -> dict[str, Any]:
+def presence_view(session_id: uuid.UUID | str) -> ConnectionView:
     """The session's presence as the proctor's session page shows it (``presence`` frame)."""
     found = store.read([session_id])[str(session_id)]
     return found.view(now_ms(), alert_ms())
 
 
-def presence_message(session_id: uuid.UUID | str, presence: Presence) -> dict[str, Any]:
+def presence_message(session_id: uuid.UUID | str, presence: Presence) -> PresenceMessage:
     """The Channels message that tells a session's proctors its presence changed."""
     return {
         "type": PRESENCE_MESSAGE,
@@ -92,7 +112,7 @@ class CandidateSocket:
         self,
         session_id: uuid.UUID,
         channel_name: str,
-        layer: Any,
+        layer: BaseChannelLayer,
         presence_store: PresenceStore = store,
     ) -> None:
         self.session_id = session_id

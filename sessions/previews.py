@@ -104,7 +104,7 @@ def preview_start(*, draft: DraftPackage, user: User) -> ExamSession:
     )
 
 
-def preview_session(*, user: Any, session_id: uuid.UUID | str) -> ExamSession | None:
+def preview_session(*, user: object, session_id: uuid.UUID | str) -> ExamSession | None:
     """``user``'s own preview session, else ``None``."""
     try:
         key = session_id if isinstance(session_id, uuid.UUID) else uuid.UUID(str(session_id))

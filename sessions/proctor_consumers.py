@@ -39,8 +39,8 @@ import asyncio
 import contextlib
 import json
 import uuid
-from collections.abc import Mapping
-from typing import Any, Final
+from collections.abc import Mapping, Sequence
+from typing import Final
 
 from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
@@ -49,8 +49,9 @@ from django.utils import timezone
 
 from ioa.events import Audience
 from sessions import overview, presence
-from sessions.broadcast import group_name
+from sessions.broadcast import EventsMessage, event_seq, group_name
 from sessions.models import ExamSession, Sitting
+from sessions.presence_tracking import PresenceMessage
 from sessions.scheduling import sitting_group
 from sessions.selectors import events_after
 from web.ws_input import BoundedJsonConsumerMixin
@@ -64,10 +65,10 @@ SNAPSHOT_PAGE_BYTES: Final = 256 * 1024
 """The most JSON of rows (or alerts) one snapshot frame carries (daphne refuses 1 MiB)."""
 
 
-def pages(items: list[dict[str, Any]], budget: int = SNAPSHOT_PAGE_BYTES) -> list[list[Any]]:
+def pages[T](items: Sequence[T], budget: int = SNAPSHOT_PAGE_BYTES) -> list[list[T]]:
     """``items`` cut into consecutive pages of at most ``budget`` bytes of JSON (a single larger
     item gets a page of its own); always at least one (possibly empty) page."""
-    out: list[list[Any]] = [[]]
+    out: list[list[T]] = [[]]
     size = 0
     for item in items:
         length = len(json.dumps(item, separators=(",", ":"))) + 1
@@ -79,7 +80,7 @@ def pages(items: list[dict[str, Any]], budget: int = SNAPSHOT_PAGE_BYTES) -> lis
     return out
 
 
-def _visible_sitting(user: Any, sitting_id: uuid.UUID) -> Sitting | None:
+def _visible_sitting(user: object, sitting_id: uuid.UUID) -> Sitting | None:
     if getattr(user, "role", None) == "candidate":
         return None
     return Sitting.objects.visible_to(user).filter(pk=sitting_id).first()
@@ -93,7 +94,7 @@ def _roster(sitting_id: uuid.UUID) -> list[ExamSession]:
     )
 
 
-def _missing(session_id: str, after: int, until: int | None) -> list[dict[str, Any]]:
+def _missing(session_id: str, after: int, until: int | None) -> Sequence[Mapping[str, object]]:
     return events_after(
         session_id=session_id, after_seq=after, until_seq=until, audience=Audience.PROCTOR
     )
@@ -130,7 +131,7 @@ class SittingOverviewConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsum
         self.sitting_id = sitting.pk
         self.sessions, self.views, self.health = {}, {}, {}
         self._joined, self._dirty = set(), set()
-        self._sent: dict[str, tuple[Any, ...]] = {}
+        self._sent: dict[str, tuple[tuple[str, str], ...]] = {}
         self._urls: dict[str, str] = {}
         self._behind: dict[str, int] = {}
         self.presences, self._checks, self._told = {}, {}, {}
@@ -152,7 +153,7 @@ class SittingOverviewConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsum
         self._refresh = asyncio.create_task(self._refresher())
 
     async def _send_snapshot(
-        self, rows: list[dict[str, Any]], alerts: list[dict[str, Any]]
+        self, rows: list[overview.OverviewRow], alerts: list[presence.Alert]
     ) -> None:
         """The snapshot, paged so no frame nears daphne's 1 MiB limit: the first page of rows
         and alerts in the ``snapshot`` frame (with ``totalRows``/``totalAlerts``), the rest as
@@ -168,10 +169,10 @@ class SittingOverviewConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsum
                 "asOf": overview.iso(overview.epoch_ms(timezone.now())),
             }
         )
-        for page in row_pages[1:]:
-            await self.send_json({"kind": "rows", "rows": page})
-        for page in alert_pages[1:]:
-            await self.send_json({"kind": "alerts", "alerts": page})
+        for row_page in row_pages[1:]:
+            await self.send_json({"kind": "rows", "rows": row_page})
+        for alert_page in alert_pages[1:]:
+            await self.send_json({"kind": "alerts", "alerts": alert_page})
 
     async def disconnect(self, code: int) -> None:
         for task in (self._refresh, self._flush, *getattr(self, "_checks", {}).values()):
@@ -187,7 +188,7 @@ class SittingOverviewConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsum
                 group_name(session_id, Audience.PROCTOR), self.channel_name
             )
 
-    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+    async def receive_json(self, content: object, **kwargs: object) -> None:
         if isinstance(content, dict) and content.get("kind") == "ping":
             await self.send_json(
                 {"kind": "pong", "asOf": overview.iso(overview.epoch_ms(timezone.now()))}
@@ -261,13 +262,13 @@ class SittingOverviewConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsum
             await asyncio.sleep(REFRESH_SECONDS)
             await self._load_roster(send=True)
 
-    async def sitting_changed(self, message: Mapping[str, Any]) -> None:
+    async def sitting_changed(self, message: Mapping[str, object]) -> None:
         """The roster changed (``sessions.scheduling.notify_sitting_changed``)."""
         await self._load_roster(send=True)
 
     # --- the live stream ---------------------------------------------------------------------
 
-    async def session_events(self, message: Mapping[str, Any]) -> None:
+    async def session_events(self, message: EventsMessage) -> None:
         """A ``sessions.broadcast`` message for one of the sitting's sessions: every proctor
         event with ``after < seq <= through`` (live-only events, without a seq, are skipped)."""
         after, through, events = message["after"], message["through"], message["events"]
@@ -279,10 +280,10 @@ class SittingOverviewConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsum
             if view is None or through <= view.last_seq:
                 return
             state = view.exam_state
-            if after > view.last_seq:  # a range this message does not cover
+            if after is not None and after > view.last_seq:  # a range this message misses
                 missing = await database_sync_to_async(_missing)(key, view.last_seq, after)
                 await self._fold(view, missing)
-            await self._fold(view, [e for e in events if e["seq"] > view.last_seq])
+            await self._fold(view, [e for e in events if event_seq(e) > view.last_seq])
             view.last_seq = max(view.last_seq, through)
             if view.exam_state != state and not self.health.get(key, overview.BotHealth()).live:
                 # the exam moved on, so a bot runs it now: read its lease at once
@@ -292,14 +293,16 @@ class SittingOverviewConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsum
             self._dirty.add(key)
             self._schedule_flush()
 
-    async def _fold(self, view: overview.SessionView, events: list[dict[str, Any]]) -> None:
+    async def _fold(
+        self, view: overview.SessionView, events: Sequence[Mapping[str, object]]
+    ) -> None:
         for event in events:
             for alert in view.apply(event):
                 await self.send_json({"kind": "alert", "alert": alert})
 
     # --- the candidate's connection ----------------------------------------------------------
 
-    async def session_presence(self, message: Mapping[str, Any]) -> None:
+    async def session_presence(self, message: PresenceMessage) -> None:
         """The candidate's connection changed (``sessions.presence_tracking``)."""
         key = str(message["sessionId"])
         async with self._lock:
@@ -343,7 +346,7 @@ class SittingOverviewConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsum
 
     # --- sending -----------------------------------------------------------------------------
 
-    def _row(self, key: str, now: int) -> dict[str, Any]:
+    def _row(self, key: str, now: int) -> overview.OverviewRow:
         return overview.row(
             self.sessions[key],
             self.views[key],
@@ -353,7 +356,7 @@ class SittingOverviewConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsum
             presence=self.presences.get(key, presence.Presence()),
         )
 
-    def _changed(self, row: dict[str, Any], now: int) -> bool:
+    def _changed(self, row: overview.OverviewRow, now: int) -> bool:
         """Whether ``row`` differs from the last one sent for its session (the clocks
         compared by where they point, not by the moment the row was made)."""
         signature = overview.signature(row, now)

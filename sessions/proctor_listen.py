@@ -10,7 +10,6 @@ instead of the control.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from django.urls import NoReverseMatch, reverse
 
@@ -38,7 +37,7 @@ def _livekit_configured() -> bool:
     return bot is not None and bot.listen_in_configured()
 
 
-def listen_in(session: ExamSession, user: Any) -> ListenIn:
+def listen_in(session: ExamSession, user: object) -> ListenIn:
     """Whether ``user`` may listen in on ``session`` from its page, and why not."""
     if getattr(user, "role", None) not in LISTENER_ROLES:
         return ListenIn(None, "Listening in is for proctors and admins.")

@@ -20,7 +20,6 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
@@ -32,7 +31,7 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from accounts.access import area_required
+from accounts.access import area_required, signed_in_user
 from accounts.roles import Area
 from publishing.models import PublishedVersion
 from sessions import overview, presence, proctoring, scheduling, services, session_detail
@@ -77,7 +76,16 @@ def _session(request: HttpRequest, session_id: uuid.UUID) -> ExamSession:
     return session
 
 
-def needs_attention(row: dict[str, Any]) -> bool:
+class PageRow(overview.OverviewRow):
+    """An overview row as the page renders it: with the clocks and the connection in words."""
+
+    elapsedText: str
+    examLeftText: str
+    nodeLeftText: str
+    candidateText: str
+
+
+def needs_attention(row: overview.OverviewRow) -> bool:
     """Rows the "Needs attention" filter keeps: a raised hand, a candidate waiting for the
     proctor's start, a recovery, a lost or unstable connection (the bot's, or the candidate's
     gone too long during the exam), an aborted exam."""
@@ -90,7 +98,7 @@ def needs_attention(row: dict[str, Any]) -> bool:
     )
 
 
-def _filtered(rows: list[dict[str, Any]], show: str, query: str) -> list[dict[str, Any]]:
+def _filtered(rows: list[PageRow], show: str, query: str) -> list[PageRow]:
     needle = query.strip().lower()
     out = []
     for row in rows:
@@ -149,7 +157,7 @@ def proctor_home(request: HttpRequest) -> HttpResponse:
         if not errors and version is not None:
             try:
                 sitting = services.sitting_create(
-                    user=request.user,
+                    user=signed_in_user(request),
                     version=version,
                     title=str(form["title"]),
                     proctor_authorises_start=bool(form["authorise"]),
@@ -204,14 +212,19 @@ def sitting_overview(request: HttpRequest, sitting_id: uuid.UUID) -> HttpRespons
         "filter": show,
         "query": query,
     }
-    for row in rows:
-        row["elapsedText"] = minutes_text(row["elapsedMs"])
-        row["examLeftText"] = minutes_text(row["examRemainingMs"])
-        row["nodeLeftText"] = minutes_text(row["nodeRemainingMs"])
-        row["candidateText"] = presence.describe(row["candidateConnection"])
+    page_rows: list[PageRow] = [
+        {
+            **row,
+            "elapsedText": minutes_text(row["elapsedMs"]),
+            "examLeftText": minutes_text(row["examRemainingMs"]),
+            "nodeLeftText": minutes_text(row["nodeRemainingMs"]),
+            "candidateText": presence.describe(row["candidateConnection"]),
+        }
+        for row in rows
+    ]
     context = {
         "sitting": sitting,
-        "rows": _filtered(rows, show, query),
+        "rows": _filtered(page_rows, show, query),
         "total": len(rows),
         "alerts": alerts[:20],
         "filters": FILTERS,
@@ -225,7 +238,7 @@ def sitting_overview(request: HttpRequest, sitting_id: uuid.UUID) -> HttpRespons
 # --- roster: candidates, CSV, invitations, accommodations -----------------------------------------
 
 
-def _roster_context(sitting: Sitting, **extra: Any) -> dict[str, Any]:
+def _roster_context(sitting: Sitting, **extra: object) -> dict[str, object]:
     sessions = list(
         ExamSession.objects.filter(sitting=sitting)
         .select_related("candidate", "invitation")
@@ -320,7 +333,9 @@ def sitting_invite(request: HttpRequest, sitting_id: uuid.UUID) -> HttpResponse:
             raise Http404("No such session.") from None
     else:
         sessions = sessions.filter(invitation__isnull=True)
-    sent = services.invitations_send(sitting=sitting, user=request.user, sessions=list(sessions))
+    sent = services.invitations_send(
+        sitting=sitting, user=signed_in_user(request), sessions=list(sessions)
+    )
     if not sent:
         messages.info(request, "Nobody to invite: every candidate already has a link.")
     context = _roster_context(sitting, sent=sent, form={"extra_time": "1.00"})
@@ -361,7 +376,7 @@ def session_window(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
         try:
             services.window_override(
                 session=session,
-                user=request.user,
+                user=signed_in_user(request),
                 opens_at=opens_at,
                 closes_at=closes_at,
                 reason=request.POST.get("reason", ""),
@@ -431,7 +446,7 @@ def session_action(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
     try:
         outcome = services.action_perform(
             session=session,
-            user=request.user,
+            user=signed_in_user(request),
             action=post.get("action", ""),
             reason=post.get("reason", ""),
             idempotency_key=post.get("idempotency_key", ""),

@@ -51,13 +51,14 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Final
+from typing import Final
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from accounts.models import User
 from ioa.events import TERMINAL_STATES, EventFactory, EventSource
 from ioa.events import payloads as p
 from sessions import bot_channel
@@ -134,7 +135,7 @@ class ActionOutcome:
 # --- reads ----------------------------------------------------------------------------------------
 
 
-def proctorable_sessions(*, user: Any) -> QuerySet[ExamSession]:
+def proctorable_sessions(*, user: object) -> QuerySet[ExamSession]:
     """Sessions ``user`` may watch and steer: those they may see, unless they are a candidate
     (a candidate sees their own session, never as a proctor)."""
     if getattr(user, "role", None) == "candidate":
@@ -142,7 +143,7 @@ def proctorable_sessions(*, user: Any) -> QuerySet[ExamSession]:
     return ExamSession.objects.visible_to(user)
 
 
-def session_for_proctor(*, user: Any, session_id: uuid.UUID | str) -> ExamSession | None:
+def session_for_proctor(*, user: object, session_id: uuid.UUID | str) -> ExamSession | None:
     """The session if ``user`` may steer it, else ``None`` (callers answer 404)."""
     try:
         key = session_id if isinstance(session_id, uuid.UUID) else uuid.UUID(str(session_id))
@@ -165,7 +166,7 @@ def requests_for(session: ExamSession, limit: int = 200) -> list[ProctorActionRe
     )
 
 
-def proctor_id(user: Any) -> str:
+def proctor_id(user: User) -> str:
     """How events name a proctor (``proctor_action.actor``, ``proctor_instruction.proctorId``)."""
     return f"user:{user.pk}"
 
@@ -187,7 +188,7 @@ def clean_action(
     mode: str | None = None,
     text: str | None = None,
     category: str | None = None,
-) -> tuple[Action, str, dict[str, Any]]:
+) -> tuple[Action, str, dict[str, int | str | None]]:
     """The action, its reason and its parameters, checked (:class:`ActionInvalid`)."""
     try:
         kind = Action(action)
@@ -198,7 +199,7 @@ def clean_action(
         raise ActionInvalid("reason", "Give a reason: it is recorded with the action.")
     if len(why) > MAX_REASON or "\x00" in why:
         raise ActionInvalid("reason", f"The reason must be at most {MAX_REASON} characters.")
-    params: dict[str, Any] = {}
+    params: dict[str, int | str | None] = {}
     if kind is Action.EXTEND_TIME:
         if (
             seconds is None
@@ -235,7 +236,7 @@ def clean_action(
 def action_perform(
     *,
     session: ExamSession,
-    user: Any,
+    user: User,
     action: str,
     reason: str,
     idempotency_key: str = "",
@@ -283,7 +284,8 @@ def action_perform(
         )
     wait = timeout if timeout is not None else _timeout()
     try:
-        reply = bot_channel.ask_bot_sync(session.pk, **_message(request, kind, user), timeout=wait)
+        input_kind, fields = _message(request, kind, user)
+        reply = bot_channel.ask_bot_sync(session.pk, input_kind, timeout=wait, **fields)
     except Exception as exc:  # the channel layer is down: nothing reached the bot
         logger.exception("proctor action %s: the channel layer failed", request.pk)
         return ActionOutcome(
@@ -296,17 +298,17 @@ def _timeout() -> float:
     return float(getattr(settings, "VIVA_PROCTOR_ACTION_TIMEOUT_SECONDS", 10))
 
 
-def _fingerprint(action: str, reason: str, params: Mapping[str, Any]) -> tuple[Any, ...]:
+def _fingerprint(action: str, reason: str, params: Mapping[str, object]) -> tuple[object, ...]:
     return (action, reason, tuple(sorted(params.items())))
 
 
 def _request_create(
     *,
     session: ExamSession,
-    user: Any,
+    user: User,
     action: Action,
     reason: str,
-    params: dict[str, Any],
+    params: dict[str, int | str | None],
     key: str,
 ) -> tuple[ProctorActionRequest, bool]:
     """The new request row, or the earlier one with the same idempotency key (``True``)."""
@@ -335,7 +337,7 @@ def _request_create(
 
 
 def _same(
-    earlier: ProctorActionRequest, action: Action, reason: str, params: dict[str, Any]
+    earlier: ProctorActionRequest, action: Action, reason: str, params: dict[str, int | str | None]
 ) -> ProctorActionRequest:
     if _fingerprint(earlier.action, earlier.reason, earlier.params) != _fingerprint(
         action.value, reason, params
@@ -344,19 +346,19 @@ def _same(
     return earlier
 
 
-def _message(request: ProctorActionRequest, kind: Action, user: Any) -> dict[str, Any]:
-    """The ``sessions.bot_channel`` input for the request."""
+def _message(
+    request: ProctorActionRequest, kind: Action, user: User
+) -> tuple[str, dict[str, object]]:
+    """The ``sessions.bot_channel`` input for the request: its kind and fields."""
     common = {"proctorId": proctor_id(user), "reason": request.reason}
     if kind is Action.INSTRUCT:
-        return {
-            "kind": "proctor_instruction",
+        return "proctor_instruction", {
             "mode": request.params["mode"],
             "text": request.params["text"],
             "instructionId": str(request.pk),
             **common,
         }
-    return {
-        "kind": "proctor_action",
+    return "proctor_action", {
         "action": kind.value,
         "commandId": str(request.pk),
         **{k: v for k, v in request.params.items() if v is not None},
@@ -382,7 +384,7 @@ def _answer(
 
 
 def _from_reply(
-    request: ProctorActionRequest, reply: Mapping[str, Any] | None, waited: float
+    request: ProctorActionRequest, reply: Mapping[str, object] | None, waited: float
 ) -> ProctorActionRequest:
     """The request updated with the bot's answer (module docstring, step 5)."""
     if reply is None:
@@ -395,7 +397,8 @@ def _from_reply(
         )
     status = str(reply.get("status", ""))
     reason = str(reply.get("reason") or "")
-    event_ids = [str(e) for e in reply.get("eventIds") or []]
+    found = reply.get("eventIds")
+    event_ids = [str(e) for e in found] if isinstance(found, list | tuple) else []
     if status == "invalid":
         return _answer(request, S.REFUSED, "invalid", reason or "The bot refused the action.")
     if status == "failed":

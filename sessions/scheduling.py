@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any, Final
+from typing import Final
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -43,7 +43,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.invitation_tokens import make_token
-from accounts.models import Invitation
+from accounts.models import Invitation, User
 from accounts.services import (
     IssuedInvitation,
     candidate_get_or_create,
@@ -89,7 +89,7 @@ def notify_sitting_changed(sitting_id: uuid.UUID | str) -> None:
 @transaction.atomic
 def sitting_create(
     *,
-    user: Any,
+    user: User,
     version: PublishedVersion,
     title: str,
     proctor_authorises_start: bool = False,
@@ -305,7 +305,7 @@ def invitation_url(invitation: Invitation) -> str:
 def invitations_send(
     *,
     sitting: Sitting,
-    user: Any,
+    user: User,
     sessions: Iterable[ExamSession] | None = None,
     ttl: timedelta | None = None,
 ) -> list[SentInvitation]:
@@ -325,7 +325,7 @@ def invitations_send(
 
 
 @transaction.atomic
-def _invite(*, session: ExamSession, user: Any, ttl: timedelta | None) -> SentInvitation:
+def _invite(*, session: ExamSession, user: User, ttl: timedelta | None) -> SentInvitation:
     row = (
         ExamSession.objects.select_for_update()
         .select_related("candidate", "sitting")

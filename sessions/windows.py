@@ -21,12 +21,13 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Final
+from typing import Final
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.models import User
 from sessions.models import ExamSession, WindowOverride
 
 logger = logging.getLogger(__name__)
@@ -97,7 +98,7 @@ def check_window(*, opens_at: datetime | None, closes_at: datetime | None) -> No
 def window_override(
     *,
     session: ExamSession,
-    user: Any,
+    user: User,
     opens_at: datetime | None,
     closes_at: datetime | None,
     reason: str,

@@ -137,7 +137,7 @@ class SittingListApi(APIView):
         if version is None:
             raise serializers.ValidationError({"versionId": ["No such published assessment."]})
         sitting = services.sitting_create(
-            user=request.user,
+            user=signed_in_user(request),
             version=version,
             title=data.validated_data.get("title", ""),
             proctor_authorises_start=data.validated_data["proctorAuthorisesStart"],
@@ -307,7 +307,7 @@ class InvitationSendApi(APIView):
         hours = data.validated_data.get("ttlHours")
         sent = services.invitations_send(
             sitting=sitting,
-            user=request.user,
+            user=signed_in_user(request),
             sessions=chosen,
             ttl=timedelta(hours=hours) if hours else None,
         )
@@ -514,7 +514,7 @@ class ActionApi(APIView):
         try:
             outcome = services.action_perform(
                 session=session,
-                user=request.user,
+                user=signed_in_user(request),
                 idempotency_key=request.headers.get("Idempotency-Key", ""),
                 **data.validated_data,
             )
