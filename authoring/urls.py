@@ -14,6 +14,4 @@ urlpatterns = [
         "<uuid:draft_id>/collaborators/", views.package_collaborators, name="package-collaborators"
     ),
     path("<uuid:draft_id>/preview/", views.package_preview, name="package-preview"),
-    path("<uuid:draft_id>/publish/", views.package_publish, name="package-publish"),
-    path("<uuid:draft_id>/versions/", views.package_versions, name="package-versions"),
 ]

@@ -1,4 +1,5 @@
-"""The authoring studio: package list, JSON editor with live validation, version history."""
+"""The authoring studio: package list, JSON editor with live validation, co-authors, import,
+export and preview. The publish and version-history pages are publishing's (publishing/views.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 import uuid
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.text import slugify
@@ -15,20 +16,8 @@ from django.views.decorators.http import require_POST
 from accounts.access import area_required, signed_in_user
 from accounts.roles import Area
 from authoring import selectors, services
+from authoring.draft_requests import draft_page_or_404
 from authoring.example_packages import example_titles
-from authoring.models import DraftPackage
-from authoring.services import DraftConflict
-from publishing import selectors as publishing_selectors
-from publishing.dry_runs import DryRunRefused, document_dry_run
-from publishing.models import PublishedVersion
-from publishing.services import PublishRejected, version_publish
-
-
-def _draft_or_404(request: HttpRequest, draft_id: uuid.UUID) -> DraftPackage:
-    try:
-        return selectors.draft_get(user=request.user, draft_id=draft_id)
-    except DraftPackage.DoesNotExist:
-        raise Http404("No such package") from None
 
 
 @area_required(Area.STUDIO)
@@ -63,7 +52,7 @@ def package_create(request: HttpRequest) -> HttpResponse:
 
 @area_required(Area.STUDIO)
 def package_edit(request: HttpRequest, draft_id: uuid.UUID) -> HttpResponse:
-    draft = _draft_or_404(request, draft_id)
+    draft = draft_page_or_404(request, draft_id)
     user = signed_in_user(request)
     return render(
         request,
@@ -80,86 +69,10 @@ def package_edit(request: HttpRequest, draft_id: uuid.UUID) -> HttpResponse:
 
 
 @area_required(Area.STUDIO)
-def package_versions(request: HttpRequest, draft_id: uuid.UUID) -> HttpResponse:
-    draft = _draft_or_404(request, draft_id)
-    versions = list(
-        draft.versions.filter(is_preview=False).select_related("published_by").order_by("-number")
-    )
-    by_number = {v.number: v for v in versions}
-    diff: list[str] | None = None
-    changes: list[dict[str, object]] | None = None
-    old: PublishedVersion | None = None
-    new: PublishedVersion | None = None
-    try:
-        a, b = int(request.GET.get("from", "0")), int(request.GET.get("to", "0"))
-    except ValueError:
-        a = b = 0
-    if a in by_number and b in by_number:
-        old, new = by_number[a], by_number[b]
-        diff = publishing_selectors.version_diff(old=old, new=new)
-        changes = publishing_selectors.version_changes(old=old, new=new)
-    elif len(versions) >= 2:
-        old, new = versions[1], versions[0]
-    return render(
-        request,
-        "authoring/package_versions.html",
-        {
-            "draft": draft,
-            "versions": versions,
-            "diff": diff,
-            "changes": changes,
-            "old": old,
-            "new": new,
-        },
-    )
-
-
-@area_required(Area.STUDIO)
-def package_publish(request: HttpRequest, draft_id: uuid.UUID) -> HttpResponse:
-    """Review before publishing: the validation result and the dry run of the saved draft, and
-    the Publish button (POST, with the revision reviewed: a later save is a conflict)."""
-    draft = _draft_or_404(request, draft_id)
-    if request.method == "POST":
-        try:
-            revision = int(request.POST.get("revision", ""))
-        except ValueError:
-            revision = draft.revision
-        try:
-            outcome = version_publish(
-                draft=draft, user=signed_in_user(request), expected_revision=revision
-            )
-        except DraftConflict:
-            messages.error(request, "The package was saved since you reviewed it; review again.")
-        except PublishRejected as rejected:
-            messages.error(request, f"Not published: {rejected}")
-        else:
-            number = outcome.version.number
-            messages.success(
-                request,
-                f"Published as version {number}."
-                if outcome.created
-                else f"Unchanged since version {number}; nothing new to publish.",
-            )
-            return redirect("authoring:package-versions", draft_id=draft.id)
-        draft.refresh_from_db()
-    report: dict[str, object] | None = None
-    validation: dict[str, object] | None = None
-    try:
-        report = document_dry_run(document=draft.document)
-    except DryRunRefused as refused:
-        validation = refused.report
-    return render(
-        request,
-        "authoring/package_publish.html",
-        {"draft": draft, "report": report, "validation": validation},
-    )
-
-
-@area_required(Area.STUDIO)
 @require_POST
 def package_collaborators(request: HttpRequest, draft_id: uuid.UUID) -> HttpResponse:
     """Add or remove one co-author (the owner or an admin only)."""
-    draft = _draft_or_404(request, draft_id)
+    draft = draft_page_or_404(request, draft_id)
     username = request.POST.get("username", "").strip()
     add = request.POST.get("action") == "add"
     try:
@@ -180,7 +93,7 @@ def package_collaborators(request: HttpRequest, draft_id: uuid.UUID) -> HttpResp
 @area_required(Area.STUDIO)
 def package_export(request: HttpRequest, draft_id: uuid.UUID) -> HttpResponse:
     """The saved document as a JSON file download."""
-    draft = _draft_or_404(request, draft_id)
+    draft = draft_page_or_404(request, draft_id)
     body = json.dumps(draft.document, indent=2, ensure_ascii=False) + "\n"
     response = HttpResponse(body, content_type="application/json; charset=utf-8")
     name = slugify(draft.title) or "package"
@@ -220,7 +133,7 @@ def package_import(request: HttpRequest) -> HttpResponse:
 def package_preview(request: HttpRequest, draft_id: uuid.UUID) -> HttpResponse:
     """Take the saved draft as a candidate would (text), beside a staff panel of what the
     runtime controller decided (static/js/studio-preview.js; nothing is stored)."""
-    draft = _draft_or_404(request, draft_id)
+    draft = draft_page_or_404(request, draft_id)
     report = draft.last_report or {}
     commands = [
         ("repeat", "Repeat the question"),

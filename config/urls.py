@@ -20,6 +20,7 @@ urlpatterns = [
     path("", home, name="home"),
     path("accounts/", include("accounts.urls")),
     path("studio/", include("authoring.urls")),
+    path("studio/", include("publishing.urls")),
     path("", include("sessions.urls")),
     path("marking/", include("marking.urls")),
     path("exam/", include("marking.result_urls")),

@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 from accounts.access import AreaPermission, signed_in_user
 from accounts.roles import Area
 from authoring import selectors, services
+from authoring.draft_requests import draft_api_or_404, edit_conflict_response
 from authoring.models import DraftPackage
 from ioa.schema.export import build_json_schema
 from ioa.validation import validate_package
@@ -59,13 +60,6 @@ class DraftSummarySerializer(serializers.Serializer[object]):
     lastResult = serializers.CharField(source="last_result", allow_null=True)
     versionCount = serializers.IntegerField(source="version_count")
     updatedAt = serializers.DateTimeField(source="updated_at")
-
-
-def _get_draft(request: Request, draft_id: Any) -> DraftPackage:
-    try:
-        return selectors.draft_get(user=request.user, draft_id=draft_id)
-    except (DraftPackage.DoesNotExist, ValueError, TypeError):
-        raise NotFound("No such package.") from None
 
 
 class StudioApi(APIView):
@@ -127,14 +121,14 @@ class DraftDetailApi(StudioApi):
 
     @extend_schema(responses=DraftOutputSerializer)
     def get(self, request: Request, draft_id: str) -> Response:
-        return Response(DraftOutputSerializer(_get_draft(request, draft_id)).data)
+        return Response(DraftOutputSerializer(draft_api_or_404(request, draft_id)).data)
 
     @extend_schema(
         request=InputSerializer,
         responses={200: DraftOutputSerializer, 409: OpenApiResponse(description="edit conflict")},
     )
     def put(self, request: Request, draft_id: str) -> Response:
-        draft = _get_draft(request, draft_id)
+        draft = draft_api_or_404(request, draft_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
@@ -144,12 +138,12 @@ class DraftDetailApi(StudioApi):
                 expected_revision=data.validated_data.get("revision"),
             )
         except services.DraftConflict as conflict:
-            return _conflict(conflict)
+            return edit_conflict_response(conflict)
         return Response(DraftOutputSerializer(draft).data)
 
     @extend_schema(responses={204: None, 409: OpenApiResponse(description="has versions")})
     def delete(self, request: Request, draft_id: str) -> Response:
-        draft = _get_draft(request, draft_id)
+        draft = draft_api_or_404(request, draft_id)
         user = signed_in_user(request)
         if draft.owner_id != user.pk and user.role != "admin":
             raise NotFound("No such package.")
@@ -169,19 +163,6 @@ class DraftDetailApi(StudioApi):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-def _conflict(conflict: services.DraftConflict) -> Response:
-    return Response(
-        {
-            "error": {
-                "code": "conflict",
-                "message": str(conflict),
-                "details": {"currentRevision": conflict.current_revision},
-            }
-        },
-        status=status.HTTP_409_CONFLICT,
-    )
-
-
 class DraftValidateApi(StudioApi):
     """Validate a package: the stored document, or (if given) a document you are editing.
 
@@ -194,7 +175,7 @@ class DraftValidateApi(StudioApi):
 
     @extend_schema(request=InputSerializer, responses=ReportSerializer)
     def post(self, request: Request, draft_id: str) -> Response:
-        draft = _get_draft(request, draft_id)
+        draft = draft_api_or_404(request, draft_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         document = data.validated_data.get("document", draft.document)
@@ -225,10 +206,3 @@ class PackageJsonSchemaApi(APIView):
     @extend_schema(responses=dict)
     def get(self, request: Request) -> Response:
         return Response(build_json_schema())
-
-
-def _unprocessable(code: str, message: str, details: dict[str, Any]) -> Response:
-    return Response(
-        {"error": {"code": code, "message": message, "details": details}},
-        status=status.HTTP_422_UNPROCESSABLE_ENTITY,
-    )

@@ -9,10 +9,12 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from authoring.api.views import StudioApi, _get_draft, _unprocessable
+from authoring.api.views import StudioApi
+from authoring.draft_requests import draft_api_or_404
 from bot.studio_preview import PreviewInputError, parse_inputs, run_preview
 from ioa.schema import load_package
 from ioa.validation import validate_package
+from web.api.errors import unprocessable_response
 
 
 class DraftPreviewApi(StudioApi):
@@ -29,12 +31,12 @@ class DraftPreviewApi(StudioApi):
         responses={200: dict, 422: OpenApiResponse(description="invalid draft or inputs")},
     )
     def post(self, request: Request, draft_id: str) -> Response:
-        draft = _get_draft(request, draft_id)
+        draft = draft_api_or_404(request, draft_id)
         data = self.PreviewInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         report = validate_package(draft.document)
         if not report.passed:
-            return _unprocessable(
+            return unprocessable_response(
                 "invalid_package",
                 "Preview needs a saved package that passes validation; fix its errors first.",
                 {"report": report.to_dict()},
@@ -42,6 +44,6 @@ class DraftPreviewApi(StudioApi):
         try:
             inputs = parse_inputs(data.validated_data["inputs"])
         except PreviewInputError as problem:
-            return _unprocessable("invalid_inputs", str(problem), {})
+            return unprocessable_response("invalid_inputs", str(problem), {})
         result = run_preview(load_package(draft.document), inputs)
         return Response({"revision": draft.revision, **result})

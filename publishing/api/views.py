@@ -19,12 +19,13 @@ from rest_framework.views import APIView
 
 from accounts.access import AreaPermission, signed_in_user
 from accounts.roles import Area
-from authoring.api.views import _conflict, _get_draft, _unprocessable
+from authoring.draft_requests import draft_api_or_404, edit_conflict_response
 from authoring.services import DraftConflict
 from publishing import selectors
 from publishing.dry_runs import DryRunRefused, document_dry_run
 from publishing.models import PublishedVersion
 from publishing.services import PublishRejected, version_publish
+from web.api.errors import unprocessable_response
 from web.api.pagination import StandardPagination
 
 
@@ -76,7 +77,7 @@ class PublishApi(APIView):
         },
     )
     def post(self, request: Request, draft_id: str) -> Response:
-        draft = _get_draft(request, draft_id)
+        draft = draft_api_or_404(request, draft_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
@@ -86,7 +87,7 @@ class PublishApi(APIView):
                 expected_revision=data.validated_data.get("revision"),
             )
         except DraftConflict as conflict:
-            return _conflict(conflict)
+            return edit_conflict_response(conflict)
         except PublishRejected as rejected:
             return Response(
                 {
@@ -164,13 +165,15 @@ class DraftDryRunApi(APIView):
         },
     )
     def post(self, request: Request, draft_id: str) -> Response:
-        draft = _get_draft(request, draft_id)
+        draft = draft_api_or_404(request, draft_id)
         data = self.DryRunInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
             report = document_dry_run(document=data.validated_data.get("document", draft.document))
         except DryRunRefused as refused:
-            return _unprocessable("invalid_package", str(refused), {"report": refused.report})
+            return unprocessable_response(
+                "invalid_package", str(refused), {"report": refused.report}
+            )
         return Response(report)
 
 

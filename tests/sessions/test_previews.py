@@ -84,7 +84,7 @@ def test_a_preview_build_is_reused_and_never_numbered_among_the_versions(
     assert published.created and published.version.number == 1
     assert not published.version.is_preview
     assert list(PublishedVersion.objects.visible_to(author)) == [published.version]
-    page = signed_in(author).get(reverse("authoring:package-versions", args=[draft.pk]))
+    page = signed_in(author).get(reverse("publishing:package-versions", args=[draft.pk]))
     assert page.status_code == 200 and page.context["versions"] == [published.version]
 
 

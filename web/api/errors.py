@@ -6,6 +6,7 @@ field errors for validation failures (field name → list of messages).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
@@ -66,3 +67,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         details = {"retryAfterSeconds": getattr(exc, "wait", None)}  # not in DRF's stubs
     response.data = {"error": {"code": code, "message": message, "details": details}}
     return response
+
+
+def unprocessable_response(code: str, message: str, details: Mapping[str, object]) -> Response:
+    """422 with the shared error body (a well-formed request the server will not act on)."""
+    return Response(
+        {"error": {"code": code, "message": message, "details": dict(details)}},
+        status=status.HTTP_422_UNPROCESSABLE_ENTITY,
+    )
