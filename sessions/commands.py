@@ -25,7 +25,6 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -78,7 +77,7 @@ def _factory(session_id: uuid.UUID) -> EventFactory:
 def handle_command(
     *,
     session: ExamSession | uuid.UUID | str,
-    command: CommandEnvelope | Mapping[str, Any],
+    command: CommandEnvelope | Mapping[str, object],
     decide: Decider,
     now: Callable[[], datetime] = timezone.now,
 ) -> CommandOutcome:
@@ -182,13 +181,14 @@ def _failure_events(
 
 
 def _record_invalid(
-    session_id: uuid.UUID, raw: Mapping[str, Any], reason: str, *, now: Callable[[], datetime]
+    session_id: uuid.UUID, raw: Mapping[str, object], reason: str, *, now: Callable[[], datetime]
 ) -> CommandOutcome:
     """A malformed command still leaves an event: a refused acknowledgement when its type is
     known, else a system_error. Recorded for dedup when it carries a usable commandId."""
     make = _factory(session_id)
-    command_id = raw.get("commandId") if isinstance(raw.get("commandId"), str) else None
-    kind = raw.get("type") if isinstance(raw.get("type"), str) else None
+    found_id, found_kind = raw.get("commandId"), raw.get("type")
+    command_id = found_id if isinstance(found_id, str) else None
+    kind = found_kind if isinstance(found_kind, str) else None
     canonical = canonical_command(kind) if kind in {t.value for t in CommandType} else None
     reason = reason[:2000]
     event: EventEnvelope

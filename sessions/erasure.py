@@ -31,10 +31,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from django.db.backends.utils import CursorWrapper
 from django.db.models import QuerySet
 from django.utils import timezone
 from lti_tool.models import LtiUser
@@ -105,7 +105,7 @@ def session_plan(session: ExamSession) -> ErasurePlan:
 
 
 @contextmanager
-def _erasing(erasure_id: str) -> Iterator[Any]:
+def _erasing(erasure_id: str) -> Iterator[CursorWrapper]:
     """Open the event-log triggers' one exemption for this erasure, in this transaction."""
     db = connections[DEFAULT_DB_ALIAS]
     with db.cursor() as cursor:
@@ -137,7 +137,7 @@ def _swap_personal_fields(session: ExamSession, erasure: PersonalDataErasure) ->
             payload, seals = erase(wire, key=key)
             if not seals:
                 continue
-            erased: dict[str, Any] = {"erasure": erasure_id, "seals": seals}
+            erased: dict[str, object] = {"erasure": erasure_id, "seals": seals}
             if session.chain_version < CHAIN_V2:  # the chain linked the clear body
                 digest, redacted = body_digest(wire), body_digest({**wire, "payload": payload})
                 recorded[row.seq] = (digest, redacted)

@@ -105,7 +105,7 @@ class StoredEvent:
     hashes, and whether it had been stored before (``duplicate``). Live-only events have
     ``seq``, ``hash`` and ``prev_hash`` set to ``None``."""
 
-    wire: dict[str, Any]
+    wire: dict[str, Any]  # Any: EventEnvelope.to_wire (pydantic model_dump) is typed so
     seq: int | None
     hash: str | None
     prev_hash: str | None
@@ -148,7 +148,7 @@ def _session_key(session: ExamSession | uuid.UUID | str) -> uuid.UUID:
 
 
 def _validate(
-    session_id: uuid.UUID, events: Sequence[EventEnvelope | Mapping[str, Any]]
+    session_id: uuid.UUID, events: Sequence[EventEnvelope | Mapping[str, object]]
 ) -> tuple[list[EventEnvelope], list[Violation]]:
     """EVT-001/002/004..009/011, schema, and sessionId checks; repeats in the batch dropped."""
     expected = str(session_id)
@@ -198,7 +198,7 @@ def _entered_nodes(session_id: uuid.UUID, envelopes: Sequence[EventEnvelope]) ->
 def append_events(
     *,
     session: ExamSession | uuid.UUID | str,
-    events: Sequence[EventEnvelope | Mapping[str, Any]],
+    events: Sequence[EventEnvelope | Mapping[str, object]],
     expected_version: int | None = None,
 ) -> AppendResult:
     """Append a batch to a session's log (see the module docstring for the guarantees).
@@ -244,7 +244,7 @@ def append_events(
 def append_event(
     *,
     session: ExamSession | uuid.UUID | str,
-    event: EventEnvelope | Mapping[str, Any],
+    event: EventEnvelope | Mapping[str, object],
     expected_version: int | None = None,
 ) -> StoredEvent:
     """Append one event; see :func:`append_events`."""

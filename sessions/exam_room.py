@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
-from typing import Any, Final
+from typing import Final
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -45,7 +45,7 @@ from accounts.models import User
 from ioa.events import TERMINAL_STATES, ExamState
 from ioa.languages import supported_language
 from ioa.runtime.commands import gate
-from ioa.schema import CandidateCommandPolicy, CandidateCommandType, NodeKind
+from ioa.schema import AssessmentPackage, CandidateCommandPolicy, CandidateCommandType, NodeKind
 from ioa.schema.loader import load_package
 from sessions.bot_port import examiner_bot
 from sessions.models import ExamSession
@@ -206,7 +206,7 @@ class ExamStructure:
         return None if seconds is None else int(Decimal(seconds) * multiplier)
 
 
-def _reachable_order(package: Any) -> list[str]:
+def _reachable_order(package: AssessmentPackage) -> list[str]:
     """Node ids in the order the exam would visit them (breadth-first from the initial node,
     transitions in array order, pools expanded), then any other node."""
     pools = {pool.poolId: tuple(pool.nodeIds) for pool in package.questionPools}
@@ -377,7 +377,7 @@ def voice_language_supported(session: ExamSession) -> bool:
     return bot is not None and bot.hears(page_language(session))
 
 
-def room_config(session: ExamSession) -> dict[str, Any]:
+def room_config(session: ExamSession) -> dict[str, object]:
     """Everything the exam room's script needs, rendered into the page as JSON."""
     structure = exam_structure(session)
     multiplier = session.extra_time_multiplier

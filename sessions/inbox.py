@@ -30,7 +30,7 @@ import re
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from asgiref.sync import sync_to_async
 from django.db import IntegrityError, transaction
@@ -58,7 +58,7 @@ class InboxItem:
 
     input_id: str
     kind: str
-    fields: dict[str, Any]
+    fields: dict[str, object]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +71,7 @@ class Receipt:
     processed: bool
 
 
-def _input_id(raw: Any, *, what: str) -> str:
+def _input_id(raw: object, *, what: str) -> str:
     if raw is None or raw == "":
         return uuid.uuid4().hex  # an old client without ids: still stored, not deduplicated
     if not isinstance(raw, str) or not INPUT_ID.match(raw):
@@ -79,7 +79,7 @@ def _input_id(raw: Any, *, what: str) -> str:
     return raw
 
 
-def parse_frame(content: Mapping[str, Any]) -> InboxItem:
+def parse_frame(content: Mapping[str, object]) -> InboxItem:
     """The input a candidate frame carries (module docstring)."""
     kind = content.get("kind")
     if kind == "answer":
@@ -138,7 +138,7 @@ def mark_processed(*, session_id: uuid.UUID, input_ids: Iterable[str]) -> int:
     ).update(processed_at=timezone.now())
 
 
-async def receive_frame(session_id: uuid.UUID, content: Mapping[str, Any]) -> Receipt:
+async def receive_frame(session_id: uuid.UUID, content: Mapping[str, object]) -> Receipt:
     """Parse, store, then forward a candidate frame (module docstring). Raises
     :class:`InvalidInput`, or a ``DatabaseError`` when it could not be stored (no ack then)."""
     item = parse_frame(content)

@@ -21,6 +21,7 @@ candidate's socket.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from typing import Any, Final
 
 from django.db import transaction
@@ -40,7 +41,7 @@ from sessions.models import ExamSession, SessionEvent, Sitting
 class PreviewRejected(Exception):
     """The draft does not pass the gate; ``report`` is the validation report."""
 
-    def __init__(self, report: dict[str, Any]) -> None:
+    def __init__(self, report: dict[str, Any]) -> None:  # Any: ValidationReport.to_dict's type
         errors = report.get("errors", [])
         first = errors[0]["message"] if errors else "see the report"
         super().__init__(f"the draft cannot be previewed: {len(errors)} error(s): {first}")
@@ -137,7 +138,7 @@ PANEL_TYPES: Final = (
 """What the controller decided, as the panel shows it (no transcript: the room shows that)."""
 
 
-def _summary(kind: str, payload: dict[str, Any]) -> str:
+def _summary(kind: str, payload: Mapping[str, object]) -> str:
     keys = {
         "exam_state_changed": ("fromState", "toState", "reason"),
         "node_entered": ("nodeId", "reason"),
@@ -157,7 +158,7 @@ def _summary(kind: str, payload: dict[str, Any]) -> str:
     return ", ".join(parts) if parts else ", ".join(sorted(payload))[:200]
 
 
-def preview_decisions(*, session: ExamSession, after_seq: int = 0) -> dict[str, Any]:
+def preview_decisions(*, session: ExamSession, after_seq: int = 0) -> dict[str, object]:
     """The controller's decisions in the stored log after ``after_seq``, for the panel:
     ``{"lastSeq", "node", "state", "decisions": [{"seq", "type", "summary", "payload"}]}``."""
     rows = list(

@@ -49,7 +49,7 @@ CHUNK = 500
 
 def wire_from_row(row: SessionEvent | Mapping[str, Any]) -> dict[str, Any]:
     """The wire envelope (with ``seq``) of a stored event row or a ``values()`` dict."""
-    # A values() dict holds whatever the column holds (Django types it Any).
+    # Any: Django types a values() dict's values (whatever the column holds) as Any.
     get: Callable[[str], Any] = row.get if isinstance(row, Mapping) else row.__getattribute__
     wire: dict[str, Any] = {
         "eventId": str(get("event_id")),
@@ -107,7 +107,7 @@ def iter_rows(
     after_seq: int = 0,
     until_seq: int | None = None,
     types: list[str] | None = None,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[dict[str, Any]]:  # Any: Django types values() rows as dict[str, Any]
     """Stored rows (``values()`` dicts) of a session with ``after_seq < seq <= until_seq`` in seq
     order, fetched in chunks by keyset on the ``(session, seq)`` index."""
     cursor = after_seq
@@ -130,7 +130,7 @@ def events_after(
     after_seq: int = 0,
     audience: Audience | str | None = None,
     until_seq: int | None = None,
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """Stored envelopes after ``after_seq`` (and up to ``until_seq``) in seq order; projected
     for ``audience`` when given (events it may not see are left out)."""
     types = types_for(audience) if audience is not None else None
@@ -147,11 +147,14 @@ class TimelineEntry:
     position of their first event."""
 
     correlation_id: str | None
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, object]] = field(default_factory=list)
 
     @property
     def first_seq(self) -> int:
-        return int(self.events[0]["seq"])
+        seq = self.events[0]["seq"]
+        if not isinstance(seq, int):
+            raise TypeError(f"a stored event's seq is an int, not {seq!r}")
+        return seq
 
 
 def session_timeline(
@@ -163,7 +166,7 @@ def session_timeline(
     groups: dict[str, TimelineEntry] = {}
     for wire in events_after(session_id=session_id, audience=audience):
         key = wire.get("correlationId")
-        if key is None:
+        if not isinstance(key, str):  # none: a string when there is one
             entries.append(TimelineEntry(None, [wire]))
         elif key in groups:
             groups[key].events.append(wire)
@@ -182,7 +185,7 @@ def export_lines(*, session_id: uuid.UUID | str) -> Iterator[str]:
 
 
 def _erasure_check(
-    row: Mapping[str, Any],
+    row: Mapping[str, Any],  # Any: a values() row (Django types its values as Any)
     *,
     version: int,
     erasures: set[str],

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Final, NotRequired, TypedDict
 
 from ioa.events import Audience
 from ioa.ledger import COVERING_KINDS
@@ -32,11 +33,56 @@ COVERING: Final = frozenset(k.value for k in COVERING_KINDS)
 P: Final = Audience.PROCTOR
 
 
+class OutlineTarget(TypedDict):
+    """An evidence target of a node in :func:`package_outline`."""
+
+    id: str
+    label: str
+    weight: float | None
+
+
+class OutlineNode(TypedDict):
+    """A node of :func:`package_outline`."""
+
+    nodeId: str
+    kind: str
+    title: str
+    targets: list[OutlineTarget]
+
+
+class Recovery(TypedDict):
+    """A recovery in :func:`interceptions` (payload values are passed on as the log has them)."""
+
+    recoveryId: object
+    attempts: int
+    resolution: object
+    startedAt: object
+    type: NotRequired[object]
+    nodeId: NotRequired[object]
+    trigger: NotRequired[object]
+    action: NotRequired[object]
+    durationSec: NotRequired[object]
+
+
+class Interceptions(TypedDict):
+    """:func:`interceptions`."""
+
+    guardrails: list[dict[str, object]]
+    recoveries: list[Recovery]
+
+
+def _payload(event: Mapping[str, object]) -> Mapping[str, object]:
+    payload = event["payload"]
+    if not isinstance(payload, Mapping):
+        raise TypeError(f"an envelope's payload is an object, not {payload!r}")
+    return payload
+
+
 @functools.lru_cache(maxsize=64)
-def _outline(checksum: str, canonical_json: str) -> tuple[dict[str, Any], ...]:
+def _outline(checksum: str, canonical_json: str) -> tuple[OutlineNode, ...]:
     package = load_package(json.loads(canonical_json))
     nodes = {node.nodeId: node for node in package.nodes}
-    outline = []
+    outline: list[OutlineNode] = []
     for node_id in _reachable_order(package):
         node = nodes[node_id]
         if node.kind is NodeKind.END:
@@ -54,22 +100,22 @@ def _outline(checksum: str, canonical_json: str) -> tuple[dict[str, Any], ...]:
     return tuple(outline)
 
 
-def package_outline(session: ExamSession) -> list[dict[str, Any]]:
+def package_outline(session: ExamSession) -> list[OutlineNode]:
     """The version's non-end nodes in visiting order with their evidence targets."""
     version = session.sitting.version
-    return [dict(n) for n in _outline(version.checksum, version.canonical_json)]
+    return [n.copy() for n in _outline(version.checksum, version.canonical_json)]
 
 
-def _events(session: ExamSession, types: set[str]) -> list[dict[str, Any]]:
+def _events(session: ExamSession, types: set[str]) -> list[Mapping[str, object]]:
     return [e for e in events_after(session_id=session.pk, audience=P) if e["type"] in types]
 
 
-def transcript(session: ExamSession) -> list[dict[str, Any]]:
+def transcript(session: ExamSession) -> list[dict[str, object]]:
     """Both speakers' final words in order: the candidate's ``transcript_final`` turns and the
     examiner's ``examiner_utterance_final`` texts."""
-    turns = []
+    turns: list[dict[str, object]] = []
     for event in _events(session, {"transcript_final", "examiner_utterance_final"}):
-        payload = event["payload"]
+        payload = _payload(event)
         examiner = event["type"] == "examiner_utterance_final"
         turns.append(
             {
@@ -86,19 +132,19 @@ def transcript(session: ExamSession) -> list[dict[str, Any]]:
     return turns
 
 
-def ledger(session: ExamSession) -> list[dict[str, Any]]:
+def ledger(session: ExamSession) -> list[dict[str, object]]:
     """The evidence ledger per node and target (module docstring)."""
-    signals: dict[str, dict[str, Any]] = {}
-    entered: set[str] = set()
+    signals: dict[object, dict[str, object]] = {}
+    entered: set[object] = set()
     for event in _events(session, {"evidence_signal", "node_entered"}):
-        payload = event["payload"]
+        payload = _payload(event)
         if event["type"] == "node_entered":
             entered.add(payload["nodeId"])
             continue
         signals[payload["signalId"]] = {"seq": event["seq"], "at": event["timestamp"], **payload}
-    out = []
+    out: list[dict[str, object]] = []
     for node in package_outline(session):
-        targets = []
+        targets: list[dict[str, object]] = []
         for target in node["targets"]:
             found = [
                 {
@@ -112,7 +158,7 @@ def ledger(session: ExamSession) -> list[dict[str, Any]]:
                     "at": s["at"],
                 }
                 for s in signals.values()
-                if s["nodeId"] == node["nodeId"] and target["id"] in s.get("targetIds", [])
+                if s["nodeId"] == node["nodeId"] and _names(s.get("targetIds", []), target["id"])
             ]
             covered = any(s["kind"] in COVERING for s in found)
             targets.append({**target, "covered": covered, "signals": found})
@@ -120,13 +166,18 @@ def ledger(session: ExamSession) -> list[dict[str, Any]]:
     return out
 
 
-def interceptions(session: ExamSession) -> dict[str, list[dict[str, Any]]]:
+def _names(ids: object, target_id: str) -> bool:
+    """Whether a signal's ``targetIds`` (a list in the log) include ``target_id``."""
+    return isinstance(ids, list | tuple) and target_id in ids
+
+
+def interceptions(session: ExamSession) -> Interceptions:
     """Guardrail interceptions and recoveries (module docstring)."""
-    guardrails: list[dict[str, Any]] = []
-    recoveries: dict[str, dict[str, Any]] = {}
+    guardrails: list[dict[str, object]] = []
+    recoveries: dict[object, Recovery] = {}
     types = {"guardrail_triggered", "recovery_started", "recovery_resolved"}
     for event in _events(session, types):
-        payload = event["payload"]
+        payload = _payload(event)
         if event["type"] == "guardrail_triggered":
             guardrails.append(
                 {
@@ -160,7 +211,7 @@ def interceptions(session: ExamSession) -> dict[str, list[dict[str, Any]]]:
     return {"guardrails": guardrails, "recoveries": list(recoveries.values())}
 
 
-def timeline(session: ExamSession) -> list[dict[str, Any]]:
+def timeline(session: ExamSession) -> list[dict[str, object]]:
     """The stored events grouped by ``correlationId`` (proctor view), JSON-ready."""
     return [
         {"correlationId": entry.correlation_id, "firstSeq": entry.first_seq, "events": entry.events}

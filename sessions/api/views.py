@@ -18,8 +18,8 @@ not apply now), ``session_over``; 400 ``invalid``; 504 ``bot_timeout`` (sent, un
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any
 
 from django.core.exceptions import ValidationError
 from drf_spectacular.utils import (
@@ -72,7 +72,7 @@ def _session(request: Request, session_id: uuid.UUID) -> ExamSession:
     return session
 
 
-def _error(code: str, message: str, http: int, **details: Any) -> Response:
+def _error(code: str, message: str, http: int, **details: object) -> Response:
     return Response({"error": {"code": code, "message": message, "details": details}}, status=http)
 
 
@@ -361,7 +361,7 @@ class SessionDetailApi(APIView):
     permission_classes = [AreaPermission]
 
     @staticmethod
-    def body(session: ExamSession) -> dict[str, Any]:
+    def body(session: ExamSession) -> dict[str, object]:
         session = ExamSession.objects.select_related("candidate", "invitation").get(pk=session.pk)
         (row,) = overview.session_rows([session])
         return {
@@ -418,7 +418,7 @@ class _SessionReadApi(APIView):
     area = Area.PROCTOR
     permission_classes = [AreaPermission]
 
-    def part(self, session: ExamSession) -> dict[str, Any]:
+    def part(self, session: ExamSession) -> Mapping[str, object]:
         raise NotImplementedError
 
     @extend_schema(responses=dict)
@@ -430,29 +430,29 @@ class _SessionReadApi(APIView):
 class TimelineApi(_SessionReadApi):
     """The session's stored events (proctor view) grouped by ``correlationId``."""
 
-    def part(self, session: ExamSession) -> dict[str, Any]:
+    def part(self, session: ExamSession) -> Mapping[str, object]:
         return {"groups": session_detail.timeline(session)}
 
 
 class TranscriptApi(_SessionReadApi):
     """Both speakers' final words, in order."""
 
-    def part(self, session: ExamSession) -> dict[str, Any]:
+    def part(self, session: ExamSession) -> Mapping[str, object]:
         return {"turns": session_detail.transcript(session)}
 
 
 class LedgerApi(_SessionReadApi):
     """The evidence ledger per node and evidence target (proctor-only)."""
 
-    def part(self, session: ExamSession) -> dict[str, Any]:
+    def part(self, session: ExamSession) -> Mapping[str, object]:
         return {"nodes": session_detail.ledger(session)}
 
 
 class InterceptionsApi(_SessionReadApi):
     """Guardrail interceptions (original and replacement text) and recoveries."""
 
-    def part(self, session: ExamSession) -> dict[str, Any]:
-        return dict(session_detail.interceptions(session))
+    def part(self, session: ExamSession) -> Mapping[str, object]:
+        return session_detail.interceptions(session)
 
 
 class ActionRequestSerializer(serializers.Serializer[object]):
