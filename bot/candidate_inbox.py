@@ -26,7 +26,7 @@ import logging
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Protocol
+from typing import Final, Protocol
 
 from bot.journal import DbThreads
 from ioa.events import EventEnvelope
@@ -62,7 +62,7 @@ class InboxOwner(Protocol):
     @property
     def closed(self) -> bool: ...
 
-    async def on_channel_input(self, kind: str, fields: Mapping[str, Any]) -> None: ...
+    async def on_channel_input(self, kind: str, fields: Mapping[str, object]) -> None: ...
 
     def post(self, item: RuntimeInput, *, input_ids: tuple[str, ...] = ()) -> None: ...
 
@@ -76,7 +76,7 @@ class CandidateInbox:
         self._undecided: dict[str, float] = {}
         self._polling: asyncio.Lock = asyncio.Lock()
 
-    def accept(self, fields: Mapping[str, Any]) -> str | None:
+    def accept(self, fields: Mapping[str, object]) -> str | None:
         """The input's id if it is new (now taken), ``""`` if it was taken before, ``None``
         for an input without an id (not from the inbox)."""
         raw = fields.get("inputId")

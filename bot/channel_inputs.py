@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
 from pipecat.frames.frames import Frame
 
@@ -46,15 +46,25 @@ class FramePush(Protocol):
     async def push(self, frame: Frame) -> None: ...
 
 
-def command_input(fields: Mapping[str, Any]) -> Command:
-    """The ``Command`` input a ``command`` message carries (its envelope, unchecked here)."""
+def command_input(fields: Mapping[str, object]) -> Command:
+    """The ``Command`` input a ``command`` message carries (its envelope, unchecked here;
+    ``TypeError`` when it is not an object)."""
     command = fields.get("command") or {}
+    if not isinstance(command, Mapping):
+        raise TypeError(f"a command is an object, not {type(command).__name__}")
     return Command(
         command_id=str(command.get("commandId", "")),
         type=str(command.get("type", "")),
         source=str(command.get("source", "candidate")),
         payload=dict(command.get("payload") or {}),
     )
+
+
+def _number(value: object) -> float:
+    """``float(value)`` of a JSON number or numeric text; raises like ``float`` otherwise."""
+    if isinstance(value, int | float | str):
+        return float(value)
+    raise TypeError(f"not a number: {type(value).__name__}")
 
 
 class ChannelInputs:
@@ -76,7 +86,7 @@ class ChannelInputs:
         self._composing = composing
         self._media_reconnects = 0
 
-    async def on_channel_input(self, kind: str, fields: Mapping[str, Any]) -> None:
+    async def on_channel_input(self, kind: str, fields: Mapping[str, object]) -> None:
         """One message from the session's bot group (module docstring)."""
         input_id = self._inbox.accept(fields)
         if input_id == "":
@@ -91,7 +101,7 @@ class ChannelInputs:
         elif kind == "candidate_text":
             text = str(fields.get("text", "")).strip()
             if text:
-                confidence = float(fields.get("confidence", 1.0))
+                confidence = _number(fields.get("confidence", 1.0))
                 frame = typed_answer_frame(text, min(1.0, max(0.0, confidence)), input_id=input_id)
                 self._inbox.in_flight(input_id)
                 await self._frames.push(frame)

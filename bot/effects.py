@@ -23,7 +23,7 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final, Literal
 
 from pipecat.flows import NodeConfig
 from pipecat.frames.frames import EndFrame, Frame, LLMMessagesAppendFrame
@@ -44,6 +44,9 @@ from ioa.runtime import (
     Speak,
 )
 
+if TYPE_CHECKING:
+    from pipecat.processors.aggregators.llm_context import LLMStandardMessage
+
 logger = logging.getLogger(__name__)
 
 ENTRY_EFFECTS: Final = (EnterNode, EnterBootNode, EnterAdminNode, ReturnToNode)
@@ -51,9 +54,17 @@ END_GRACE_SECONDS: Final = 30.0
 """After ``EndSession``, end the pipeline at the latest this long after (closing not reported)."""
 
 
-def message(role: str, content: str) -> Any:
+MessageRole = Literal["system", "developer", "user"]
+"""Who a message the bot adds to the LLM context speaks as."""
+
+
+def message(role: MessageRole, content: str) -> LLMStandardMessage:
     """An LLM context message (Pipecat types these as the OpenAI SDK's message params)."""
-    return {"role": role, "content": content}
+    if role == "user":
+        return {"role": "user", "content": content}
+    if role == "developer":
+        return {"role": "developer", "content": content}
+    return {"role": "system", "content": content}
 
 
 class PipelineEnd:
@@ -216,7 +227,7 @@ class EffectApplier:
         self._reruns.spend()
         await self.append_message("developer", instruction, run_llm=True)
 
-    async def append_message(self, role: str, text: str, *, run_llm: bool) -> None:
+    async def append_message(self, role: MessageRole, text: str, *, run_llm: bool) -> None:
         """Add a message to the LLM context (and run the LLM on it if ``run_llm``)."""
         await self.push(LLMMessagesAppendFrame(messages=[message(role, text)], run_llm=run_llm))
 

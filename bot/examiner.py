@@ -32,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from bot import transport_presence
 from bot.activity import ComposingWatch
@@ -199,11 +198,13 @@ class ExaminerCore:
 
     # --- the seams: ObservationSink, InboxOwner, the inbox's Follower ---------------------------
 
-    async def on_observation(self, args: Mapping[str, Any], *, node_id: str) -> ObservationDecision:
+    async def on_observation(
+        self, args: Mapping[str, object], *, node_id: str
+    ) -> ObservationDecision:
         """The ``report_observation`` handler (``bot.observation_sink``)."""
         return await self.observations.on_observation(args, node_id=node_id)
 
-    async def on_channel_input(self, kind: str, fields: Mapping[str, Any]) -> None:
+    async def on_channel_input(self, kind: str, fields: Mapping[str, object]) -> None:
         """One message from the session's bot group (``bot.channel_inputs``)."""
         await self.channel.on_channel_input(kind, fields)
 

@@ -26,7 +26,7 @@ import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Final, Protocol
 
 from bot.examiner_stats import CoreStats
 from bot.journal import DbThreads
@@ -86,19 +86,20 @@ class _Job:
     payloads: Sequence[p.Payload] = ()
     call: Callable[[], Awaitable[object]] | None = None
     apply: bool = True
-    future: asyncio.Future[Any] | None = None
+    future: asyncio.Future[Decision | None] | None = None
+    """Resolved with the input's decision (``None`` for events the bot emits itself)."""
     on_decided: Callable[[Decision], None] | None = None
     input_ids: tuple[str, ...] = ()
     """Candidate inputs (``sessions.inbox``) this job consumes: marked processed with its events."""
 
 
-def log_failure(task: asyncio.Future[Any]) -> None:
+def log_failure[T](task: asyncio.Future[T]) -> None:
     """A done-callback for fire-and-forget inputs: log the failure (nobody awaits them)."""
     if not task.cancelled() and task.exception() is not None:
         logger.error("bot input failed: %s", task.exception())
 
 
-def _resolve(job: _Job, outcome: object) -> None:
+def _resolve(job: _Job, outcome: Decision | BaseException | None) -> None:
     future = job.future
     if future is None or future.done():
         return
@@ -154,7 +155,7 @@ class DecisionInbox:
         """Hand ``item`` to the controller (after earlier inputs) and wait until its decision is
         stored (and applied, unless ``apply`` is false). ``on_decided`` is called as soon as
         the controller has decided, before the decision is stored."""
-        future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Decision | None] = asyncio.get_running_loop().create_future()
         self._put(
             _Job(
                 input=item,
@@ -164,7 +165,9 @@ class DecisionInbox:
                 input_ids=input_ids,
             )
         )
-        return await asyncio.shield(future)
+        decision = await asyncio.shield(future)
+        assert decision is not None  # an input's job is resolved with its decision
+        return decision
 
     def post(self, item: RuntimeInput, *, input_ids: tuple[str, ...] = ()) -> None:
         """Hand ``item`` to the controller without waiting (dropped once closed)."""
@@ -173,7 +176,7 @@ class DecisionInbox:
 
     async def submit_foreign(self, payloads: Sequence[p.Payload]) -> None:
         """Store events the bot emits itself (after earlier inputs)."""
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Decision | None] = asyncio.get_running_loop().create_future()
         self._put(_Job(payloads=payloads, future=future))
         await asyncio.shield(future)
 
@@ -228,12 +231,11 @@ class DecisionInbox:
                     await self._process_inputs(jobs)
                 else:
                     job = jobs[0]
-                    result: object = None
                     if job.call is not None:
-                        result = await job.call()
+                        await job.call()
                     else:
                         await self._writer.append(job.payloads)
-                    _resolve(job, result)
+                    _resolve(job, None)
             except (LeaseLost, BotFailure) as exc:
                 if self.failure is None:
                     self.failure = exc

@@ -24,11 +24,12 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol
+from typing import Final, Protocol
 
 from pipecat.flows import (
     NO_RESPONSE,
     ActionConfig,
+    ConsolidatedFunctionResult,
     ContextStrategy,
     ContextStrategyConfig,
     FlowArgs,
@@ -39,7 +40,7 @@ from pipecat.flows import (
 
 from ioa.compiler import ADAPTER_VERSION, REPORT_OBSERVATION, CompiledFlow, CompiledNode
 from ioa.compiler.compiler import SUMMARY_PROMPT
-from ioa.compiler.types import ContextStrategySpec
+from ioa.compiler.types import ActionSpec, ContextStrategySpec
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ RETURN_TASK: Final = (
 DEFAULT_SUMMARY_PROMPT: Final = SUMMARY_PROMPT
 """Summary prompt when the controller asks for RESET_WITH_SUMMARY on a node compiled without one."""
 
-FALLBACK_RESULT: Final[Mapping[str, Any]] = {
+FALLBACK_RESULT: Final[Mapping[str, str]] = {
     "status": "continue",
     "instruction": "Something went wrong on our side. Continue with the current question.",
 }
@@ -89,7 +90,7 @@ def escape_placeholders(text: str) -> str:
 class ObservationDecision:
     """What the runtime controller decided about one ``report_observation`` call."""
 
-    result: Mapping[str, Any]
+    result: Mapping[str, object]
     """The tool result the LLM sees (JSON-serialisable)."""
     next_node_id: str | None = None
     """The node to move to, or ``None`` to stay on the current node."""
@@ -99,14 +100,14 @@ class ObservationDecision:
     """When moving: a prepared config to move to (else ``FlowHydrator.node(next_node_id)``)."""
 
     @classmethod
-    def stay(cls, result: Mapping[str, Any], *, respond: bool = True) -> ObservationDecision:
+    def stay(cls, result: Mapping[str, object], *, respond: bool = True) -> ObservationDecision:
         """Stay on the current node."""
         return cls(result=result, respond=respond)
 
     @classmethod
     def move(
         cls,
-        result: Mapping[str, Any],
+        result: Mapping[str, object],
         next_node_id: str,
         *,
         node_config: NodeConfig | None = None,
@@ -119,7 +120,9 @@ class ObservationDecision:
 class ObservationSink(Protocol):
     """The runtime controller as the ``report_observation`` handler sees it."""
 
-    async def on_observation(self, args: Mapping[str, Any], *, node_id: str) -> ObservationDecision:
+    async def on_observation(
+        self, args: Mapping[str, object], *, node_id: str
+    ) -> ObservationDecision:
         """Evaluate one observation made at ``node_id`` and decide: stay or move."""
         ...
 
@@ -134,12 +137,17 @@ def context_strategy_config(spec: ContextStrategySpec) -> ContextStrategyConfig:
     ``reset_with_summary`` carries its summary prompt (Pipecat requires one). Unknown strategies
     raise ``ValueError``.
     """
-    strategy = CONTEXT_STRATEGIES.get(spec["strategy"])
+    return strategy_config(spec["strategy"], spec.get("summaryPrompt"))
+
+
+def strategy_config(name: str, summary_prompt: str | None = None) -> ContextStrategyConfig:
+    """The Pipecat ``ContextStrategyConfig`` of the strategy ``name`` (``ValueError`` when
+    unknown); ``summary_prompt`` is kept for ``reset_with_summary`` only."""
+    strategy = CONTEXT_STRATEGIES.get(name)
     if strategy is None:
-        raise ValueError(f"unknown context strategy {spec['strategy']!r}")
-    summary_prompt = (
-        spec.get("summaryPrompt") if strategy is ContextStrategy.RESET_WITH_SUMMARY else None
-    )
+        raise ValueError(f"unknown context strategy {name!r}")
+    if strategy is not ContextStrategy.RESET_WITH_SUMMARY:
+        summary_prompt = None
     return ContextStrategyConfig(strategy=strategy, summary_prompt=summary_prompt)
 
 
@@ -237,14 +245,14 @@ class FlowHydrator:
         config = self.node(node_id)
         compiled = self._nodes[node_id]
         if context_strategy is not None:
-            spec: dict[str, Any] = {"strategy": context_strategy}
+            prompt = None
             if context_strategy == "reset_with_summary":
-                spec["summaryPrompt"] = (
+                prompt = (
                     summary_prompt
                     or compiled["context_strategy"].get("summaryPrompt")
                     or DEFAULT_SUMMARY_PROMPT
                 )
-            config["context_strategy"] = context_strategy_config(spec)  # type: ignore[arg-type]
+            config["context_strategy"] = strategy_config(context_strategy, prompt)
         config["task_messages"] = [
             *config["task_messages"],
             *(
@@ -294,7 +302,7 @@ class FlowHydrator:
         return self._report_observation
 
     @staticmethod
-    def _action(action: Mapping[str, Any]) -> ActionConfig:
+    def _action(action: ActionSpec) -> ActionConfig:
         config: ActionConfig = {"type": str(action["type"])}
         if "text" in action:
             text = str(action["text"])
@@ -302,7 +310,9 @@ class FlowHydrator:
             config["text"] = escape_placeholders(text) if config["type"] == "tts_say" else text
         return config
 
-    async def _handle_report_observation(self, args: FlowArgs, flow_manager: FlowManager) -> Any:
+    async def _handle_report_observation(
+        self, args: FlowArgs, flow_manager: FlowManager
+    ) -> ConsolidatedFunctionResult | dict[str, object]:
         node_id = flow_manager.current_node or ""
         try:
             decision = await self.sink.on_observation(args, node_id=node_id)

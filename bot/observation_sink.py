@@ -18,7 +18,7 @@ import logging
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Protocol
+from typing import Final, Protocol
 
 from pipecat.flows import NodeConfig
 
@@ -78,7 +78,9 @@ class ObservationHandler:
         self._reported: tuple[int, int] | None = None
         """(turn, request) of the latest report handled: one report per LLM response."""
 
-    async def on_observation(self, args: Mapping[str, Any], *, node_id: str) -> ObservationDecision:
+    async def on_observation(
+        self, args: Mapping[str, object], *, node_id: str
+    ) -> ObservationDecision:
         """Ask the controller about one ``report_observation`` call and do what it decided."""
         started = time.monotonic()
         self._stats.observations += 1
@@ -106,7 +108,7 @@ class ObservationHandler:
 
     async def _outcome(self, decision: Decision) -> ObservationDecision:
         effects = list(decision.effects)
-        result: dict[str, Any] = dict(decision.result)
+        result: dict[str, object] = dict(decision.result)
         entry = next((i for i, e in enumerate(effects) if isinstance(e, ENTRY_EFFECTS)), None)
         before = effects if entry is None else effects[:entry]
         instruction: str | None = None

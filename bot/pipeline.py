@@ -42,7 +42,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from pipecat.flows import FlowManager
 from pipecat.frames.frames import (
@@ -153,7 +153,7 @@ def transcript_confidence(frame: TranscriptionFrame) -> float:
     """The STT confidence of a final transcript: the frame's ``confidence`` if it has one,
     else a ``confidence`` in the STT service's raw ``result`` (a mapping, an object, or the
     first alternative of a Deepgram-style result), else :data:`DEFAULT_STT_CONFIDENCE`."""
-    candidates: list[Any] = [getattr(frame, "confidence", None)]
+    candidates: list[object] = [getattr(frame, "confidence", None)]
     result = frame.result
     if isinstance(result, Mapping):
         candidates.append(result.get("confidence"))

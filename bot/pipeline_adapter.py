@@ -29,6 +29,7 @@ from pipecat.frames.frames import Frame, LLMRunFrame
 
 from bot.activity import Activity
 from bot.candidate_inbox import CandidateInbox
+from bot.effects import MessageRole
 from bot.examiner_inbox import Decisions, log_failure
 from bot.examiner_stats import CoreStats
 from bot.journal import Journal
@@ -60,7 +61,7 @@ class Frames(Protocol):
 
     async def push(self, frame: Frame) -> None: ...
 
-    async def append_message(self, role: str, text: str, *, run_llm: bool) -> None: ...
+    async def append_message(self, role: MessageRole, text: str, *, run_llm: bool) -> None: ...
 
 
 class TextObservations(Protocol):

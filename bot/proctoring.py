@@ -19,10 +19,12 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Mapping
-from typing import Any, Final, Protocol
+from typing import Final, Protocol, TypeGuard
 
+from bot.journal import DbThreads
 from ioa.errors import InvalidInputError
-from ioa.runtime import CandidateReady, Decision, ProctorAction, ProctorInstruction
+from ioa.runtime import CandidateReady, Decision, ProctorAction, ProctorInstruction, RuntimeInput
+from ioa.runtime.inputs import IrregularityCategory, ProctorActionName
 from sessions import bot_channel
 from sessions.models import Sitting
 
@@ -36,21 +38,29 @@ class Core(Protocol):
     """What this module needs of :class:`bot.examiner.ExaminerCore`."""
 
     @property
-    def session_id(self) -> Any: ...
+    def session_id(self) -> uuid.UUID: ...
 
     @property
-    def db(self) -> Any: ...
+    def db(self) -> DbThreads: ...
 
-    async def submit(self, item: Any) -> Decision: ...
+    async def submit(self, item: RuntimeInput) -> Decision: ...
 
-    def post(self, item: Any) -> None: ...
+    def post(self, item: RuntimeInput) -> None: ...
 
 
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
-def runtime_input(kind: str, fields: Mapping[str, Any]) -> ProctorAction | ProctorInstruction:
+def _is_action(value: object) -> TypeGuard[ProctorActionName]:
+    return value in bot_channel.PROCTOR_ACTIONS
+
+
+def _is_category(value: object) -> TypeGuard[IrregularityCategory]:
+    return value in CATEGORIES
+
+
+def runtime_input(kind: str, fields: Mapping[str, object]) -> ProctorAction | ProctorInstruction:
     """The controller input a proctor message asks for (``ValueError`` when malformed)."""
     proctor = _text(fields.get("proctorId")) or "proctor"
     if kind == "proctor_instruction":
@@ -67,18 +77,18 @@ def runtime_input(kind: str, fields: Mapping[str, Any]) -> ProctorAction | Proct
     if kind != "proctor_action":
         raise ValueError(f"not a proctor input: {kind}")
     action = fields.get("action")
-    if action not in bot_channel.PROCTOR_ACTIONS:
+    if not _is_action(action):
         raise ValueError(f"unknown proctor action {action!r}")
     seconds = fields.get("seconds")
     if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, int | float)):
         raise ValueError("seconds must be a number")
     category = fields.get("category")
-    if category is not None and category not in CATEGORIES:
+    if category is not None and not _is_category(category):
         raise ValueError(f"unknown irregularity category {category!r}")
     return ProctorAction(
         action=action,
         proctor_id=proctor,
-        seconds=float(seconds) if seconds is not None else None,
+        seconds=float(seconds) if isinstance(seconds, int | float) else None,
         scope="node" if fields.get("scope") == "node" else "exam",
         reason=_text(fields.get("reason")),
         command_id=_text(fields.get("commandId")),
@@ -86,7 +96,7 @@ def runtime_input(kind: str, fields: Mapping[str, Any]) -> ProctorAction | Proct
     )
 
 
-async def handle(core: Core, kind: str, fields: Mapping[str, Any]) -> None:
+async def handle(core: Core, kind: str, fields: Mapping[str, object]) -> None:
     """Carry out one proctor input and answer the sender (module docstring)."""
     try:
         item = runtime_input(kind, fields)

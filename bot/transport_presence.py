@@ -12,7 +12,7 @@ channel)`` on each change; the bot core stores the event and lets the controller
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import Literal
 
 from pipecat.transports.base_transport import BaseTransport
 from pipecat.transports.livekit.transport import LiveKitTransport
@@ -24,7 +24,7 @@ Channel = Literal["webrtc", "livekit"]
 OnChange = Callable[[Status, Channel], Awaitable[None]]
 
 
-def _is_candidate(transport: BaseTransport, client: Any) -> bool:
+def _is_candidate(transport: BaseTransport, client: object) -> bool:
     if not isinstance(transport, LiveKitTransport):
         return True  # a SmallWebRTC peer is the candidate's browser
     identity = client.get("id") if isinstance(client, dict) else client
@@ -38,11 +38,11 @@ def watch(transport: BaseTransport | None, on_change: OnChange) -> None:
     channel: Channel = "livekit" if isinstance(transport, LiveKitTransport) else "webrtc"
 
     @transport.event_handler("on_client_connected")
-    async def _connected(source: BaseTransport, client: Any) -> None:
+    async def _connected(source: BaseTransport, client: object) -> None:
         if _is_candidate(source, client):
             await on_change("connected", channel)
 
     @transport.event_handler("on_client_disconnected")
-    async def _disconnected(source: BaseTransport, client: Any) -> None:
+    async def _disconnected(source: BaseTransport, client: object) -> None:
         if _is_candidate(source, client):
             await on_change("disconnected", channel)
