@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final, SupportsFloat
 
 from django.conf import settings
 
@@ -27,7 +27,7 @@ default base URL; ``offline`` is the deterministic rehearsal examiner (never for
 RUNNERS: Final = frozenset({"inline", "celery"})
 
 
-def _raw(name: str) -> Any:
+def _raw(name: str) -> object:
     if hasattr(settings, name):
         return getattr(settings, name)
     return os.environ.get(name)
@@ -45,6 +45,13 @@ def _float(name: str, default: float) -> float:
     value = _raw(name)
     if value is None or (isinstance(value, str) and not value.strip()):
         return default
+    return _number(name, value)
+
+
+def _number(name: str, value: object) -> float:
+    """``float(value)``; ``TypeError`` naming the setting when it is no number or text."""
+    if not isinstance(value, str | SupportsFloat):
+        raise TypeError(f"{name}={value!r} is not a number")
     return float(value)
 
 
@@ -66,7 +73,7 @@ def _bool(name: str, default: bool) -> bool:
     raise ValueError(f"{name}={value!r} is not a boolean; use true or false")
 
 
-def _pricing() -> Mapping[str, Any]:
+def _pricing() -> Mapping[str, object]:
     value = _raw("VIVA_PRICING")
     if value is None or value == "":
         return {}
@@ -107,7 +114,7 @@ class BotSettings:
     context_keep_messages: int
     db_threads: int
     pipecat_log_level: str
-    pricing: Mapping[str, Any] = field(default_factory=dict)
+    pricing: Mapping[str, object] = field(default_factory=dict)
     turn_deadline_seconds: float = 10.0
     max_llm_requests_per_turn: int = 4
     provider_failures_to_pause: int = 3
@@ -132,7 +139,9 @@ def bot_settings() -> BotSettings:
         llm_model=_str("VIVA_LLM_MODEL"),
         llm_base_url=_str("VIVA_LLM_BASE_URL"),
         llm_api_key=_str("VIVA_LLM_API_KEY"),
-        llm_temperature=None if temperature in (None, "") else float(temperature),
+        llm_temperature=(
+            None if temperature in (None, "") else _number("VIVA_LLM_TEMPERATURE", temperature)
+        ),
         offline_allowed=_bool("VIVA_OFFLINE_EXAMINER_ALLOWED", bool(settings.DEBUG)),
         lease_seconds=_float("VIVA_BOT_LEASE_SECONDS", 20.0),
         heartbeat_seconds=_float("VIVA_BOT_HEARTBEAT_SECONDS", 5.0),

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Final, ParamSpec, TypeVar
+from typing import Final, ParamSpec, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.db import connections, transaction
@@ -96,36 +96,42 @@ class LoadedSession:
 _artifact_lock = threading.Lock()
 
 
-def scale_time(document: Mapping[str, Any], multiplier: Decimal) -> dict[str, Any]:
+def scale_time(document: Mapping[str, object], multiplier: Decimal) -> dict[str, object]:
     """The package with every time budget multiplied (the extra-time accommodation): node
     ``timeBudget.maxDurationSec``, follow-up ``maxFollowUpDurationSec``, ``time_elapsed``
     conditions and ``metadata.totalTimeBudgetSec``."""
     factor = float(multiplier)
 
-    def scaled(value: Any) -> Any:
+    def scaled(value: object) -> object:
         if isinstance(value, int | float) and not isinstance(value, bool):
             result = round(value * factor, 3)
             return int(result) if result == int(result) else result
         return value
 
-    out: dict[str, Any] = json.loads(json.dumps(document))
-    metadata = out.get("metadata") or {}
-    if "totalTimeBudgetSec" in metadata:
-        metadata["totalTimeBudgetSec"] = scaled(metadata["totalTimeBudgetSec"])
-    for node in out.get("nodes") or []:
-        budget = node.get("timeBudget")
-        if isinstance(budget, dict) and "maxDurationSec" in budget:
-            budget["maxDurationSec"] = scaled(budget["maxDurationSec"])
+    def scale(owner: object, key: str) -> None:
+        if isinstance(owner, dict) and key in owner:
+            owner[key] = scaled(owner[key])
+
+    out: dict[str, object] = json.loads(json.dumps(document))
+    scale(out.get("metadata"), "totalTimeBudgetSec")
+    for node in _json_list(out.get("nodes")):
+        if not isinstance(node, dict):
+            continue
+        scale(node.get("timeBudget"), "maxDurationSec")
         if "timeBudgetMs" in node:
-            node["timeBudgetMs"] = int(scaled(node["timeBudgetMs"]))
-        policy = node.get("followUpPolicy")
-        if isinstance(policy, dict) and "maxFollowUpDurationSec" in policy:
-            policy["maxFollowUpDurationSec"] = scaled(policy["maxFollowUpDurationSec"])
-        for transition in node.get("transitions") or []:
-            condition = transition.get("condition") or {}
-            if condition.get("type") == "time_elapsed" and "seconds" in condition:
-                condition["seconds"] = scaled(condition["seconds"])
+            ms = scaled(node["timeBudgetMs"])
+            node["timeBudgetMs"] = int(ms) if isinstance(ms, int | float) else ms
+        scale(node.get("followUpPolicy"), "maxFollowUpDurationSec")
+        for transition in _json_list(node.get("transitions")):
+            condition = transition.get("condition") if isinstance(transition, dict) else None
+            if isinstance(condition, dict) and condition.get("type") == "time_elapsed":
+                scale(condition, "seconds")
     return out
+
+
+def _json_list(value: object) -> list[object]:
+    """``value`` if it is a JSON array, else empty."""
+    return value if isinstance(value, list) else []
 
 
 @functools.lru_cache(maxsize=64)
@@ -195,7 +201,11 @@ class Journal:
     """The session's controller and its persistence (see the module docstring)."""
 
     def __init__(
-        self, loaded: LoadedSession, *, clock: Clock | None = None, on_stored: Any = None
+        self,
+        loaded: LoadedSession,
+        *,
+        clock: Clock | None = None,
+        on_stored: Callable[[Sequence[Mapping[str, object]]], None] | None = None,
     ) -> None:
         self.session_id = loaded.session_id
         self.artifacts = loaded.artifacts
@@ -210,7 +220,7 @@ class Journal:
         )
         self.restored_events = len(loaded.events)
         self._factory = EventFactory(session_id=str(self.session_id), source=EventSource.BOT)
-        self._on_stored: Callable[[Sequence[Mapping[str, Any]]], None] | None = on_stored
+        self._on_stored = on_stored
 
     @property
     def last_seq(self) -> int:

@@ -29,6 +29,7 @@ from bot.conf import BotSettings
 
 if TYPE_CHECKING:
     from pipecat.services.llm_service import LLMService
+    from pipecat.services.openai.llm import OpenAILLMService
 
 DEFAULT_MODELS: Final = {
     "openai": "gpt-4.1-mini",
@@ -101,7 +102,7 @@ def _key(config: BotSettings, provider: str, *, required: bool) -> str | None:
     return key
 
 
-def _plain_http_service() -> type[Any]:
+def _plain_http_service() -> type[OpenAILLMService]:
     """``OpenAILLMService`` for a plain-HTTP endpoint (the offline examiner, a local vLLM or
     Ollama): its HTTP client skips loading the CA bundle, which TLS-less traffic never uses and
     which costs a bot ~150 ms of CPU at start."""
@@ -136,6 +137,8 @@ def _plain_http_service() -> type[Any]:
     return PlainHttpOpenAILLMService
 
 
+# Any: Pipecat's LLMService is invariant in its adapter type, so any provider's service is
+# LLMService[Any].
 def build_llm(config: BotSettings, choice: LlmChoice | None = None) -> LLMService[Any]:
     """The LLM service for ``config`` (imports only the selected provider's module)."""
     choice = choice or resolve(config)

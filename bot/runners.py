@@ -31,14 +31,12 @@ import asyncio
 import logging
 import threading
 import uuid
-from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 from asgiref.sync import SyncToAsync, sync_to_async
 from django.db import close_old_connections
 
-from bot.conf import bot_settings
+from bot.conf import BotSettings, bot_settings
 from bot.journal import DbThreads, Journal, SessionUnavailable, db_threads, load_session
 from bot.journal_writer import LeaseLost
 from bot.lease import Lease, LeaseRefused, acquire, new_holder, release, renew
@@ -139,7 +137,7 @@ def _renew(lease: Lease, ttl_seconds: float) -> bool:
         close_old_connections()
 
 
-async def _keep_lease(lease: Lease, config: Any) -> None:
+async def _keep_lease(lease: Lease, config: BotSettings) -> None:
     """Renew the lease for the bot's whole life, from the moment it is taken: loading and
     building a session (or restarting after a crash) may take longer than the lease on a busy
     host. (The running session's heartbeat renews it too, and stops the bot when it is lost.)"""
@@ -225,7 +223,7 @@ def start_inline(session_id: uuid.UUID | str, *, options: BotOptions | None = No
         running = _inline_tasks.get(key)
         if running is not None and not running.done():
             return
-        coroutine: Coroutine[Any, Any, Outcome] = run_bot(key, runner="inline", options=options)
+        coroutine = run_bot(key, runner="inline", options=options)
         task = loop.create_task(coroutine, name=f"inline-bot-{key}")
         _inline_tasks[key] = task
         task.add_done_callback(lambda t: _inline_tasks.pop(key, None) if t is task else None)

@@ -28,7 +28,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from channels.layers import get_channel_layer
@@ -42,6 +42,7 @@ from bot.journal_writer import LeaseLost
 from bot.lease import Lease, record_ready, renew
 from bot.pipeline import (
     BotIO,
+    ExaminerPipeline,
     Summarisation,
     build_pipeline,
     configure_pipecat_logging,
@@ -81,13 +82,13 @@ class BotOptions:
 
     config: BotSettings | None = None
     io_factory: Callable[[], BotIO] = text_io
+    # Any: Pipecat's LLMService is invariant in its adapter type (see bot.providers.build_llm).
     llm_factory: Callable[[BotSettings, LlmChoice], LLMService[Any]] = build_llm
-    on_stored: Callable[[Sequence[Mapping[str, Any]]], None] | None = None
+    on_stored: Callable[[Sequence[Mapping[str, object]]], None] | None = None
     """Called (in a database thread) with the wire form of every batch of stored events."""
     on_core: Callable[[ExaminerCore], None] | None = None
     """Called with the core once the pipeline runs (tests and benchmarks look inside)."""
     stop: asyncio.Event | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 async def run_session(
@@ -129,7 +130,7 @@ async def run_session(
 async def _run(
     session_id: uuid.UUID,
     core: ExaminerCore,
-    pipeline: Any,
+    pipeline: ExaminerPipeline,
     lease: Lease | None,
     options: BotOptions,
     config: BotSettings,
@@ -140,7 +141,7 @@ async def _run(
     run_task = asyncio.create_task(runner.run(), name=f"bot-pipeline-{session_id}")
     stop = options.stop or asyncio.Event()
     lost = asyncio.Event()
-    helpers: list[asyncio.Task[Any]] = []
+    helpers: list[asyncio.Task[None]] = []
     try:
         started = asyncio.create_task(pipeline.started.wait())
         await asyncio.wait(
@@ -174,7 +175,7 @@ async def _run(
         for task in pending:
             if task is not run_task:
                 task.cancel()
-        reasons = {waiters[t] for t in done if t in waiters}
+        reasons = {reason for waiter, reason in waiters.items() if waiter in done}
         if "failed" in reasons and core.failure is not None:
             raise core.failure
         if "lost" in reasons:

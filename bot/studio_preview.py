@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Final
+from typing import Final, Literal, NotRequired, TypedDict
 
 from bot.offline_examiner import Brief, Conversation, Target, instructed, observation
 from ioa.events import EventEnvelope
@@ -92,13 +92,54 @@ def parse_inputs(raw: object) -> list[PreviewInput]:
     return out
 
 
+class Said(TypedDict):
+    """One line of the preview's conversation."""
+
+    speaker: Literal["examiner", "candidate"]
+    text: NotRequired[str]
+    command: NotRequired[str]
+    atMs: int
+
+
+class DecisionRow(TypedDict):
+    """One controller event as the staff panel lists it (:func:`decision_row`)."""
+
+    seq: int | None
+    type: str
+    summary: str
+
+
+class PreviewState(TypedDict):
+    """Where the controller stands (:func:`state_of`)."""
+
+    nodeId: str | None
+    nodeKind: str | None
+    completed: bool
+    covered: list[str]
+    targets: list[str]
+    followUpsUsed: int
+    maxFollowUps: int
+    nodeBudgetSec: float | None
+    nodeElapsedSec: float | None
+    nextTimerInSec: float | None
+    guardrails: int
+
+
+class PreviewResult(TypedDict):
+    """What :func:`run_preview` answers."""
+
+    conversation: list[Said]
+    decisions: list[DecisionRow]
+    state: PreviewState
+
+
 @dataclass
 class _Preview:
     package: AssessmentPackage
     controller: RuntimeController
     clock: ManualClock
     events: list[EventEnvelope] = field(default_factory=list)
-    said: list[dict[str, Any]] = field(default_factory=list)
+    said: list[Said] = field(default_factory=list)
     answer: str = ""
 
     def send(self, item: RuntimeInput, depth: int = 0) -> Decision:
@@ -168,7 +209,7 @@ class _Preview:
         )
 
 
-def run_preview(package: AssessmentPackage, inputs: Sequence[PreviewInput]) -> dict[str, Any]:
+def run_preview(package: AssessmentPackage, inputs: Sequence[PreviewInput]) -> PreviewResult:
     """Replay ``inputs`` (module docstring); the conversation, decisions and state."""
     clock = ManualClock(T0)
     controller = RuntimeController(package, session_id="studio-preview", clock=clock)
@@ -198,7 +239,7 @@ def run_preview(package: AssessmentPackage, inputs: Sequence[PreviewInput]) -> d
     }
 
 
-def decision_row(event: EventEnvelope) -> dict[str, Any]:
+def decision_row(event: EventEnvelope) -> DecisionRow:
     """One controller event as the staff panel lists it: type, when, and a short summary."""
     payload = event.payload
     summary = ""
@@ -230,7 +271,7 @@ def decision_row(event: EventEnvelope) -> dict[str, Any]:
     return {"seq": event.seq, "type": event.type.value, "summary": summary}
 
 
-def state_of(preview: _Preview) -> dict[str, Any]:
+def state_of(preview: _Preview) -> PreviewState:
     """Where the controller stands: node, evidence at this visit, follow-ups, timers."""
     controller = preview.controller
     node_id = controller.state.current_node_id

@@ -22,9 +22,8 @@ import os
 import threading
 import time
 import uuid
-from typing import Any
 
-from celery import shared_task
+from celery import Task, shared_task
 from celery.signals import (
     worker_process_shutdown,
     worker_ready,
@@ -47,7 +46,7 @@ DRAIN_SECONDS = 15.0
 
 
 @shared_task(name="bot.tasks.run_session_bot", bind=True, acks_late=True)
-def run_session_bot(self: Any, session_id: str) -> str:
+def run_session_bot(self: Task, session_id: str) -> str:
     """Host the session's bot in this process (module docstring): ``hosted`` or ``requeued``."""
     from bot.hosting import bot_host
 
@@ -96,7 +95,7 @@ def _supervise_forever(interval: float) -> None:
         connections.close_all()
 
 
-def _consumes_bots(sender: Any) -> bool:
+def _consumes_bots(sender: object) -> bool:
     queues = getattr(getattr(sender, "task_consumer", None), "queues", None)
     if not queues:
         return True
@@ -104,7 +103,7 @@ def _consumes_bots(sender: Any) -> bool:
 
 
 @worker_ready.connect
-def _start_supervisor(sender: Any = None, **kwargs: Any) -> None:
+def _start_supervisor(sender: object = None, **kwargs: object) -> None:
     global _supervisor
     if not _consumes_bots(sender):
         return
@@ -121,7 +120,7 @@ def _start_supervisor(sender: Any = None, **kwargs: Any) -> None:
 
 
 @worker_ready.connect
-def _warm_voice(sender: Any = None, **kwargs: Any) -> None:
+def _warm_voice(sender: object = None, **kwargs: object) -> None:
     """A bots worker loads the voice dependencies at start (``bot.warmup``), not on its first
     voice session; a misconfigured speech provider stops it with the variable named."""
     if _consumes_bots(sender):
@@ -129,7 +128,7 @@ def _warm_voice(sender: Any = None, **kwargs: Any) -> None:
 
 
 @worker_shutting_down.connect
-def _shutting_down(**kwargs: Any) -> None:
+def _shutting_down(**kwargs: object) -> None:
     """SIGTERM: stop supervising and drain this process's bots in the background (their
     sessions go back on the queue for the other workers)."""
     _stop_supervisor.set()
@@ -138,7 +137,7 @@ def _shutting_down(**kwargs: Any) -> None:
 
 @worker_shutdown.connect
 @worker_process_shutdown.connect
-def _shut_down(**kwargs: Any) -> None:
+def _shut_down(**kwargs: object) -> None:
     """The process exits: wait for the drain (bounded)."""
     drain_host()
 

@@ -28,11 +28,21 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Literal, NotRequired, TypedDict
 
 from ioa.events import payloads as p
 
 Component = Literal["llm", "stt", "tts"]
+
+
+class UsageEntry(TypedDict):
+    """One ``provider:model`` entry of ``BotUsage.breakdown``."""
+
+    inputTokens: int
+    outputTokens: int
+    audioMs: int
+    characters: int
+    cost: NotRequired[str]
 
 
 @dataclass
@@ -53,7 +63,7 @@ class Counter:
     def empty(self) -> bool:
         return not (self.input_tokens or self.output_tokens or self.audio_ms or self.characters)
 
-    def as_dict(self) -> dict[str, int]:
+    def as_dict(self) -> UsageEntry:
         return {
             "inputTokens": self.input_tokens,
             "outputTokens": self.output_tokens,
@@ -125,15 +135,24 @@ class UsageLedger:
                 self._unflushed.setdefault(key, Counter()).add(counter)
 
 
-def _price(pricing: Mapping[str, Any], component: str, provider: str, model: str) -> Any:
+def _price(
+    pricing: Mapping[str, object], component: str, provider: str, model: str
+) -> Mapping[str, object] | None:
+    """The price entry for ``provider:model`` (``None``: none; ``ValueError`` when the entry
+    is not an object)."""
     table = pricing.get(component) or {}
+    if not isinstance(table, Mapping):
+        return None
     for key in (f"{provider}:{model}", f"{provider}:*", "*"):
         if key in table:
-            return table[key]
+            price = table[key]
+            if price is not None and not isinstance(price, Mapping):
+                raise ValueError(f"VIVA_PRICING[{component!r}][{key!r}] is not an object")
+            return price
     return None
 
 
-def cost_of(pricing: Mapping[str, Any], key: Key, counter: Counter) -> Decimal | None:
+def cost_of(pricing: Mapping[str, object], key: Key, counter: Counter) -> Decimal | None:
     """The price of ``counter`` for ``key`` under ``pricing`` (``None``: no price known)."""
     component, provider, model = key
     price = _price(pricing, component, provider, model)
@@ -154,7 +173,7 @@ def cost_of(pricing: Mapping[str, Any], key: Key, counter: Counter) -> Decimal |
 
 
 def flush_usage(
-    session_id: uuid.UUID, unflushed: Mapping[Key, Counter], pricing: Mapping[str, Any]
+    session_id: uuid.UUID, unflushed: Mapping[Key, Counter], pricing: Mapping[str, object]
 ) -> None:
     """Add ``unflushed`` to the session's ``BotUsage`` row and reprice it (synchronous)."""
     if not unflushed:
@@ -167,7 +186,7 @@ def flush_usage(
     with transaction.atomic():
         BotUsage.objects.get_or_create(session_id=session_id)
         row = BotUsage.objects.select_for_update().get(session_id=session_id)
-        breakdown: dict[str, Any] = dict(row.breakdown or {})
+        breakdown: dict[str, UsageEntry] = dict(row.breakdown or {})
         for key, counter in unflushed.items():
             name = ":".join(key)
             entry = breakdown.get(name) or {

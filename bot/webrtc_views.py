@@ -19,13 +19,14 @@ the aiortc peer connection lives in the server's event loop, next to the inline 
 from __future__ import annotations
 
 import uuid
-from typing import Any, Final
+from typing import Final
 
 from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
+from accounts.models import User
 from accounts.roles import LISTENER_ROLES
 from ioa.events import TERMINAL_STATES
 from sessions.exam_room import page_language
@@ -38,17 +39,17 @@ MAX_BODY_BYTES: Final = 64 * 1024
 MAX_CANDIDATES: Final = 64
 
 
-def _error(status: int, code: str, message: str, **details: Any) -> JsonResponse:
+def _error(status: int, code: str, message: str, **details: object) -> JsonResponse:
     return JsonResponse(
         {"error": {"code": code, "message": message, "details": details}}, status=status
     )
 
 
-def _json_body(request: HttpRequest) -> dict[str, Any] | JsonResponse:
+def _json_body(request: HttpRequest) -> dict[str, object] | JsonResponse:
     if len(request.body) > MAX_BODY_BYTES:
         return _error(413, "too_large", "The request body is too large.")
     try:
-        body = parse_json(request.body or b"{}")
+        body: object = parse_json(request.body or b"{}")
     except JsonInputError as exc:
         return _error(400, exc.code, exc.message)
     if not isinstance(body, dict):
@@ -56,9 +57,9 @@ def _json_body(request: HttpRequest) -> dict[str, Any] | JsonResponse:
     return body
 
 
-async def _signed_in(request: HttpRequest) -> Any | None:
+async def _signed_in(request: HttpRequest) -> User | None:
     user = await request.auser()
-    if not user.is_authenticated or not user.is_active:
+    if not isinstance(user, User) or not user.is_authenticated or not user.is_active:
         return None
     return user
 
