@@ -30,7 +30,6 @@ import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from django.conf import settings
 
@@ -152,14 +151,14 @@ def anchored_erasures(session_id: uuid.UUID | str) -> dict[int, tuple[str, str, 
     return found
 
 
-def read_anchors(session_id: uuid.UUID | str) -> list[dict[str, Any]] | None:
+def read_anchors(session_id: uuid.UUID | str) -> list[dict[str, object]] | None:
     """The session's anchors, oldest first; ``None`` when it has no anchor file."""
     path = anchor_file(session_id)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
-    anchors = []
+    anchors: list[dict[str, object]] = []
     for line in text.splitlines():
         try:
             item = json.loads(line)

@@ -229,7 +229,7 @@ class WindowOverride(models.Model):
 
 
 class SessionEventQuerySet(models.QuerySet["SessionEvent"]):
-    def update(self, **kwargs: Any) -> int:
+    def update(self, **kwargs: Any) -> int:  # Any: QuerySet.update's type
         raise ImmutableEventError("stored events are immutable; append a correcting event")
 
     def delete(self) -> tuple[int, dict[str, int]]:
@@ -275,12 +275,13 @@ class SessionEvent(models.Model):
     def __str__(self) -> str:
         return f"{self.session_id} #{self.seq} {self.type}"
 
-    def save(self, *args: Any, **kwargs: Any) -> None:
+    def save(self, *args: Any, **kwargs: Any) -> None:  # Any: Model.save's type
         if not self._state.adding:
             raise ImmutableEventError(f"stored event {self.pk} is immutable")
         kwargs["force_insert"] = True
         super().save(*args, **kwargs)
 
+    # Any: Model.delete's type
     def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
         raise ImmutableEventError("stored events cannot be deleted")
 

@@ -5,7 +5,7 @@ controller passes its own reducer to rebuild its state."""
 from __future__ import annotations
 
 import uuid
-from typing import Any, cast
+from typing import cast
 
 from ioa.events import SessionSummary, fold, summarise
 from ioa.events.replay import Reducer
@@ -31,5 +31,4 @@ def replay_session[S](
 
 def session_summary(*, session_id: uuid.UUID | str) -> SessionSummary:
     """The :class:`SessionSummary` rebuilt from the log."""
-    summary: Any = replay_session(session_id=session_id)
-    return cast(SessionSummary, summary)
+    return replay_session(session_id=session_id, reducer=summarise, initial=SessionSummary())

@@ -24,8 +24,6 @@ writer after the commit (the events stay stored), so a receiver hands slow work 
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.dispatch import Signal
 
@@ -34,7 +32,7 @@ session_completed = Signal()
 personal_data_erased = Signal()
 
 
-def send_on_commit(signal: Signal, **kwargs: Any) -> None:
+def send_on_commit(signal: Signal, **kwargs: object) -> None:
     """Send ``signal`` (sender: the sessions app's label) once the current transaction commits;
     at once outside a transaction, where the write has committed already."""
 

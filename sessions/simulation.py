@@ -49,7 +49,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final, TypeGuard
+from typing import TYPE_CHECKING, Any, Final, TypeGuard
 
 from django.db import transaction
 
@@ -82,6 +82,9 @@ from ioa.runtime import (
 from ioa.schema import AssessmentPackage, load_package
 from publishing.models import PublishedVersion
 from publishing.services import version_publish
+
+if TYPE_CHECKING:
+    from sessions.models import ExamSession
 
 SIMULATION_NAMESPACE: Final = uuid.UUID("6f6a0c52-5d1e-5b0e-9a41-0e5c1d7a3b10")
 """UUIDv5 namespace of simulated session ids."""
@@ -407,7 +410,7 @@ class SimulationResult:
     """What :func:`simulate_session` did."""
 
     session_id: uuid.UUID
-    events: list[dict[str, Any]]
+    events: list[dict[str, object]]
     """The stored envelopes, in seq order."""
     reused: bool
     """True when the session was already stored with exactly these events."""
@@ -415,13 +418,13 @@ class SimulationResult:
     """1 for the session id itself; n > 1 when earlier revisions hold other simulations."""
 
 
-def _comparable(wire: Mapping[str, Any]) -> str:
+def _comparable(wire: Mapping[str, object]) -> str:
     return json.dumps(wire, sort_keys=True, ensure_ascii=False)
 
 
 def simulate_session(
     *,
-    document: Mapping[str, Any],
+    document: Mapping[str, object],
     lines: Sequence[ScriptLine],
     session_key: str,
     start: datetime = DEFAULT_START,
@@ -464,7 +467,7 @@ def simulate_session(
     return SimulationResult(key, stored, reused=False, revision=revision)
 
 
-def _create_session(document: Mapping[str, Any], key: uuid.UUID, label: str) -> Any:
+def _create_session(document: Mapping[str, object], key: uuid.UUID, label: str) -> ExamSession:
     """The users, draft, published version and sitting a simulated session hangs on."""
     from sessions.models import ExamSession, Sitting
 
@@ -482,10 +485,10 @@ def _create_session(document: Mapping[str, Any], key: uuid.UUID, label: str) -> 
         .first()
     )
     if version is None:
-        metadata = document.get("metadata") or {}
-        draft = DraftPackage(
-            owner=author, title=str(metadata.get("title", "Simulated package"))[:300]
-        )
+        metadata = document.get("metadata")
+        default = "Simulated package"
+        title = metadata.get("title", default) if isinstance(metadata, Mapping) else default
+        draft = DraftPackage(owner=author, title=str(title)[:300])
         draft.document = dict(document)
         draft.save(force_insert=True)
         version = version_publish(draft=draft, user=author).version

@@ -17,21 +17,40 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from django.db.backends.signals import connection_created
 
 
-def _erasure_allows(state: dict[str, Any], old: Any, new: Any, before: Any, after: Any) -> int:
-    """Whether the pending UPDATE is the erasure in progress on this connection."""
-    if not state["erasure"] or old is not None or new is None:
+@dataclass
+class _GuardState:
+    """One connection's guard: a flush is running (1/0); the erasure in progress (id or "")."""
+
+    flushing: int = 0
+    erasure: str = ""
+
+
+def _erasure_allows(
+    state: _GuardState, old: object, new: object, before: object, after: object
+) -> int:
+    """Whether the pending UPDATE is the erasure in progress on this connection (the SQL
+    function's arguments: the old and new ``erased`` and the old and new ``payload``, as JSON
+    text)."""
+    if not state.erasure or old is not None or new is None:
         return 0
+    if not (
+        isinstance(new, str | bytes)
+        and isinstance(before, str | bytes)
+        and isinstance(after, str | bytes)
+    ):
+        return 0  # what json.loads refuses (TypeError)
     try:
         erased, old_payload, new_payload = json.loads(new), json.loads(before), json.loads(after)
     except (TypeError, ValueError):
         return 0
     seals = erased.get("seals") if isinstance(erased, dict) else None
-    if erased.get("erasure") != state["erasure"] or not isinstance(seals, dict):
+    if erased.get("erasure") != state.erasure or not isinstance(seals, dict):
         return 0
     if not isinstance(old_payload, dict) or not isinstance(new_payload, dict):
         return 0
@@ -39,13 +58,15 @@ def _erasure_allows(state: dict[str, Any], old: Any, new: Any, before: Any, afte
     return int(all(old_payload.get(k) == new_payload.get(k) for k in keep - set(seals)))
 
 
-def _guard(sender: Any, connection: Any, **kwargs: Any) -> None:
+# Any: the connection (and its ``ops``) get attributes and a wrapped method Django's types
+# do not have.
+def _guard(sender: object, connection: Any, **kwargs: object) -> None:
     if connection.vendor != "sqlite":
         return
-    state: dict[str, Any] = {"flushing": 0, "erasure": ""}
+    state = _GuardState()
     connection._viva_erasure_state = state
     connection.connection.create_function(
-        "viva_log_flush", 0, lambda: state["flushing"], deterministic=False
+        "viva_log_flush", 0, lambda: state.flushing, deterministic=False
     )
     connection.connection.create_function(
         "viva_erasure",
@@ -60,27 +81,27 @@ def _guard(sender: Any, connection: Any, **kwargs: Any) -> None:
     original = ops.execute_sql_flush
     ops._viva_flush_state = state
 
-    def execute_sql_flush(sql_list: Any) -> Any:
-        ops._viva_flush_state["flushing"] = 1
+    def execute_sql_flush(sql_list: list[str]) -> None:
+        ops._viva_flush_state.flushing = 1
         try:
-            return original(sql_list)
+            original(sql_list)
         finally:
-            ops._viva_flush_state["flushing"] = 0
+            ops._viva_flush_state.flushing = 0
 
     ops.execute_sql_flush = execute_sql_flush
     ops._viva_flush_wrapped = True
 
 
 @contextmanager
-def erasing(connection: Any, erasure_id: str) -> Iterator[None]:
+def erasing(connection: Any, erasure_id: str) -> Iterator[None]:  # Any: as for _guard
     """Let the erasure ``erasure_id`` mark this connection's events as erased while inside."""
     connection.ensure_connection()
-    state = connection._viva_erasure_state
-    state["erasure"] = erasure_id
+    state: _GuardState = connection._viva_erasure_state
+    state.erasure = erasure_id
     try:
         yield
     finally:
-        state["erasure"] = ""
+        state.erasure = ""
 
 
 def install() -> None:

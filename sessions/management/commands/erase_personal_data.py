@@ -40,12 +40,13 @@ class Command(BaseCommand):
         parser.add_argument("--by", default="", help="username of the staff member who asked")
         parser.add_argument("--apply", action="store_true", help="erase (default: dry run)")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:  # Any: BaseCommand.handle's type
         requested_by = self._staff(options["by"])
+        reason, apply = str(options["reason"]), bool(options["apply"])
         if options["candidate"]:
-            self._candidate(options["candidate"], options, requested_by)
+            self._candidate(options["candidate"], reason, apply, requested_by)
         else:
-            self._expired(options, requested_by)
+            self._expired(reason, apply, requested_by)
 
     def _staff(self, username: str) -> User | None:
         if not username:
@@ -67,14 +68,14 @@ class Command(BaseCommand):
         )
         return True
 
-    def _candidate(self, who: str, options: dict[str, Any], by: User | None) -> None:
+    def _candidate(self, who: str, reason: str, apply: bool, by: User | None) -> None:
         candidate = User.objects.filter(Q(username=who) | Q(email__iexact=who), role="candidate")
         found = list(candidate[:2])
         if len(found) != 1:
             raise CommandError(
                 f"--candidate: {'no' if not found else 'more than one'} candidate {who!r}"
             )
-        if not options["reason"].strip():
+        if not reason.strip():
             raise CommandError("--candidate needs --reason (why the candidate's data is erased)")
         user = found[0]
         sessions = ExamSession.objects.filter(candidate=user, is_preview=False, erased_at=None)
@@ -82,20 +83,20 @@ class Command(BaseCommand):
         self.stdout.write(f"account {user.username}: name, email and username pseudonymised")
         if not fine:
             raise CommandError("nothing erased: a session above cannot be erased", returncode=1)
-        if not options["apply"]:
+        if not apply:
             self.stdout.write("dry run: nothing changed (add --apply to erase)")
             return
-        done = erase_candidate(candidate=user, requested_by=by, reason=options["reason"])
+        done = erase_candidate(candidate=user, requested_by=by, reason=reason)
         self.stdout.write(f"erased {len(done)} session(s) and the account")
 
-    def _expired(self, options: dict[str, Any], by: User | None) -> None:
-        reason = options["reason"].strip() or "retention period (VIVA_RETENTION_DAYS) over"
+    def _expired(self, reason: str, apply: bool, by: User | None) -> None:
+        reason = reason.strip() or "retention period (VIVA_RETENTION_DAYS) over"
         erased = refused = 0
         for session in expired_sessions():
             if not self._describe(session):
                 refused += 1
                 continue
-            if options["apply"]:
+            if apply:
                 erase_session(
                     session=session,
                     kind=PersonalDataErasure.Kind.RETENTION,
@@ -103,7 +104,7 @@ class Command(BaseCommand):
                     reason=reason,
                 )
                 erased += 1
-        if not options["apply"]:
+        if not apply:
             self.stdout.write("dry run: nothing changed (add --apply to erase)")
         else:
             self.stdout.write(f"erased {erased} session(s)")

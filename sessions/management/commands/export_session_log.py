@@ -20,7 +20,7 @@ class Command(BaseCommand):
         parser.add_argument("session_id", help="the exam session's UUID")
         parser.add_argument("--output", type=Path, help="write to this file (default: stdout)")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:  # Any: BaseCommand.handle's type
         try:
             session_id = uuid.UUID(options["session_id"])
         except ValueError as exc:

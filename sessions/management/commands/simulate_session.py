@@ -16,6 +16,7 @@ immutable) and store this run as the id's next revision (``ID#2``...), said on s
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +43,10 @@ def _pending_migrations() -> bool:
     return bool(executor.migration_plan(executor.loader.graph.leaf_nodes()))
 
 
-def _text_line(event: dict[str, Any]) -> str:
+def _text_line(event: Mapping[str, object]) -> str:
     payload = event["payload"]
+    if not isinstance(payload, Mapping):
+        raise TypeError(f"an envelope's payload is an object, not {payload!r}")
     detail = payload.get("nodeId") or payload.get("toState") or payload.get("text") or ""
     return f"{event['seq']:>4} {event['timestamp']} {event['type']:<28} {str(detail)[:80]}"
 
@@ -64,7 +67,7 @@ class Command(BaseCommand):
             help=f"ISO 8601 start of the session (default {DEFAULT_START:%Y-%m-%dT%H:%MZ})",
         )
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:  # Any: BaseCommand.handle's type
         loaded = load_package_file(options["package"])
         if loaded.problem is not None:
             self.stdout.write(json.dumps(unreadable_report(loaded), ensure_ascii=False))

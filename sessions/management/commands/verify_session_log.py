@@ -19,7 +19,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("session_id", help="the exam session's UUID")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:  # Any: BaseCommand.handle's type
         try:
             session_id = uuid.UUID(options["session_id"])
             problems = verify_log(session_id=session_id)
