@@ -51,6 +51,7 @@ from ioa.runtime.replay import envelopes
 from ioa.schema import AssessmentPackage, load_package
 from ioa.validation import validate_for_session
 from publishing.models import PublishedVersion
+from sessions.broadcast import event_seq
 from sessions.event_store import append_events
 from sessions.inbox import mark_processed
 from sessions.models import ExamSession
@@ -193,7 +194,7 @@ def stored_after(session_id: uuid.UUID, after_seq: int) -> list[EventEnvelope]:
     wires = [wire_from_row(r) for r in iter_rows(session_id=session_id, after_seq=after_seq)]
     out = []
     for wire in wires:
-        out.append(validate_event(wire).with_seq(wire["seq"]))
+        out.append(validate_event(wire).with_seq(event_seq(wire)))
     return out
 
 

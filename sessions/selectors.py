@@ -47,11 +47,11 @@ CHUNK = 500
 """Rows fetched per query when streaming a log."""
 
 
-def wire_from_row(row: SessionEvent | Mapping[str, Any]) -> dict[str, Any]:
+def wire_from_row(row: SessionEvent | Mapping[str, Any]) -> dict[str, object]:
     """The wire envelope (with ``seq``) of a stored event row or a ``values()`` dict."""
     # Any: Django types a values() dict's values (whatever the column holds) as Any.
     get: Callable[[str], Any] = row.get if isinstance(row, Mapping) else row.__getattribute__
-    wire: dict[str, Any] = {
+    wire: dict[str, object] = {
         "eventId": str(get("event_id")),
         "sessionId": str(get("session_id")),
         "seq": get("seq"),
