@@ -26,6 +26,7 @@ from pipecat.frames.frames import InputAudioRawFrame
 from pipecat.pipeline.worker import PipelineParams
 from pipecat.processors.audio.vad_processor import VADProcessor
 
+from bot.activity import TimedVADProcessor
 from bot.speech_providers import build_hosted_stt, build_hosted_tts, resolve_speech
 from bot.voice.languages import VoiceLanguageError, offline_stt_available, offline_voice
 
@@ -109,8 +110,9 @@ def build_vad_analyzer(*, stop_secs: float = VAD_STOP_SECS) -> SileroVADAnalyzer
 def build_vad_processor(*, stop_secs: float = VAD_STOP_SECS) -> VADProcessor:
     """A ``VADProcessor`` to put between the input transport and the STT service, so a
     segmented STT sees ``VADUserStarted/StoppedSpeakingFrame`` (the alternative is a
-    ``vad_analyzer`` on the user aggregator, which broadcasts them upstream)."""
-    return VADProcessor(vad_analyzer=build_vad_analyzer(stop_secs=stop_secs))
+    ``vad_analyzer`` on the user aggregator, which broadcasts them upstream). Its frames carry
+    the audio's own time (``bot.activity.TimedVADProcessor``)."""
+    return TimedVADProcessor(vad_analyzer=build_vad_analyzer(stop_secs=stop_secs))
 
 
 def build_offline_stt() -> PocketsphinxSTTService:
