@@ -10,8 +10,9 @@ Each section is one function; run them all (default) or some (``--only cold_star
   figure is measured in a fresh Python process, several times.
 * ``turn_taking`` (``bench/voice_turns.py``): spoken answers of 5-60 s with mid-answer pauses
   through the real runtime controller on a simulated clock: end of candidate speech → examiner
-  audio (p50/p95) and the examiner utterances started while the candidate spoke (target 0),
-  with voice activity fed to the controller and, as the baseline, final transcripts only.
+  audio (p50/p95), the examiner utterances started while the candidate spoke (target 0) and
+  the error of the stored hesitation before the answer, with voice activity and the speech's
+  own start/end fed to the controller and, as the baseline, final transcripts only.
 * ``added_latency``: with speech peers answering instantly (``tests/support/speech_server.py``:
   Deepgram's live protocol for STT, OpenAI's speech endpoint for TTS, both on 127.0.0.1), the
   time the product adds between the end of the candidate's speech and the first examiner audio,

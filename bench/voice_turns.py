@@ -8,11 +8,15 @@ with the recogniser, LLM and TTS latencies drawn from the ranges the offline pro
 * **end of candidate speech → examiner audio**, p50/p95 (ms): when the next examiner utterance
   starts after the candidate's last word;
 * **utterances over the candidate**: examiner utterances started while the candidate was
-  speaking (target: 0).
+  speaking (target: 0);
+* **hesitation error**: the mean gap between the hesitation stored before the answer
+  (``hesitation_detected``, ``after_question``; none when the candidate began within 5 s) and
+  the true one (end of the question's audio → start of speech).
 
 Each length runs twice in the same run: **activity** (the bot feeds voice-activity start/stop
-to the controller, ``bot.activity``) and **baseline** (final transcripts only, as before issue
-15), with the same seeds and timelines.
+to the controller, ``bot.activity``, and each final transcript carries its speech's start and
+end from the VAD) and **baseline** (final transcripts only, stamped when they arrive, as before
+issue 15), with the same seeds and timelines.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.stats import percentile  # noqa: E402 (after the path set-up)
+from ioa.events.payloads import HesitationDetected  # noqa: E402
 from ioa.runtime import (  # noqa: E402
     BotReady,
     CandidateActivity,
@@ -44,6 +49,7 @@ from ioa.runtime import (  # noqa: E402
     UtteranceFinished,
     UtteranceStarted,
 )
+from ioa.runtime.transcripts import AFTER_QUESTION_MS  # noqa: E402
 from ioa.schema import load_package  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "ioa" / "fixtures" / "cs201-graph-algorithms.json"
@@ -84,6 +90,8 @@ class _Session:
     order: int = 0
     examiner_starts: list[int] = field(default_factory=list)
     examiner_ends: list[int] = field(default_factory=list)
+    hesitations: list[int] = field(default_factory=list)
+    """``durationMs`` of each ``hesitation_detected`` before an answer."""
     controller: RuntimeController = field(init=False)
 
     def __post_init__(self) -> None:
@@ -116,6 +124,12 @@ class _Session:
     def _handle(self, at_ms: int, item: RuntimeInput) -> None:
         self.clock.set(max(self.clock.now_ms(), at_ms))
         decision = self.controller.handle(item)
+        self.hesitations += [
+            event.payload.durationMs
+            for event in decision.events
+            if isinstance(event.payload, HesitationDetected)
+            and event.payload.context == "after_question"
+        ]
         now = self.clock.now_ms()
         for effect in decision.effects:
             if isinstance(effect, Speak):
@@ -165,6 +179,8 @@ class TurnResult:
     """End of the candidate's speech → start of the next examiner audio."""
     over_candidate: int
     """Examiner utterances started while the candidate was speaking."""
+    hesitation_error_ms: int
+    """|stored hesitation before the answer - true one| (0 for a gap under 5 s not stored)."""
 
 
 def one_answer(seed: int, length_sec: int, *, feed_activity: bool) -> TurnResult:
@@ -189,7 +205,8 @@ def one_answer(seed: int, length_sec: int, *, feed_activity: bool) -> TurnResult
     speech_end = bursts[-1][1]
     final_at = speech_end + rng.randint(*STT_FINAL_MS)
     text = (words * (1 + length_sec // 5))[:2000]
-    session.at(final_at, TranscriptSegment("candidate", text, 0.92))
+    spoken = {"start_ms": start - T0, "end_ms": speech_end - T0} if feed_activity else {}
+    session.at(final_at, TranscriptSegment("candidate", text, 0.92, **spoken))
     reply_at = final_at + rng.randint(*LLM_MS)
     session.at(reply_at, _observation(FOLLOW_UPS[seed % len(FOLLOW_UPS)]))
     session.run_until(reply_at + 10_000)
@@ -197,12 +214,21 @@ def one_answer(seed: int, length_sec: int, *, feed_activity: bool) -> TurnResult
         1 for s in session.examiner_starts if any(b <= s < e for b, e in bursts) and s >= start
     )
     after = [s for s in session.examiner_starts if s >= speech_end]
-    return TurnResult(float(after[0] - speech_end) if after else None, over)
+    gap = start - question_end
+    true_hesitation = gap if gap >= AFTER_QUESTION_MS else 0
+    stored = session.hesitations[-1] if session.hesitations else 0
+    return TurnResult(
+        float(after[0] - speech_end) if after else None, over, abs(stored - true_hesitation)
+    )
 
 
 def report(trials: int, seed: int) -> bool:
-    """Per answer length: reply latency p50/p95 and utterances over the candidate."""
-    header = f"{'answer':>7} {'mode':>9} {'reply p50':>10} {'reply p95':>10} {'over cand.':>10}"
+    """Per answer length: reply latency p50/p95, utterances over the candidate, and the
+    hesitation error."""
+    header = (
+        f"{'answer':>7} {'mode':>9} {'reply p50':>10} {'reply p95':>10} {'over cand.':>10} "
+        f"{'hesit. err':>10}"
+    )
     print(header)
     print("-" * len(header))
     held = True
@@ -216,7 +242,8 @@ def report(trials: int, seed: int) -> bool:
             over = sum(r.over_candidate for r in results)
             p50 = f"{percentile(replies, 0.5):.0f}" if replies else "-"
             p95 = f"{percentile(replies, 0.95):.0f}" if replies else "-"
-            print(f"{length:>6}s {label:>9} {p50:>10} {p95:>10} {over:>10}")
+            error = sum(r.hesitation_error_ms for r in results) / len(results)
+            print(f"{length:>6}s {label:>9} {p50:>10} {p95:>10} {over:>10} {error:>10.0f}")
             if feed and over:
                 held = False
     print(f"target: 0 examiner utterances started over the candidate (activity): {held}")
