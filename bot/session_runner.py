@@ -106,8 +106,10 @@ async def run_session(
             return Outcome.FINISHED
         choice = resolve(config)
         io = options.io_factory()
-        bias_recogniser(io.stt, loaded.artifacts.package)
         journal = Journal(loaded, on_stored=options.on_stored)
+        bias_recogniser(
+            io.stt, loaded.artifacts.package, lambda: journal.controller.state.current_node_id
+        )
         ledger = UsageLedger(providers={"llm": (choice.provider, choice.model), **io.providers})
         core = ExaminerCore(journal=journal, db=db, config=config, usage=ledger, lease=lease)
         pipeline = build_pipeline(

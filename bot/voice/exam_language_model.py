@@ -18,6 +18,13 @@ general model, written as ARPA and loaded as an extra search of the pooled decod
 Nothing is trained on what candidates say: the text is the package's. Deterministic: the same text
 gives the same file (its name is the digest of text and weights), so pooled decoders add each
 exam's model once.
+
+**Per node** (:class:`ExamModels`): the bot knows which node the candidate is answering, so each
+node with prose of its own gets a model of that prose (plus the package's title and learning
+outcomes and the exam phrases, :func:`bot.voice.exam_text.node_texts`), and the package-wide
+model serves everywhere else (before the first node, a node without prose). On the demo exam's
+spoken answers the node's model misses fewer words than the package's (``bench/stt.py``): the
+answer to one question is made of that question's words.
 """
 
 from __future__ import annotations
@@ -56,6 +63,30 @@ class ExamLanguageModel:
     pronunciations: tuple[tuple[str, str], ...] = ()
     """Words of the exam the dictionary lacks, with the CMU phones eSpeak NG gives them
     (:mod:`bot.voice.pronunciation`): added to a decoder's dictionary with the model."""
+
+
+@dataclass(frozen=True)
+class ExamModels:
+    """An exam's models: the package-wide one and one per node that has prose of its own."""
+
+    package: ExamLanguageModel
+    nodes: Mapping[str, ExamLanguageModel]
+
+    def for_node(self, node_id: str | None) -> ExamLanguageModel:
+        """The model to decode an answer at ``node_id`` with (the package's when the node has
+        none of its own or is unknown)."""
+        return self.nodes.get(node_id, self.package) if node_id else self.package
+
+
+def build_exam_models(
+    texts: Sequence[str], nodes: Mapping[str, Sequence[str]], *, directory: str | None = None
+) -> ExamModels:
+    """The package's model from ``texts`` and one model per entry of ``nodes`` (node id → its
+    texts), each built by :func:`build` (written once; models with the same text are shared)."""
+    return ExamModels(
+        package=build(texts, directory=directory),
+        nodes={node: build(node_texts, directory=directory) for node, node_texts in nodes.items()},
+    )
 
 
 def sentences(texts: Iterable[str]) -> list[list[str]]:

@@ -7,11 +7,15 @@ path. Identifiers, enum values and URLs are left out (any string without a space
 
 Plus :data:`EXAM_PHRASES`: what candidates say to the exam itself in any exam (asking for a
 repeat, for time, to finish, yes and no), so those stay recognisable.
+
+Per node (:func:`node_texts`): the node's own prose, the package's metadata prose (title,
+learning outcomes) and :data:`EXAM_PHRASES`; the recogniser decodes an answer with the model of
+the node the candidate is answering (:class:`bot.voice.exam_language_model.ExamModels`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Final
 
 from ioa.schema import AssessmentPackage
@@ -42,6 +46,19 @@ def package_texts(document: Mapping[str, object]) -> list[str]:
     return [*_prose(document), *EXAM_PHRASES]
 
 
+def node_texts(document: Mapping[str, object]) -> dict[str, list[str]]:
+    """Node id → the node's prose, the metadata's prose, then :data:`EXAM_PHRASES`; nodes with
+    no prose of their own are left out (the package-wide text serves them)."""
+    metadata = list(_prose(document.get("metadata", {})))
+    nodes = document.get("nodes", [])
+    found: dict[str, list[str]] = {}
+    for node in nodes if isinstance(nodes, list) else []:
+        own = list(_prose(node)) if isinstance(node, dict) else []
+        if own and isinstance(node_id := node.get("nodeId"), str):
+            found[node_id] = [*own, *metadata, *EXAM_PHRASES]
+    return found
+
+
 def _prose(value: object, key: str = "") -> Iterator[str]:
     if key in _SKIPPED_KEYS:
         return
@@ -55,9 +72,13 @@ def _prose(value: object, key: str = "") -> Iterator[str]:
         yield value
 
 
-def bias_recogniser(stt: object, package: AssessmentPackage) -> None:
+def bias_recogniser(
+    stt: object, package: AssessmentPackage, current_node: Callable[[], str | None] | None = None
+) -> None:
     """Give an STT service that can be biased (``use_exam_text``: the offline recogniser) the
-    package's text; hosted providers are left as they are."""
+    package's text, per node, and ``current_node`` (the id of the node the candidate is
+    answering, asked at each utterance); hosted providers are left as they are."""
     use = getattr(stt, "use_exam_text", None)
     if callable(use):
-        use(package_texts(package.model_dump(mode="json", by_alias=True, exclude_none=True)))
+        document = package.model_dump(mode="json", by_alias=True, exclude_none=True)
+        use(package_texts(document), nodes=node_texts(document), current_node=current_node)

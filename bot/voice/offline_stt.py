@@ -47,7 +47,7 @@ import re
 import threading
 import zlib
 from collections import deque
-from collections.abc import AsyncGenerator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
@@ -69,8 +69,7 @@ from pipecat.transcriptions.language import Language
 from pipecat.utils.time import time_now_iso8601
 
 from bot.activity import speech_instant
-from bot.voice.exam_language_model import ExamLanguageModel
-from bot.voice.exam_language_model import build as build_exam_model
+from bot.voice.exam_language_model import ExamLanguageModel, ExamModels, build_exam_models
 
 MODEL_SAMPLE_RATE: Final = 16000
 """The en-US acoustic model's sample rate."""
@@ -344,15 +343,32 @@ class PocketsphinxSTTService(SegmentedSTTService):
         self._pool = decoder_pool(decoder_options, max_decoders)
         self._resampler = create_file_resampler()
         self._exam_texts: tuple[str, ...] = ()
-        self._model: ExamLanguageModel | None = None
+        self._node_texts: dict[str, tuple[str, ...]] = {}
+        self._current_node: Callable[[], str | None] | None = None
+        self._models: ExamModels | None = None
         self._speech_start: float | None = None
         self._spans: deque[tuple[float | None, float | None]] = deque()
 
-    def use_exam_text(self, texts: Sequence[str]) -> None:
-        """Bias recognition to the exam: at start, a language model is built from ``texts``
-        (the package's own text, :mod:`bot.voice.exam_text`) and every segment is decoded
-        with it (:mod:`bot.voice.exam_language_model`)."""
+    def use_exam_text(
+        self,
+        texts: Sequence[str],
+        *,
+        nodes: Mapping[str, Sequence[str]] | None = None,
+        current_node: Callable[[], str | None] | None = None,
+    ) -> None:
+        """Bias recognition to the exam: at start, language models are built from ``texts``
+        (the package's own text, :mod:`bot.voice.exam_text`) and from each node's ``nodes``
+        entry; each segment is decoded with the model of the node ``current_node()`` names
+        when the segment ends, else the package's (:mod:`bot.voice.exam_language_model`)."""
         self._exam_texts = tuple(texts)
+        self._node_texts = {node: tuple(node_texts) for node, node_texts in (nodes or {}).items()}
+        self._current_node = current_node
+
+    def exam_model(self) -> ExamLanguageModel | None:
+        """The model the next segment is decoded with (``None``: the general model)."""
+        if self._models is None:
+            return None
+        return self._models.for_node(self._current_node() if self._current_node else None)
 
     @property
     def wants_wav_segments(self) -> bool:
@@ -369,18 +385,27 @@ class PocketsphinxSTTService(SegmentedSTTService):
         return "en-US" if code.lower().startswith("en") else None
 
     async def start(self, frame: StartFrame) -> None:
-        """Start the service and load a decoder off the event loop."""
+        """Start the service; load a decoder and build the exam's models off the event loop."""
         await super().start(frame)
         try:
             await asyncio.to_thread(self._pool.warm_up)
         except Exception as error:
             await self.push_error(f"{self}: cannot load PocketSphinx: {error}", exception=error)
             return
-        if self._exam_texts and self._model is None:
-            try:
-                self._model = await asyncio.to_thread(build_exam_model, self._exam_texts)
-            except Exception as error:  # the general model still hears the candidate
-                logger.warning(f"{self}: no exam language model ({error}); the general one is used")
+        await self.build_exam_models()
+
+    async def build_exam_models(self, directory: str | None = None) -> None:
+        """Build the exam's models (:meth:`use_exam_text`) off the event loop, once; on failure
+        the general model keeps hearing the candidate (logged). ``directory``: where the model
+        files go (default ``VIVA_STT_MODEL_DIR`` or the temporary directory)."""
+        if not self._exam_texts or self._models is not None:
+            return
+        try:
+            self._models = await asyncio.to_thread(
+                build_exam_models, self._exam_texts, self._node_texts, directory=directory
+            )
+        except Exception as error:  # the general model still hears the candidate
+            logger.warning(f"{self}: no exam language model ({error}); the general one is used")
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         """Note when each VAD segment's speech started and ended (the base class queues one
@@ -400,7 +425,7 @@ class PocketsphinxSTTService(SegmentedSTTService):
         pcm = audio
         if self.sample_rate and self.sample_rate != MODEL_SAMPLE_RATE:
             pcm = await self._resampler.resample(audio, self.sample_rate, MODEL_SAMPLE_RATE)
-        transcript = await asyncio.to_thread(self._pool.decode, pcm, self._model)
+        transcript = await asyncio.to_thread(self._pool.decode, pcm, self.exam_model())
         await self.stop_processing_metrics()
         if transcript is None:
             logger.debug(f"{self}: no words in a {len(audio)}-byte segment")

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.voice.exam_language_model import GeneralModel, build, sentences
-from bot.voice.exam_text import EXAM_PHRASES, package_texts
+from bot.voice.exam_language_model import GeneralModel, build, build_exam_models, sentences
+from bot.voice.exam_text import EXAM_PHRASES, bias_recogniser, node_texts, package_texts
+from ioa.schema import AssessmentPackage
 from tests.factories import example_document
 
 
@@ -123,3 +124,45 @@ def test_words_the_dictionary_lacks_are_pronounced_by_espeak(model) -> None:  # 
     assert pronounce("vertex") == "V ER T EH K S"
     assert arpabet("tS'3:tS") == "CH ER CH"
     assert arpabet("b'Vq") is None  # a phoneme with no counterpart: left out, never guessed
+
+
+def test_each_node_gets_its_own_text() -> None:
+    document = example_document()
+    by_node = node_texts(document)
+    dijkstra = " ".join(by_node["q-dijkstra"])
+    assert "Dijkstra's algorithm finds shortest paths" in dijkstra
+    assert "bakery delivers" not in dijkstra  # another node's prose
+    assert "bakery delivers" in " ".join(by_node["scn-delivery-routes"])
+    assert "CS201 Oral Examination: Graph Algorithms" in by_node["q-dijkstra"]  # the metadata's
+    assert set(EXAM_PHRASES) <= set(by_node["wrapup"])
+    silent = {**document, "nodes": [{"nodeId": "bare", "kind": "end", "transitions": []}]}
+    assert node_texts(silent) == {}  # no prose of its own: the package's model serves it
+
+
+def test_an_answer_is_decoded_with_the_model_of_the_node_it_answers(tmp_path: Path) -> None:
+    document = example_document()
+    models = build_exam_models(
+        package_texts(document), node_texts(document), directory=str(tmp_path)
+    )
+    assert set(models.nodes) == set(node_texts(document))
+    assert models.for_node("q-dijkstra") is models.nodes["q-dijkstra"]
+    assert models.for_node("q-dijkstra").name != models.for_node("scn-delivery-routes").name
+    assert models.for_node(None) is models.package
+    assert models.for_node("no-such-node") is models.package
+
+    # The offline recogniser asks which node is current at each segment (bias_recogniser).
+    from bot.voice.offline_stt import PocketsphinxSTTService
+
+    package = AssessmentPackage.model_validate(document)
+    dumped = package.model_dump(mode="json", by_alias=True, exclude_none=True)
+    models = build_exam_models(package_texts(dumped), node_texts(dumped), directory=str(tmp_path))
+    current: list[str | None] = [None]
+    service = PocketsphinxSTTService()
+    assert service.exam_model() is None  # before start: the general model
+    bias_recogniser(service, package, lambda: current[0])
+    asyncio.run(service.build_exam_models(directory=str(tmp_path)))
+    assert service.exam_model() == models.package
+    current[0] = "q-dijkstra"
+    assert service.exam_model() == models.nodes["q-dijkstra"]
+    current[0] = "scn-delivery-routes"
+    assert service.exam_model() == models.nodes["scn-delivery-routes"]
