@@ -74,7 +74,7 @@ class TimedVADProcessor(VADProcessor):
     own time (:class:`AudioClock`) instead of the moment the VAD got to the audio: under load
     the input backs up and the processing time lags the audio by up to a second or more."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, **kwargs: Any) -> None:  # Any: Pipecat's VADProcessor takes untyped kwargs
         super().__init__(**kwargs)
         self.clock = AudioClock()
 
@@ -83,6 +83,7 @@ class TimedVADProcessor(VADProcessor):
             self.clock.advance(frame)
         await super().process_frame(frame, direction)
 
+    # Any: Pipecat's broadcast_frame passes untyped kwargs to the frame's constructor.
     async def broadcast_frame(self, frame_cls: type[Frame], **kwargs: Any) -> None:
         if frame_cls in (VADUserStartedSpeakingFrame, VADUserStoppedSpeakingFrame):
             kwargs.setdefault("timestamp", self.clock.now())
