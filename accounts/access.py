@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
+from typing import Concatenate
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
+from rest_framework.views import APIView
 
 from accounts.models import User
 from accounts.roles import Area
@@ -32,14 +33,19 @@ def signed_in_user(request: HttpRequest | Request) -> User:
     return user
 
 
-def area_required(
+def area_required[**P](
     area: Area,
-) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+) -> Callable[
+    [Callable[Concatenate[HttpRequest, P], HttpResponse]],
+    Callable[Concatenate[HttpRequest, P], HttpResponse],
+]:
     """View decorator: the signed-in user's role must be allowed into ``area``."""
 
-    def decorator(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    def decorator(
+        view: Callable[Concatenate[HttpRequest, P], HttpResponse],
+    ) -> Callable[Concatenate[HttpRequest, P], HttpResponse]:
         @wraps(view)
-        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        def wrapped(request: HttpRequest, /, *args: P.args, **kwargs: P.kwargs) -> HttpResponse:
             if not request.user.is_authenticated:
                 return redirect_to_login(request.get_full_path())
             if not signed_in_user(request).may_enter(area):
@@ -57,7 +63,7 @@ class AreaPermission(BasePermission):
 
     message = "Your role cannot use this part of the API."
 
-    def has_permission(self, request: Any, view: Any) -> bool:
+    def has_permission(self, request: Request, view: APIView) -> bool:
         user = request.user
         area: Area | None = getattr(view, "area", None)
         if area is None:

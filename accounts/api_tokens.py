@@ -12,14 +12,13 @@ from __future__ import annotations
 import hashlib
 import secrets
 from datetime import timedelta
-from typing import Any
 
 from django.db.models import Q
 from django.utils import timezone
 from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 
-from accounts.models import ApiToken
+from accounts.models import ApiToken, User
 
 KEY_PREFIX = "viva_"
 SHOWN_PREFIX_LENGTH = 12  # "viva_" and 7 characters of the secret part: 42 bits, not enough to use
@@ -43,7 +42,7 @@ class ApiTokenAuthentication(TokenAuthentication):
 
     keyword = "Token"
 
-    def authenticate_credentials(self, key: str) -> tuple[Any, ApiToken]:
+    def authenticate_credentials(self, key: str) -> tuple[User, ApiToken]:
         token = (
             ApiToken.objects.active()
             .select_related("user")

@@ -17,15 +17,19 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.backends import ModelBackend
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
+
+from accounts.models import User
 
 
 def client_address(request: HttpRequest) -> str:
@@ -98,8 +102,8 @@ class ThrottledModelBackend(ModelBackend):
         request: HttpRequest | None,
         username: str | None = None,
         password: str | None = None,
-        **kwargs: Any,
-    ) -> Any:
+        **kwargs: Any,  # Any: django-stubs types ModelBackend.authenticate's **kwargs as Any
+    ) -> User | None:
         if request is not None and password is not None:
             lockout = check(username or "", client_address(request))
             if lockout is not None:
@@ -109,7 +113,10 @@ class ThrottledModelBackend(ModelBackend):
 
 
 def on_login_failed(
-    sender: Any, credentials: dict[str, Any], request: Any = None, **kw: Any
+    sender: object,
+    credentials: Mapping[str, object],
+    request: HttpRequest | None = None,
+    **kw: object,
 ) -> None:
     """``user_login_failed``: count the failure (not the refusals of a locked pair)."""
     if request is None or getattr(request, LOCKOUT_ATTRIBUTE, None) is not None:
@@ -119,7 +126,12 @@ def on_login_failed(
     record_failure(str(credentials.get("username") or ""), client_address(request))
 
 
-def on_logged_in(sender: Any, request: Any = None, user: Any = None, **kw: Any) -> None:
+def on_logged_in(
+    sender: object,
+    request: HttpRequest | None = None,
+    user: AbstractBaseUser | None = None,
+    **kw: object,
+) -> None:
     """``user_logged_in``: a success clears the (username, address) count."""
     if request is not None and user is not None:
         record_success(user.get_username(), client_address(request))
@@ -128,7 +140,7 @@ def on_logged_in(sender: Any, request: Any = None, user: Any = None, **kw: Any) 
 class LoginLockoutMiddleware:
     """Answers 429 (with ``Retry-After``) a request whose password check was refused."""
 
-    def __init__(self, get_response: Any) -> None:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:

@@ -24,18 +24,22 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from typing import Any, Final
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Final
 
 import jwt
 import requests
+from django.apps import AppConfig
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.checks import CheckMessage, Error, register
 from django.core.exceptions import SuspiciousOperation
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
 
+from accounts.models import User
 from accounts.roles import Role
 
 logger = logging.getLogger(__name__)
@@ -57,11 +61,17 @@ def role_map() -> dict[str, str]:
     return {key.strip(): value.strip() for key, value in pairs if key.strip()}
 
 
-def role_from_claims(claims: dict[str, Any]) -> str | None:
+def role_from_claims(claims: Mapping[str, object]) -> str | None:
     """The staff role the claims map to (module docstring), or ``None``."""
     claim = getattr(settings, "VIVA_OIDC_ROLE_CLAIM", "groups") or "groups"
     value = claims.get(claim)
-    values = [value] if isinstance(value, str) else list(value or [])
+    values: list[object]
+    if isinstance(value, str):
+        values = [value]
+    elif isinstance(value, list | tuple):
+        values = list(value)
+    else:  # absent, or not a string or list of them: no role (refused), never a crash
+        values = []
     mapping = role_map()
     granted = {mapping[str(v)] for v in values if str(v) in mapping}
     return next((role.value for role in STAFF_ROLES if role.value in granted), None)
@@ -76,14 +86,14 @@ def username_for(issuer: str, subject: str) -> str:
 class StaffOIDCBackend(OIDCAuthenticationBackend):  # type: ignore[misc]
     """mozilla-django-oidc's backend with issuer and audience checks and role mapping."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: object, **kwargs: object) -> None:
         self.enabled = sso_enabled()
         if self.enabled:
             super().__init__(*args, **kwargs)
         else:
             self.UserModel = get_user_model()
 
-    def authenticate(self, request: Any, **kwargs: Any) -> Any:
+    def authenticate(self, request: HttpRequest | None, **kwargs: object) -> User | None:
         """The code flow (mozilla-django-oidc); any refusal (a token with the wrong issuer,
         audience, nonce or signature, an expired one, a code the provider rejects, the
         provider out of reach) is logged and signs nobody in: the callback then sends the
@@ -91,18 +101,25 @@ class StaffOIDCBackend(OIDCAuthenticationBackend):  # type: ignore[misc]
         if not self.enabled:
             return None
         try:
-            return super().authenticate(request, **kwargs)
+            user: User | None = super().authenticate(request, **kwargs)
+            return user
         except SuspiciousOperation as refusal:
             logger.warning("OIDC sign-in refused: %s", refusal)
         except (requests.RequestException, jwt.PyJWTError) as error:
             logger.warning("OIDC sign-in failed: %s: %s", type(error).__name__, error)
         return None
 
-    def get_payload_data(self, token: Any, key: Any) -> dict[str, Any]:
-        payload: dict[str, Any] = super().get_payload_data(token, key)
+    def get_payload_data(self, token: bytes, key: object) -> dict[str, object]:
+        payload: dict[str, object] = super().get_payload_data(token, key)
         issuer = settings.VIVA_OIDC_ISSUER
         audience = payload.get("aud")
-        audiences = [audience] if isinstance(audience, str) else list(audience or [])
+        audiences = (
+            [audience]
+            if isinstance(audience, str)
+            else list(audience)
+            if isinstance(audience, Iterable)
+            else []
+        )
         if payload.get("iss") != issuer:
             logger.warning("OIDC sign-in refused: issuer %r is not %r", payload.get("iss"), issuer)
             raise SuspiciousOperation("The identity provider's token names another issuer.")
@@ -111,7 +128,7 @@ class StaffOIDCBackend(OIDCAuthenticationBackend):  # type: ignore[misc]
             raise SuspiciousOperation("The identity provider's token is for another client.")
         return payload
 
-    def verify_claims(self, claims: dict[str, Any]) -> bool:
+    def verify_claims(self, claims: Mapping[str, object]) -> bool:
         if not claims.get("sub"):
             logger.warning("OIDC sign-in refused: no sub claim")
             return False
@@ -125,23 +142,26 @@ class StaffOIDCBackend(OIDCAuthenticationBackend):  # type: ignore[misc]
             return False
         return True
 
-    def _deactivate(self, claims: dict[str, Any]) -> None:
+    def _deactivate(self, claims: Mapping[str, object]) -> None:
         self.filter_users_by_claims(claims).filter(is_active=True).update(is_active=False)
 
-    def filter_users_by_claims(self, claims: dict[str, Any]) -> Any:
+    def filter_users_by_claims(self, claims: Mapping[str, object]) -> QuerySet[User]:
         username = username_for(settings.VIVA_OIDC_ISSUER, str(claims.get("sub", "")))
-        return self.UserModel.objects.filter(username=username)
+        return User.objects.filter(username=username)
 
-    def create_user(self, claims: dict[str, Any]) -> Any:
-        user = self.UserModel(username=username_for(settings.VIVA_OIDC_ISSUER, str(claims["sub"])))
+    def create_user(self, claims: Mapping[str, object]) -> User:
+        user = User(username=username_for(settings.VIVA_OIDC_ISSUER, str(claims["sub"])))
         user.set_unusable_password()
         return self.update_user(user, claims)
 
-    def update_user(self, user: Any, claims: dict[str, Any]) -> Any:
+    def update_user(self, user: User, claims: Mapping[str, object]) -> User:
         """Email, name and role follow the identity provider at every sign-in."""
         user.email = str(claims.get("email") or user.email or "")[:254]
         user.display_name = str(claims.get("name") or user.display_name or "")[:150]
-        user.role = role_from_claims(claims)
+        role = role_from_claims(claims)
+        if role is None:  # verify_claims refused these claims already; never an account without
+            raise SuspiciousOperation("The identity provider's claims grant no staff role.")
+        user.role = role
         user.is_active = True
         user.save()
         logger.info("OIDC sign-in: %s as %s", user.username, user.role)
@@ -165,7 +185,9 @@ def sso_callback(request: HttpRequest) -> HttpResponse:
 
 
 @register()
-def check_role_map(app_configs: Any, **kwargs: Any) -> list[CheckMessage]:
+def check_role_map(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: object
+) -> list[CheckMessage]:
     """``VIVA_OIDC_ROLE_MAP`` may only grant staff roles."""
     allowed = {role.value for role in STAFF_ROLES}
     wrong = sorted({role for role in role_map().values() if role not in allowed})

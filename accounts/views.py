@@ -4,7 +4,6 @@ page where staff issue, list and revoke their API tokens."""
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
@@ -52,7 +51,7 @@ class LoginView(auth_views.LoginView):
     template_name = "accounts/login.html"
     redirect_authenticated_user = True
 
-    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def post(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
         # Failures are counted and locked pairs refused for every password form
         # (accounts.login_throttle); this page only words the refusal inside its own form.
         lockout = login_throttle.check(
@@ -149,7 +148,7 @@ def api_tokens(request: HttpRequest) -> HttpResponse:
     form carries an idempotency key, so sending it again (a reload) issues nothing (409).
     """
     _refuse_candidates(request)
-    context: dict[str, Any] = {"issued": None, "error": None, "name": ""}
+    context: dict[str, object] = {"issued": None, "error": None, "name": ""}
     status = 200
     if request.method == "POST":
         name = request.POST.get("name", "")

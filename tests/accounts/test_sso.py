@@ -167,3 +167,12 @@ def test_role_mapping_precedence_and_system_check() -> None:
         errors = [m for m in checks.run_checks() if m.id == "accounts.E001"]
     assert errors and "candidate" in errors[0].msg
     assert username_for("https://a", "1") != username_for("https://b", "1")
+
+
+def test_a_role_claim_of_another_shape_grants_no_role_and_does_not_crash() -> None:
+    """A role claim that is neither a string nor a list (a number, a boolean) is a provider's
+    malformed token: refused like no role, never a TypeError (a 500 on the callback)."""
+    with override_settings(VIVA_OIDC_ROLE_MAP=ROLE_MAP, VIVA_OIDC_ROLE_CLAIM="groups"):
+        assert role_from_claims({"groups": 5}) is None
+        assert role_from_claims({"groups": True}) is None
+        assert role_from_claims({"groups": ("lecturers",)}) == "author"
