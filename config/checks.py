@@ -6,8 +6,9 @@ production start-up script that runs it refuses an insecure configuration.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
+from django.apps import AppConfig
 from django.conf import settings
 from django.core import checks
 
@@ -15,7 +16,9 @@ from ioa.languages import SUPPORTED_LANGUAGES
 
 
 @checks.register(checks.Tags.security, deploy=True)
-def check_production_secrets(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+def check_production_secrets(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: object
+) -> list[checks.CheckMessage]:
     """A deployment needs a real secret key and DEBUG off."""
     errors: list[checks.CheckMessage] = []
     key = settings.SECRET_KEY or ""
@@ -49,7 +52,9 @@ def check_production_secrets(app_configs: Any = None, **kwargs: Any) -> list[che
 
 
 @checks.register(checks.Tags.security, deploy=True)
-def check_production_services(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+def check_production_services(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: object
+) -> list[checks.CheckMessage]:
     """A deployment runs on Postgres and Redis; SQLite and in-memory layers are for one machine."""
     errors: list[checks.CheckMessage] = []
     if not settings.DATABASE_URL:
@@ -73,7 +78,7 @@ def check_production_services(app_configs: Any = None, **kwargs: Any) -> list[ch
 
 @checks.register(checks.Tags.security, deploy=True)
 def check_production_hosts_and_cookies(
-    app_configs: Any = None, **kwargs: Any
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: object
 ) -> list[checks.CheckMessage]:
     """No wildcard host (it would also let any Origin open a WebSocket) and cookies that only
     travel over HTTPS and never reach scripts."""
@@ -104,7 +109,9 @@ def check_production_hosts_and_cookies(
 
 
 @checks.register(checks.Tags.security, deploy=True)
-def check_production_origin(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+def check_production_origin(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: object
+) -> list[checks.CheckMessage]:
     """WebSocket origins are matched exactly against VIVA_PUBLIC_URL: it must be the https
     address users open."""
     if not settings.VIVA_PUBLIC_URL.startswith("https://"):
@@ -119,7 +126,9 @@ def check_production_origin(app_configs: Any = None, **kwargs: Any) -> list[chec
 
 
 @checks.register()
-def check_bot_runner(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+def check_bot_runner(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: object
+) -> list[checks.CheckMessage]:
     """The Celery bot runner needs a broker that other processes can reach."""
     if settings.VIVA_BOT_RUNNER not in {"inline", "celery"}:
         return [
@@ -141,7 +150,9 @@ def check_bot_runner(app_configs: Any = None, **kwargs: Any) -> list[checks.Chec
 
 
 @checks.register()
-def check_languages(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+def check_languages(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: object
+) -> list[checks.CheckMessage]:
     """The site's languages are exactly the ones exams can be conducted in (docs/i18n.md): a
     language with runtime tables but no page translations, or the reverse, is refused."""
     site = [code for code, _ in settings.LANGUAGES]

@@ -14,15 +14,13 @@ the test servers) gets it. tests/config/test_daphne_http.py checks it over a rea
 
 from __future__ import annotations
 
-from typing import Any
-
 from daphne import http_protocol
 
 
 class BodyPassingRequest(http_protocol.WebRequest):
     """Daphne's request without Twisted's POST form parsing (module docstring)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: object, **kwargs: object) -> None:
         kwargs["parsePOSTFormSubmission"] = False
         super().__init__(*args, **kwargs)
 

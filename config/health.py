@@ -11,8 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
 
 from asgiref.sync import async_to_sync
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
@@ -25,7 +24,7 @@ from django.views.decorators.http import require_GET
 
 from web.ws_input import BoundedJsonConsumerMixin
 
-Probe = dict[str, Any]
+Probe = dict[str, object]
 
 
 def _timed(check: Callable[[], Probe]) -> Probe:
@@ -97,7 +96,7 @@ PROBES: dict[str, Callable[[], Probe]] = {
 ESSENTIAL = ("database", "channelLayer", "redis")
 
 
-def health_report() -> tuple[int, dict[str, Any]]:
+def health_report() -> tuple[int, dict[str, object]]:
     """Runs every probe; returns the HTTP status and the report body."""
     components = {name: _timed(probe) for name, probe in PROBES.items()}
     failed = [n for n in ESSENTIAL if components[n]["status"] == "error"]
@@ -107,7 +106,7 @@ def health_report() -> tuple[int, dict[str, Any]]:
         status = "degraded"
     else:
         status = "ok"
-    body = {
+    body: dict[str, object] = {
         "status": status,
         "mode": settings.SERVICES_MODE,
         "botRunner": settings.VIVA_BOT_RUNNER,
@@ -141,7 +140,7 @@ class HealthSocketConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsumer)
             5, lambda: asyncio.ensure_future(self._report({"status": "error", "error": "timeout"}))
         )
 
-    async def healthz_pong(self, message: dict[str, Any]) -> None:
+    async def healthz_pong(self, message: Mapping[str, object]) -> None:
         self.timeout.cancel()
         ok = message.get("token") == self.token
         await self._report(

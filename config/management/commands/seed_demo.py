@@ -9,7 +9,6 @@ still-usable invitation to it. Prints the logins.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
@@ -23,6 +22,7 @@ from authoring.models import DraftPackage
 from authoring.services import draft_create
 from ioa.events import TERMINAL_STATES
 from lti.selectors import tool_urls
+from publishing.models import PublishedVersion
 from publishing.services import PublishRejected, version_publish
 from sessions.models import ExamSession, Sitting
 from sessions.scheduling import candidate_add, invitation_url, invitations_send, sitting_create
@@ -44,7 +44,7 @@ class Command(BaseCommand):
     )
 
     @transaction.atomic
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: object) -> None:
         users: dict[str, User] = {}
         for username, role, password, name in DEMO_STAFF:
             user = User.objects.filter(username=username).first()
@@ -93,7 +93,9 @@ class Command(BaseCommand):
         out("")
 
     @staticmethod
-    def _demo_exam(version: Any, proctor: User, candidate: User) -> tuple[Sitting, ExamSession]:
+    def _demo_exam(
+        version: PublishedVersion, proctor: User, candidate: User
+    ) -> tuple[Sitting, ExamSession]:
         """The demo candidate's exam that is not over yet, in a sitting the demo proctor runs;
         once it is over, a new sitting (a candidate sits a sitting once)."""
         terminal = [state.value for state in TERMINAL_STATES]
