@@ -63,6 +63,7 @@ def platform_configuration(url: str) -> dict[str, Any]:
     return config
 
 
+# Any: requests types json= as its recursive JSON alias, which a dict of mixed values is not.
 def tool_registration_request(base: str, registration: LtiRegistration) -> dict[str, Any]:
     """The client registration the tool sends (LTI DR §3.3)."""
     launch = base + reverse("lti:launch")

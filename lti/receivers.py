@@ -3,8 +3,6 @@ them to the LMS after commit (``lti.tasks.post_grade``). Marking knows nothing o
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db import transaction
 from django.db.models.signals import post_save
 from django.dispatch import receiver
@@ -15,7 +13,9 @@ from marking.models import MarkingAuditEntry
 
 
 @receiver(post_save, sender=MarkingAuditEntry, dispatch_uid="lti-grade-passback")
-def marks_locked(sender: Any, instance: MarkingAuditEntry, created: bool, **kwargs: Any) -> None:
+def marks_locked(
+    sender: object, instance: MarkingAuditEntry, created: bool, **kwargs: object
+) -> None:
     if not created or instance.action != MarkingAuditEntry.Action.LOCKED:
         return
     session_id = instance.mark.session_id

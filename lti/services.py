@@ -30,12 +30,14 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from typing import Any, Final
+import uuid
+from collections.abc import Iterable
+from typing import Final
 
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
-from lti_tool.models import LtiUser
+from lti_tool.models import LtiLaunch, LtiRegistration, LtiUser
 from pylti1p3.assignments_grades import AssignmentsGradesService
 from pylti1p3.deep_link_resource import DeepLinkResource
 from pylti1p3.exception import LtiException
@@ -72,7 +74,7 @@ class LaunchRefused(Exception):
         self.message = message
 
 
-def nonce_use(*, registration: Any, nonce: str) -> None:
+def nonce_use(*, registration: LtiRegistration, nonce: str) -> None:
     """Record ``nonce`` as used; ``LaunchRefused("replay")`` when it was used before."""
     if not nonce:
         raise LaunchRefused("no_nonce", "The launch carried no nonce.")
@@ -96,13 +98,13 @@ def role_for(roles: list[str]) -> str:
     raise LaunchRefused("no_role", "Your role in this course cannot open this exam.")
 
 
-def _ags(lti_launch: Any) -> dict[str, Any]:
+def _ags(lti_launch: LtiLaunch) -> dict[str, object]:
     claim = lti_launch.ags_claim or {}
     return claim if isinstance(claim, dict) else {}
 
 
 @transaction.atomic
-def link_for(*, lti_launch: Any) -> SittingLink:
+def link_for(*, lti_launch: LtiLaunch) -> SittingLink:
     """The sitting bound to the launch's resource link (module docstring)."""
     resource_link = lti_launch.resource_link
     ags = _ags(lti_launch)
@@ -122,7 +124,8 @@ def link_for(*, lti_launch: Any) -> SittingLink:
         )
     link.ags_lineitems = str(ags.get("lineitems") or link.ags_lineitems)
     link.ags_lineitem = str(ags.get("lineitem") or link.ags_lineitem)
-    link.ags_scopes = list(ags.get("scope") or link.ags_scopes)
+    scope = ags.get("scope")
+    link.ags_scopes = list(scope) if isinstance(scope, Iterable) and scope else link.ags_scopes
     nrps = lti_launch.nrps_claim or {}
     link.nrps_memberships = str(nrps.get("context_memberships_url") or link.nrps_memberships)
     link.save()
@@ -145,7 +148,7 @@ def lineitem_ensure(link: SittingLink) -> None:
     link.ags_lineitem = lineitem
 
 
-def account_for(*, lti_launch: Any, role: str) -> User:
+def account_for(*, lti_launch: LtiLaunch, role: str) -> User:
     """The local account of the launch's platform user in ``role`` (module docstring)."""
     return _account(lti_launch.user, role)
 
@@ -212,13 +215,13 @@ def roster_sync(*, link: SittingLink) -> list[ExamSession]:
     return created
 
 
-def placeable_versions(*, user: Any) -> list[PublishedVersion]:
+def placeable_versions(*, user: object) -> list[PublishedVersion]:
     """Published assessments ``user`` may place in a course (those they may schedule)."""
     return list(PublishedVersion.objects.visible_to(user).order_by("-published_at")[:200])
 
 
 def deep_link_response(
-    *, lti_launch: Any, user: Any, version: PublishedVersion, title: str, launch_url: str
+    *, lti_launch: LtiLaunch, user: User, version: PublishedVersion, title: str, launch_url: str
 ) -> dict[str, str]:
     """Place ``version`` in the course: a new sitting (``user`` proctors it) and the signed
     Deep Linking response (pylti1p3) naming it: ``{"return_url", "jwt", "title"}``."""
@@ -255,7 +258,7 @@ def _service(link: SittingLink) -> AssignmentsGradesService:
     return AssignmentsGradesService(ServiceConnector(registration), data)  # type: ignore[arg-type]
 
 
-def grade_post(*, session_id: Any) -> GradePassback | None:
+def grade_post(*, session_id: uuid.UUID | str) -> GradePassback | None:
     """Post the session's locked marks to the platform (module docstring). ``None`` when
     there is nothing to post (no LTI link with the score scope, no platform user, not
     locked)."""

@@ -5,11 +5,17 @@ JWKS. Every refusal answers a clear page (``templates/lti/refused.html``) and lo
 from __future__ import annotations
 
 import logging
-from typing import Any
+import uuid
 
 import requests
 from django.contrib.auth import login
-from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBase,
+    HttpResponseRedirect,
+    QueryDict,
+)
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.decorators import method_decorator
@@ -17,12 +23,14 @@ from django.views import View
 from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
+from lti_tool.models import LtiLaunch
 from lti_tool.utils import DjangoToolConfig, get_launch_from_request
 from lti_tool.views import LtiLaunchBaseView
 from pylti1p3.contrib.django.launch_data_storage.cache import DjangoCacheDataStorage
 from pylti1p3.contrib.django.oidc_login import DjangoOIDCLogin
 from pylti1p3.exception import LtiException
 
+from accounts.access import signed_in_user
 from accounts.login_throttle import ThrottledModelBackend
 from lti import dynamic_registration, services
 from lti.services import LaunchRefused
@@ -46,13 +54,15 @@ class LoginInitiationView(View):
     """OIDC third-party login initiation (GET or POST from the platform) → the platform's
     authorization endpoint, with state and nonce (pylti1p3)."""
 
-    def get(self, request: HttpRequest, registration_uuid: Any) -> HttpResponse:
+    def get(self, request: HttpRequest, registration_uuid: uuid.UUID) -> HttpResponse:
         return self._login(request, registration_uuid, request.GET)
 
-    def post(self, request: HttpRequest, registration_uuid: Any) -> HttpResponse:
+    def post(self, request: HttpRequest, registration_uuid: uuid.UUID) -> HttpResponse:
         return self._login(request, registration_uuid, request.POST)
 
-    def _login(self, request: HttpRequest, registration_uuid: Any, params: Any) -> HttpResponse:
+    def _login(
+        self, request: HttpRequest, registration_uuid: uuid.UUID, params: QueryDict
+    ) -> HttpResponse:
         target = params.get("target_link_uri")
         if not target:
             return refused(request, "no_target", "The login request names no target.", 400)
@@ -72,7 +82,7 @@ class LoginInitiationView(View):
 class LaunchView(LtiLaunchBaseView):
     """The launch (id token POSTed by the platform); see ``lti.services``."""
 
-    def post(self, request: Any, *args: Any, **kwargs: Any) -> HttpResponse:
+    def post(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
         try:
             response: HttpResponse = super().post(request, *args, **kwargs)
         except LtiException as error:
@@ -81,11 +91,13 @@ class LaunchView(LtiLaunchBaseView):
             return refused(request, refusal.code, refusal.message)
         return response
 
-    def launch_setup(self, request: HttpRequest, lti_launch: Any) -> None:
+    def launch_setup(self, request: HttpRequest, lti_launch: LtiLaunch) -> None:
         nonce = str(lti_launch.get_launch_data().get("nonce", ""))
         services.nonce_use(registration=lti_launch.registration, nonce=nonce)
 
-    def handle_inactive_deployment(self, request: HttpRequest, lti_launch: Any) -> HttpResponse:
+    def handle_inactive_deployment(
+        self, request: HttpRequest, lti_launch: LtiLaunch
+    ) -> HttpResponse:
         deployment = lti_launch.deployment.deployment_id
         return refused(
             request,
@@ -94,7 +106,9 @@ class LaunchView(LtiLaunchBaseView):
             "administrator to activate it.",
         )
 
-    def handle_deep_linking_launch(self, request: HttpRequest, lti_launch: Any) -> HttpResponse:
+    def handle_deep_linking_launch(
+        self, request: HttpRequest, lti_launch: LtiLaunch
+    ) -> HttpResponse:
         """Deep Linking 2.0: an instructor picks a published assessment to place in the
         course (``DeepLinkView``); learners cannot."""
         role = services.role_for(list(lti_launch.roles_claim or []))
@@ -106,7 +120,7 @@ class LaunchView(LtiLaunchBaseView):
         request.session[DEEP_LINK_SESSION_KEY] = launch_id
         return HttpResponseRedirect(reverse("lti:deep-link"))
 
-    def handle_resource_launch(self, request: HttpRequest, lti_launch: Any) -> HttpResponse:
+    def handle_resource_launch(self, request: HttpRequest, lti_launch: LtiLaunch) -> HttpResponse:
         role = services.role_for(list(lti_launch.roles_claim or []))
         link = services.link_for(lti_launch=lti_launch)
         user = services.account_for(lti_launch=lti_launch, role=role)
@@ -127,7 +141,7 @@ class DeepLinkView(View):
     → a new sitting, returned to the platform as an ``ltiResourceLink`` content item carrying
     ``viva_sitting`` and a line item (a plain form the instructor submits: no script)."""
 
-    def _launch(self, request: HttpRequest) -> Any:
+    def _launch(self, request: HttpRequest) -> LtiLaunch:
         launch_id = request.session.get(DEEP_LINK_SESSION_KEY)
         if not launch_id or not request.user.is_authenticated:
             raise LaunchRefused("no_deep_link", "Open the exam picker again from your course.")
@@ -136,7 +150,7 @@ class DeepLinkView(View):
             raise LaunchRefused("no_deep_link", "Open the exam picker again from your course.")
         return lti_launch
 
-    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+    def dispatch(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponseBase:
         try:
             self.lti_launch = self._launch(request)
             response = super().dispatch(request, *args, **kwargs)
@@ -156,7 +170,7 @@ class DeepLinkView(View):
             return self._page(request, errors=["Choose a published assessment."], status=400)
         response = services.deep_link_response(
             lti_launch=self.lti_launch,
-            user=request.user,
+            user=signed_in_user(request),
             version=version,
             title=request.POST.get("title", ""),
             launch_url=request.build_absolute_uri(reverse("lti:launch")),

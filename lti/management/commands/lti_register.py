@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from lti_tool.models import Key, LtiDeployment, LtiRegistration
 
@@ -16,7 +16,7 @@ from lti.selectors import tool_urls
 class Command(BaseCommand):
     help = "Register an LTI 1.3 platform (LMS) and print the tool's URLs."
 
-    def add_arguments(self, parser: Any) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--name")
         parser.add_argument("--issuer")
         parser.add_argument("--client-id")
@@ -28,7 +28,8 @@ class Command(BaseCommand):
         parser.add_argument("--base-url", default=getattr(settings, "VIVA_PUBLIC_URL", ""))
         parser.add_argument("--urls-only", action="store_true")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    # Any: Django types a command's options (argparse's values) as Any.
+    def handle(self, *args: object, **options: Any) -> None:
         base = options["base_url"] or "http://127.0.0.1:8000"
         if options["urls_only"]:
             self._print(tool_urls(base))
