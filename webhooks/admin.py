@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django import forms
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from accounts.access import signed_in_user
 from webhooks import tasks
 from webhooks.addresses import AddressRefused, check_literal_host
 from webhooks.events import WebhookEvent
@@ -40,9 +39,11 @@ class WebhookEndpointAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     list_filter = ("active",)
     search_fields = ("name", "url")
 
-    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+    def save_model(
+        self, request: HttpRequest, obj: WebhookEndpoint, form: object, change: bool
+    ) -> None:
         if not change:
-            obj.created_by = request.user
+            obj.created_by = signed_in_user(request)
         super().save_model(request, obj, form, change)
 
 
@@ -60,7 +61,7 @@ class WebhookAttemptInline(admin.TabularInline):  # type: ignore[type-arg]
         "next_attempt_at",
     )
 
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+    def has_add_permission(self, request: HttpRequest, obj: WebhookDelivery | None = None) -> bool:
         return False
 
 

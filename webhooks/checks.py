@@ -4,15 +4,16 @@ integrators sit on its own network may mean it)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
+from django.apps import AppConfig
 from django.conf import settings
 from django.core import checks
 
 
 @checks.register(checks.Tags.security, deploy=True)
 def check_private_webhook_targets(
-    app_configs: Any = None, **kwargs: Any
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: object
 ) -> list[checks.CheckMessage]:
     """Warn (viva.W030) when VIVA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES is on."""
     if not getattr(settings, "VIVA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES", False):

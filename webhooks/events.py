@@ -8,8 +8,8 @@ an integrator reads more through the REST API with its own token, under its own 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
 
 from django.db import models
 
@@ -20,7 +20,7 @@ class WebhookEvent(models.TextChoices):
     IRREGULARITY_REPORTED = "irregularity.reported", "Irregularity reported"
 
 
-def body(*, event: str, occurred_at: datetime, data: dict[str, Any]) -> str:
+def body(*, event: str, occurred_at: datetime, data: Mapping[str, object]) -> str:
     """The JSON text of a delivery (compact, keys sorted: the exact bytes that are signed)."""
     document = {"type": event, "timestamp": occurred_at.isoformat(), "data": data}
     return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
 
 from django.utils.dateparse import parse_datetime
 
@@ -36,14 +35,14 @@ def _when(event: StoredEvent) -> datetime:
     return moment
 
 
-def _payload(event: StoredEvent) -> Mapping[str, Any]:
+def _payload(event: StoredEvent) -> Mapping[str, object]:
     payload = event.wire.get("payload")
     return payload if isinstance(payload, Mapping) else {}
 
 
-def _fact(session: ExamSession, event: StoredEvent) -> tuple[str, dict[str, Any]] | None:
+def _fact(session: ExamSession, event: StoredEvent) -> tuple[str, dict[str, object]] | None:
     """The webhook event and data a stored event is, or None."""
-    common = {
+    common: dict[str, object] = {
         "sessionId": str(session.pk),
         "sittingId": str(session.sitting_id),
         "eventId": event.event_id,
@@ -57,7 +56,9 @@ def _fact(session: ExamSession, event: StoredEvent) -> tuple[str, dict[str, Any]
     return None
 
 
-def on_events_appended(*, session_id: uuid.UUID, events: Sequence[StoredEvent], **_: Any) -> None:
+def on_events_appended(
+    *, session_id: uuid.UUID, events: Sequence[StoredEvent], **_: object
+) -> None:
     """exam.completed and irregularity.reported for the newly stored events."""
     wanted = {EventType.EXAM_COMPLETED, EventType.PROCTOR_ACTION}
     if not any(event.type in wanted for event in events):
@@ -76,7 +77,7 @@ def on_events_appended(*, session_id: uuid.UUID, events: Sequence[StoredEvent], 
 
 
 def on_marks_locked(
-    *, mark_id: int, session_id: uuid.UUID, cycle: int, locked_at: datetime, **_: Any
+    *, mark_id: int, session_id: uuid.UUID, cycle: int, locked_at: datetime, **_: object
 ) -> None:
     """marks.locked, once per moderation cycle of a session's marks."""
     emit(

@@ -9,8 +9,8 @@ deliveries whose task was lost.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any
 
 from django.db import transaction
 from django.db.models import Q
@@ -20,7 +20,7 @@ from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 
 def emit(
-    *, event: str, event_key: str, occurred_at: datetime, data: dict[str, Any]
+    *, event: str, event_key: str, occurred_at: datetime, data: Mapping[str, object]
 ) -> list[WebhookDelivery]:
     """Store and enqueue one delivery of ``event`` per active endpoint subscribed to it; the
     deliveries created now (none for a fact already delivered, or with no subscriber)."""

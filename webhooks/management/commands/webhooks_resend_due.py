@@ -23,7 +23,8 @@ class Command(BaseCommand):
             help="how late a delivery must be before it is enqueued again (default 300)",
         )
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    # Any: Django types a command's options (argparse's values) as Any.
+    def handle(self, *args: object, **options: Any) -> None:
         grace = timedelta(seconds=max(0, options["grace_seconds"]))
         enqueued = resend_due(now=timezone.now(), grace=grace)
         for delivery_id, number in enqueued:
