@@ -32,6 +32,7 @@ from marking.models import (
     TargetDecision,
 )
 from marking.selectors import recompute, verify_marks
+from sessions.models import PersonalDataErasure
 
 
 def _marks_of(result: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -92,7 +93,9 @@ def _marker_decisions_follow(mark: SessionMark, document: Mapping[str, Any]) -> 
         )
 
 
-def on_personal_data_erased(*, session_id: uuid.UUID, erasure: Any, **_: Any) -> None:
+def on_personal_data_erased(
+    *, session_id: uuid.UUID, erasure: PersonalDataErasure, **_: object
+) -> None:
     """Pseudonymise the session's marking records (see the module docstring)."""
     mark = SessionMark.objects.select_for_update().filter(session_id=session_id).first()
     if mark is None:

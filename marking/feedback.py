@@ -18,7 +18,8 @@ from __future__ import annotations
 import functools
 import json
 from enum import StrEnum
-from typing import Any
+
+from publishing.models import PublishedVersion
 
 
 class Feedback(StrEnum):
@@ -60,7 +61,7 @@ def _from_document(checksum: str, canonical_json: str) -> Feedback:
         return Feedback.NONE  # fail closed: show less than the author may have meant
 
 
-def feedback_for(version: Any) -> Feedback:
+def feedback_for(version: PublishedVersion) -> Feedback:
     """The feedback the author of ``version`` (a ``PublishedVersion``) allows (module
     docstring). Absent: :data:`DEFAULT`; an unknown value: ``none`` (fail closed)."""
     return _from_document(version.checksum, version.canonical_json)

@@ -44,7 +44,7 @@ class ImmutableMarkingRecord(Exception):
 
 
 class AppendOnlyQuerySet[M: models.Model](models.QuerySet[M]):
-    def update(self, **kwargs: Any) -> int:
+    def update(self, **kwargs: object) -> int:
         raise ImmutableMarkingRecord(f"{self.model.__name__} rows are append-only")
 
     def delete(self) -> tuple[int, dict[str, int]]:
@@ -59,13 +59,14 @@ class AppendOnly(models.Model):
     class Meta:
         abstract = True
 
+    # Any: django-stubs types Model.save's arguments, forwarded here, as Any.
     def save(self, *args: Any, **kwargs: Any) -> None:
         if not self._state.adding:
             raise ImmutableMarkingRecord(f"{type(self).__name__} {self.pk} is append-only")
         kwargs["force_insert"] = True
         super().save(*args, **kwargs)
 
-    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+    def delete(self, *args: object, **kwargs: object) -> tuple[int, dict[str, int]]:
         raise ImmutableMarkingRecord(f"{type(self).__name__} rows are append-only")
 
 

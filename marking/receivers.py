@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from ioa.events import EventType
 from marking import signals as marking_signals
@@ -35,19 +34,21 @@ def irregularity_report(event: StoredEvent) -> bool:
     return isinstance(payload, Mapping) and payload.get("action") == "flag_irregularity"
 
 
-def on_session_completed(*, session_id: uuid.UUID, **_: Any) -> None:
+def on_session_completed(*, session_id: uuid.UUID, **_: object) -> None:
     """Ask for the session's marks."""
     tasks.mark_session.delay_on_commit(str(session_id))
 
 
-def on_events_appended(*, session_id: uuid.UUID, events: Sequence[StoredEvent], **_: Any) -> None:
+def on_events_appended(
+    *, session_id: uuid.UUID, events: Sequence[StoredEvent], **_: object
+) -> None:
     """Ask marking to review each newly stored irregularity report."""
     for event in events:
         if irregularity_report(event):
             tasks.irregularity_reported.delay_on_commit(str(session_id), event.event_id)
 
 
-def on_panel_requested(*, mark_id: int, **_: Any) -> None:
+def on_panel_requested(*, mark_id: int, **_: object) -> None:
     """Ask for the LLM marking panel once the mark has committed."""
     tasks.run_marking_panel.delay_on_commit(mark_id)
 

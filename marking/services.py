@@ -13,7 +13,6 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import F
@@ -26,6 +25,7 @@ from ioa.events import EventFactory, EventSource
 from ioa.events.payloads import ResultReleased
 from ioa.marking import (
     COMPILER_VERSION,
+    ChatClient,
     Level,
     compile_marking,
     irregularity_reports,
@@ -487,11 +487,11 @@ def result_release(*, mark: SessionMark, user: User) -> ResultRelease:
     return release
 
 
-def appeal_open_by_candidate(*, mark: SessionMark, candidate: Any, reason: str) -> Appeal:
+def appeal_open_by_candidate(*, mark: SessionMark, candidate: object, reason: str) -> Appeal:
     """The candidate lodges an appeal against their released result (from the result page):
     only their own, only while it is released (``not_released`` otherwise); it reopens the
     marks for a new moderation cycle like a staff appeal (:func:`appeal_open`)."""
-    if mark.session.candidate_id != getattr(candidate, "pk", None):
+    if not isinstance(candidate, User) or mark.session.candidate_id != candidate.pk:
         raise MarkingRefused("not_released", "There is no released result to appeal.")
     if current_release(mark) is None:
         raise MarkingRefused("not_released", "There is no released result to appeal.")
@@ -627,7 +627,7 @@ def _record_panel_skipped(mark: SessionMark) -> None:
     MarkingAuditEntry.objects.create(mark=mark, action=Action.PANEL_SKIPPED, reason=OFFLINE_NOTICE)
 
 
-def panel_run(*, mark_id: int, client: Any = None) -> PanelRun:
+def panel_run(*, mark_id: int, client: ChatClient | None = None) -> PanelRun:
     """Run the configured panel for a session once (idempotent; a stale pending run is retried).
     Offline (no members) the run is recorded as skipped with a notice."""
     from marking.panel_client import OpenAICompatibleClient

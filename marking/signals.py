@@ -14,8 +14,6 @@ own tasks, which the services never import.
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db import transaction
 from django.dispatch import Signal
 
@@ -23,6 +21,6 @@ marks_locked = Signal()
 panel_requested = Signal()
 
 
-def send_on_commit(signal: Signal, **kwargs: Any) -> None:
+def send_on_commit(signal: Signal, **kwargs: object) -> None:
     """Send ``signal`` once the current transaction commits (at once outside one)."""
     transaction.on_commit(lambda: signal.send(sender="marking", **kwargs))

@@ -19,7 +19,7 @@ class ImmutableVersionError(Exception):
 
 
 class PublishedVersionQuerySet(models.QuerySet["PublishedVersion"]):
-    def update(self, **kwargs: Any) -> int:
+    def update(self, **kwargs: object) -> int:
         raise ImmutableVersionError("published versions cannot be updated; publish a new version")
 
     def delete(self) -> tuple[int, dict[str, int]]:
@@ -79,6 +79,7 @@ class PublishedVersion(models.Model):
     def __str__(self) -> str:
         return f"{self.title} preview" if self.is_preview else f"{self.title} v{self.number}"
 
+    # Any: django-stubs types Model.save's arguments, forwarded here, as Any.
     def save(self, *args: Any, **kwargs: Any) -> None:
         if not self._state.adding:
             raise ImmutableVersionError(
@@ -87,5 +88,5 @@ class PublishedVersion(models.Model):
         kwargs["force_insert"] = True
         super().save(*args, **kwargs)
 
-    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+    def delete(self, *args: object, **kwargs: object) -> tuple[int, dict[str, int]]:
         raise ImmutableVersionError("published versions cannot be deleted")

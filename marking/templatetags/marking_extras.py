@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import SupportsFloat
 
 from django import template
 from django.utils.text import slugify
@@ -11,7 +12,7 @@ register = template.Library()
 
 
 @register.filter
-def percent(value: Any) -> str:
+def percent(value: SupportsFloat | str | None) -> str:
     """0.8333 → ``83.3`` (a score in [0, 1] as a percentage with one decimal); ``-`` for none."""
     if value is None or value == "":
         return "-"
@@ -19,16 +20,17 @@ def percent(value: Any) -> str:
 
 
 @register.filter
-def slug(value: Any) -> str:
+def slug(value: object) -> str:
     return slugify(str(value))
 
 
 @register.filter
-def joinkeys(items: Any) -> str:
+def joinkeys(items: Iterable[Mapping[str, object]] | None) -> str:
     """Space-separated ``key`` values of a list of dicts (data attributes)."""
     return " ".join(str(item["key"]) for item in items or [])
 
 
 @register.filter
-def get(mapping: Any, key: Any) -> Any:
-    return mapping.get(key) if hasattr(mapping, "get") else None
+def get(mapping: object, key: object) -> object:
+    """``mapping[key]`` for a dict (``None`` when absent or not a dict)."""
+    return mapping.get(key) if isinstance(mapping, Mapping) else None
