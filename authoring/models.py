@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -50,12 +49,12 @@ class DraftPackage(models.Model):
         return self.title
 
     @property
-    def document(self) -> Any:
+    def document(self) -> object:
         """The document as parsed JSON (key order as the author wrote it)."""
         return json.loads(self.document_text)
 
     @document.setter
-    def document(self, value: Any) -> None:
+    def document(self, value: object) -> None:
         self.document_text = json.dumps(value, indent=2, ensure_ascii=False)
 
     @property

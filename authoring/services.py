@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import uuid
-from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -27,7 +26,7 @@ class DraftConflict(Exception):
         self.current_revision = current_revision
 
 
-def _title_of(document: Any, fallback: str) -> str:
+def _title_of(document: object, fallback: str) -> str:
     if isinstance(document, dict) and isinstance(document.get("metadata"), dict):
         title = document["metadata"].get("title")
         if isinstance(title, str) and title.strip():
@@ -35,7 +34,7 @@ def _title_of(document: Any, fallback: str) -> str:
     return fallback
 
 
-def draft_create(*, owner: User, document: Any, title: str = "") -> DraftPackage:
+def draft_create(*, owner: User, document: object, title: str = "") -> DraftPackage:
     """Creates a draft from any JSON document and stores its validation report."""
     if not owner.may_enter(Area.STUDIO):
         raise PermissionError("only authors and admins create packages")
@@ -52,7 +51,7 @@ def draft_create(*, owner: User, document: Any, title: str = "") -> DraftPackage
     return draft
 
 
-def empty_document(*, title: str = "Untitled package") -> dict[str, Any]:
+def empty_document(*, title: str = "Untitled package") -> dict[str, object]:
     """The smallest start for a package built in the studio: metadata and no nodes yet (it
     does not pass validation until it has an initial node and an end)."""
     return {
@@ -86,7 +85,7 @@ def draft_create_from_example(*, owner: User, example: str) -> DraftPackage:
 
 @transaction.atomic
 def draft_save(
-    *, draft: DraftPackage, document: Any, expected_revision: int | None
+    *, draft: DraftPackage, document: object, expected_revision: int | None
 ) -> DraftPackage:
     """Saves a new document (any JSON), re-validates it and bumps the revision.
 

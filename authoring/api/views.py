@@ -76,6 +76,7 @@ class DraftListApi(StudioApi):
         example = serializers.CharField(required=False)
         title = serializers.CharField(required=False, allow_blank=True, max_length=300)
 
+        # Any: DRF types Serializer.validate's attrs as Any.
         def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
             if ("document" in attrs) == ("example" in attrs):
                 raise serializers.ValidationError("Give exactly one of 'document' or 'example'.")
