@@ -26,7 +26,7 @@ class DryRunRefused(Exception):
         self.report = report
 
 
-def document_dry_run(*, document: Any) -> dict[str, Any]:
+def document_dry_run(*, document: object) -> dict[str, Any]:
     """The dry-run report of ``document``; raises :class:`DryRunRefused` when it is invalid."""
     report = validate_package(document)
     if not report.passed:

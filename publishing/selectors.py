@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 import json
 import uuid
-from typing import Any
 
 from django.db.models import QuerySet
 
@@ -27,7 +26,7 @@ def version_get(*, user: object, version_id: uuid.UUID | str) -> PublishedVersio
 
 
 def pretty_document(version: PublishedVersion) -> str:
-    document: Any = json.loads(version.canonical_json)
+    document: object = json.loads(version.canonical_json)
     return json.dumps(document, indent=2, ensure_ascii=False, sort_keys=True)
 
 
@@ -45,7 +44,7 @@ def version_diff(*, old: PublishedVersion, new: PublishedVersion, context: int =
     )
 
 
-def version_changes(*, old: PublishedVersion, new: PublishedVersion) -> list[dict[str, Any]]:
+def version_changes(*, old: PublishedVersion, new: PublishedVersion) -> list[dict[str, object]]:
     """The differences by meaning between two versions (``ioa.package_diff``)."""
     return [
         change.to_dict()

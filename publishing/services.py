@@ -37,7 +37,7 @@ class PublishRejected(Exception):
         self.report = report
 
 
-def _dry_run_or_failure(package: AssessmentPackage) -> dict[str, Any]:
+def _dry_run_or_failure(package: AssessmentPackage) -> dict[str, object]:
     """The dry run stored with the version. The package passed the gate, so a failure of the
     simulation never blocks publishing: it is logged and stored as ``{"error": ...}`` (the
     publish and versions pages say the dry run failed)."""

@@ -46,6 +46,7 @@ class VersionDetailSerializer(VersionSummarySerializer):
     document = serializers.SerializerMethodField()
     validationReport = serializers.JSONField(source="validation_report")
 
+    # Any: drf-spectacular documents the return type; a version's document is any JSON.
     def get_document(self, obj: PublishedVersion) -> Any:
         return json.loads(obj.canonical_json)
 

@@ -25,7 +25,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", metavar="FILE")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    # Any: Django types a command's options (argparse's values) as Any.
+    def handle(self, *args: object, **options: Any) -> None:
         loaded = load_package_file(options["file"])
         if loaded.problem is not None:
             self.stderr.write(json.dumps(unreadable_report(loaded), indent=2))

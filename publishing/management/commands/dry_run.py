@@ -27,7 +27,8 @@ class Command(BaseCommand):
         parser.add_argument("file", metavar="PACKAGE", help="a package JSON file")
         parser.add_argument("--format", choices=["json", "text"], default="text")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    # Any: Django types a command's options (argparse's values) as Any.
+    def handle(self, *args: object, **options: Any) -> None:
         loaded = load_package_file(options["file"])
         if loaded.problem is not None:
             self.stderr.write(loaded.problem)

@@ -37,7 +37,8 @@ class Command(BaseCommand):
         parser.add_argument("files", nargs="+", metavar="FILE")
         parser.add_argument("--format", choices=["json", "text"], default="text")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    # Any: Django types a command's options (argparse's values) as Any.
+    def handle(self, *args: object, **options: Any) -> None:
         worst = 0
         for path in options["files"]:
             loaded = load_package_file(path)
