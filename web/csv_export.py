@@ -13,7 +13,7 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any, Final
+from typing import Final
 
 from django.http import HttpResponse
 
@@ -22,7 +22,7 @@ FORMULA_TRIGGERS_WIDE: Final = ("\uff1d", "\uff0b", "\uff0d", "\uff20")  # full-
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 
 
-def safe_cell(value: Any) -> Any:
+def safe_cell(value: object) -> object:
     """The cell as a spreadsheet will read it as text (see the module docstring)."""
     if value is None or isinstance(value, (int, float)):
         return value
@@ -33,7 +33,7 @@ def safe_cell(value: Any) -> Any:
 
 
 def csv_response(
-    filename: str, header: Sequence[Any], rows: Iterable[Sequence[Any]]
+    filename: str, header: Sequence[object], rows: Iterable[Sequence[object]]
 ) -> HttpResponse:
     """An attachment download of ``header`` and ``rows``, every cell neutralised."""
     response = HttpResponse(content_type="text/csv; charset=utf-8")

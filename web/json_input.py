@@ -19,7 +19,7 @@ commands.
 from __future__ import annotations
 
 import json
-from typing import Any, Final
+from typing import Final, NoReturn
 
 from django.conf import settings
 
@@ -67,7 +67,7 @@ def nesting_depth(text: str) -> int:
     return deepest
 
 
-def _refuse_constant(name: str) -> Any:
+def _refuse_constant(name: str) -> NoReturn:
     raise JsonInputError("invalid_json", f"{name} is not a JSON number.")
 
 
@@ -84,9 +84,9 @@ def check_text(value: str, where: str) -> None:
         raise JsonInputError("invalid_string", f"{where} holds a NUL character.")
 
 
-def check_strings(value: Any) -> None:
+def check_strings(value: object) -> None:
     """Check every key and string of a decoded document (iteratively)."""
-    stack: list[tuple[Any, str]] = [(value, "$")]
+    stack: list[tuple[object, str]] = [(value, "$")]
     while stack:
         item, where = stack.pop()
         if isinstance(item, str):
@@ -101,7 +101,7 @@ def check_strings(value: Any) -> None:
 
 def parse_json(
     data: bytes | str, *, limit_bytes: int | None = None, limit_depth: int | None = None
-) -> Any:
+) -> object:
     """Decode untrusted JSON within the limits (see the module docstring)."""
     limit_bytes = max_bytes() if limit_bytes is None else limit_bytes
     limit_depth = max_depth() if limit_depth is None else limit_depth

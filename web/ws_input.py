@@ -9,8 +9,6 @@ frame ``{"kind": "error", "code", "message"}`` (``binary_frame``, ``too_deep``,
 
 from __future__ import annotations
 
-from typing import Any
-
 from web.json_input import JsonInputError, parse_json
 
 MAX_FRAME_BYTES = 64 * 1024
@@ -21,7 +19,7 @@ class BoundedJsonConsumerMixin:
     """Bounded decoding of client frames (see the module docstring)."""
 
     async def receive(
-        self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
+        self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: object
     ) -> None:
         if text_data is None:
             await self.send_json(  # type: ignore[attr-defined]

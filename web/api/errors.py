@@ -7,7 +7,6 @@ field errors for validation failures (field name → list of messages).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -18,7 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 
-def _first_message(detail: Any) -> str:
+def _first_message(detail: object) -> str:
     if isinstance(detail, list) and detail:
         return _first_message(detail[0])
     if isinstance(detail, dict) and detail:
@@ -29,14 +28,14 @@ def _first_message(detail: Any) -> str:
 
 
 @csrf_exempt  # nothing is done here: a write to no endpoint is a 404, not a CSRF page
-def no_such_endpoint(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+def no_such_endpoint(request: HttpRequest, *args: object, **kwargs: object) -> JsonResponse:
     """Any /api/ path no route matches (an unknown endpoint, or an id of the wrong shape where
     the route wants a UUID): 404 with the shared body, never an HTML page."""
     body = {"error": {"code": "not_found", "message": "No such API endpoint.", "details": {}}}
     return JsonResponse(body, status=status.HTTP_404_NOT_FOUND)
 
 
-def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+def exception_handler(exc: Exception, context: dict[str, object]) -> Response | None:
     """DRF exception handler producing the shared error body."""
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(

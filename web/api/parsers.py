@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import IO, Any
 
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
@@ -22,7 +23,13 @@ class InvalidJsonBody(ParseError):
 class BoundedJSONParser(JSONParser):
     """DRF's JSON parser with the product's limits (size, depth, valid strings)."""
 
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+    # Any: DRF's stubs promise a dict; a JSON body may be any JSON value (the views validate it).
+    def parse(
+        self,
+        stream: IO[bytes] | None,
+        media_type: str | None = None,
+        parser_context: Mapping[str, object] | None = None,
+    ) -> Any:
         data = stream.read() if stream is not None else b""
         try:
             return parse_json(data)
