@@ -16,6 +16,7 @@ runs: the handshake closes with 403.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -46,14 +47,17 @@ def configured_origins() -> set[str]:
     return {o for o in (normalise(x) for x in origins) if o is not None}
 
 
-def _header(scope: dict[str, Any], name: bytes) -> str | None:
-    for key, value in scope.get("headers", []):
+def _header(scope: Mapping[str, object], name: bytes) -> str | None:
+    headers = scope.get("headers", [])
+    if not isinstance(headers, Iterable):
+        return None
+    for key, value in headers:
         if key.lower() == name:
             return str(value.decode("latin-1"))
     return None
 
 
-def own_origin(scope: dict[str, Any]) -> str | None:
+def own_origin(scope: Mapping[str, object]) -> str | None:
     """The origin the socket itself was opened at, if its host is served."""
     host = _header(scope, b"host")
     scheme = SOCKET_SCHEMES.get(str(scope.get("scheme", "ws")), "http")
@@ -65,7 +69,7 @@ def own_origin(scope: dict[str, Any]) -> str | None:
     return own if hostname.lower().strip("[]") in served else None
 
 
-def origin_allowed(scope: dict[str, Any]) -> bool:
+def origin_allowed(scope: Mapping[str, object]) -> bool:
     origin = _header(scope, b"origin")
     wanted = normalise(origin) if origin else None
     if wanted is None:
@@ -76,6 +80,7 @@ def origin_allowed(scope: dict[str, Any]) -> bool:
 class ExactOriginValidator:
     """ASGI middleware: refuse a WebSocket handshake from any other origin (403)."""
 
+    # Any: channels is untyped; the application it wraps, its scope and callables are Any.
     def __init__(self, application: Any) -> None:
         self.application = application
 
