@@ -18,7 +18,6 @@ override them with pytest-django's ``settings`` fixture). docs/marking.md lists 
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from django.conf import settings
 
@@ -27,7 +26,7 @@ from ioa.marking import PanelMember
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
-def _raw(name: str) -> Any:
+def _raw(name: str) -> object:
     if hasattr(settings, name):
         return getattr(settings, name)
     return os.environ.get(name)

@@ -616,7 +616,7 @@ def cohort_view(*, user: object, version: PublishedVersion) -> dict[str, Any]:
     return {"version": version, "marks": marks, "config": config, "summary": summary}
 
 
-def dumps(value: Any) -> str:
+def dumps(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 

@@ -44,7 +44,7 @@ def load_package_file(path: str) -> LoadedFile:
     return LoadedFile(path, document=document)
 
 
-def unreadable_report(loaded: LoadedFile, now: datetime | None = None) -> dict[str, Any]:
+def unreadable_report(loaded: LoadedFile, now: datetime | None = None) -> dict[str, object]:
     """A rejection report (chapter 08 shape) for a file that is not a JSON document."""
     moment = (now or datetime.now(UTC)).astimezone(UTC)
     finding = {

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
 
 from django.db import transaction
 from django.db.models import Max
@@ -30,9 +29,11 @@ logger = logging.getLogger(__name__)
 class PublishRejected(Exception):
     """The package did not pass the gate; ``report`` is the full validation report."""
 
-    def __init__(self, report: dict[str, Any]) -> None:
-        errors = report.get("errors", [])
-        first = errors[0]["message"] if errors else "see the report"
+    def __init__(self, report: dict[str, object]) -> None:
+        listed = report.get("errors")
+        errors = listed if isinstance(listed, list) else []
+        message = errors[0].get("message") if errors and isinstance(errors[0], dict) else None
+        first = "see the report" if message is None else message
         super().__init__(f"publication rejected with {len(errors)} error(s): {first}")
         self.report = report
 

@@ -7,6 +7,7 @@ input, with the shared error body)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from django.http import HttpResponse
@@ -488,7 +489,10 @@ class CsvRenderer(BaseRenderer):
     charset = "utf-8"
 
     def render(
-        self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None
+        self,
+        data: object,
+        accepted_media_type: str | None = None,
+        renderer_context: Mapping[str, object] | None = None,
     ) -> bytes:
         return json.dumps(data).encode() if data is not None else b""
 
