@@ -19,6 +19,7 @@ tests/config/test_api_contract.py checks the live answers against it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from drf_spectacular.openapi import AutoSchema
@@ -62,6 +63,7 @@ ERROR_DESCRIPTIONS = {
 class ApiAutoSchema(AutoSchema):
     """drf-spectacular's AutoSchema plus the shared error body (module docstring)."""
 
+    # Any: drf-spectacular is untyped; its response bodies are OpenAPI JSON.
     def _get_response_bodies(self, direction: Any = "response") -> dict[str, Any]:
         responses: dict[str, Any] = super()._get_response_bodies(direction)
         for code in sorted(self.error_codes() | {c for c in responses if c >= "400"}):
@@ -101,10 +103,13 @@ class ApiAutoSchema(AutoSchema):
         return any(getattr(p, "location", None) == "query" for p in self.get_override_parameters())
 
 
-def _has_specific_body(response: dict[str, Any]) -> bool:
+def _has_specific_body(response: Mapping[str, object]) -> bool:
     """Whether a documented answer has a body other than a free-form object."""
-    for media in response.get("content", {}).values():
-        schema = media.get("schema", {})
+    content = response.get("content", {})
+    if not isinstance(content, Mapping):
+        return False
+    for media in content.values():
+        schema = media.get("schema", {}) if isinstance(media, Mapping) else {}
         if schema and schema != {"type": "object", "additionalProperties": {}}:
             return True
     return False
