@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from bot.voice.pronunciation import pronounce
+from bot.voice.pronunciation import accent_variants, pronounce
 
 GENERAL_WORDS: Final = 5_000
 """How many of the general model's most probable words stay in the vocabulary."""
@@ -63,6 +63,10 @@ class ExamLanguageModel:
     pronunciations: tuple[tuple[str, str], ...] = ()
     """Words of the exam the dictionary lacks, with the CMU phones eSpeak NG gives them
     (:mod:`bot.voice.pronunciation`): added to a decoder's dictionary with the model."""
+    variants: tuple[tuple[str, str], ...] = ()
+    """The exam's words with their pronunciations in other accents
+    (:func:`bot.voice.pronunciation.accent_variants`): added as ``word(n)`` where the decoder's
+    dictionary has no such pronunciation."""
 
 
 @dataclass(frozen=True)
@@ -148,7 +152,9 @@ def build(
     corpus = [[w for w in s if w in known] for s in split]
     corpus = [s for s in corpus if s]
     extra = tuple(sorted(pronounced.items()))
-    key = repr((corpus, extra, general_words, weights))
+    exam_words = sorted({w for s in corpus for w in s})
+    variants = tuple((w, phones) for w in exam_words for phones in accent_variants(w))
+    key = repr((corpus, extra, variants, general_words, weights))
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     name = f"exam-{digest}"
     path = Path(directory or _cache_dir()) / f"{name}.arpa"
@@ -160,7 +166,11 @@ def build(
             handle.write(arpa)
         os.replace(handle.name, path)
     return ExamLanguageModel(
-        name=name, arpa_path=str(path), words=len(vocabulary), pronunciations=extra
+        name=name,
+        arpa_path=str(path),
+        words=len(vocabulary),
+        pronunciations=extra,
+        variants=variants,
     )
 
 

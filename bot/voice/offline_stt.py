@@ -252,6 +252,8 @@ class DecoderPool:
             for word, phones in model.pronunciations:
                 if decoder.lookup_word(word) is None:
                     decoder.add_word(word, phones, False)
+            for word, phones in model.variants:
+                _add_variant(decoder, word, phones)
             decoder.add_lm(name, NGramModel(decoder.config, decoder.logmath, model.arpa_path))
             added.add(name)
         decoder.activate_search(name)
@@ -289,6 +291,20 @@ class DecoderPool:
             words=words,
             duration_ms=len(pcm16k) * 1000 // (2 * MODEL_SAMPLE_RATE),
         )
+
+
+def _add_variant(decoder: PocketsphinxDecoder, word: str, phones: str) -> None:
+    """Give ``word`` (already in the dictionary) the pronunciation ``phones`` as its next
+    ``word(n)`` variant, unless it has it already."""
+    if decoder.lookup_word(word) is None:
+        return
+    number = 2
+    while (known := decoder.lookup_word(f"{word}({number})")) is not None:
+        if known == phones:
+            return
+        number += 1
+    if decoder.lookup_word(word) != phones:
+        decoder.add_word(f"{word}({number})", phones, False)
 
 
 _pools: dict[tuple[tuple[str, str], ...], DecoderPool] = {}

@@ -6,6 +6,10 @@ eSpeak NG's own letter-to-sound rules give their phonemes (``espeak_TextToPhonem
 en-US voice, eSpeak's ASCII phoneme names); :func:`arpabet` maps those to the CMU phone set the
 PocketSphinx en-US acoustic model uses. A phoneme with no counterpart makes the word
 unpronounceable (``None``): it is then left out of the model, never guessed.
+
+:data:`ACCENTS`: the exam's words also get eSpeak NG's British English pronunciation as a
+variant (``word(2)`` in the decoder's dictionary) where it differs, so a candidate who says
+``vertices`` or ``route`` the British way is still heard (the acoustic model is US English).
 """
 
 from __future__ import annotations
@@ -71,6 +75,8 @@ _PHONES: Final[dict[str, tuple[str, ...]]] = {
     "L": ("L",),
     **{c: (c.upper(),) for c in "pbtdkgfvszmnlrw"},
 }
+ACCENTS: Final = ("en-gb",)
+"""eSpeak NG voices whose pronunciations of the exam's words become dictionary variants."""
 _IGNORED: Final = frozenset("',%=_-#: ")
 _LONGEST: Final = max(len(name) for name in _PHONES)
 
@@ -94,12 +100,19 @@ def arpabet(phonemes: str) -> str | None:
     return " ".join(found) or None
 
 
-@lru_cache(maxsize=4096)
-def pronounce(word: str) -> str | None:
-    """CMU phones of ``word`` by eSpeak NG's US English rules, or ``None``."""
+@lru_cache(maxsize=8192)
+def pronounce(word: str, voice: str = "en-us") -> str | None:
+    """CMU phones of ``word`` by eSpeak NG's rules for ``voice`` (US English), or ``None``."""
     from bot.voice.espeak import EspeakUnavailableError, engine
 
     try:
-        return arpabet(engine().phonemes(word, "en-us"))
+        return arpabet(engine().phonemes(word, voice))
     except (EspeakUnavailableError, ValueError):
         return None
+
+
+def accent_variants(word: str) -> tuple[str, ...]:
+    """CMU phones of ``word`` in each of :data:`ACCENTS` (eSpeak NG; unpronounceable ones left
+    out), without repeats."""
+    found = (pronounce(word, voice) for voice in ACCENTS)
+    return tuple(dict.fromkeys(p for p in found if p is not None))

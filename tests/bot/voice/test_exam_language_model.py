@@ -166,3 +166,22 @@ def test_an_answer_is_decoded_with_the_model_of_the_node_it_answers(tmp_path: Pa
     assert service.exam_model() == models.nodes["q-dijkstra"]
     current[0] = "scn-delivery-routes"
     assert service.exam_model() == models.nodes["scn-delivery-routes"]
+
+
+def test_british_pronunciations_of_the_exam_words_become_variants(model) -> None:  # type: ignore[no-untyped-def]
+    from bot.voice.offline_stt import DEFAULT_DECODER_OPTIONS, DecoderPool
+    from bot.voice.pronunciation import accent_variants
+
+    british = "AE L G AH R IH TH AH M"  # eSpeak NG en-gb; the US dictionary has "... ER IH DH ..."
+    assert accent_variants("algorithm") == (british,)
+    assert ("algorithm", british) in model.variants
+    pool = DecoderPool(DEFAULT_DECODER_OPTIONS, 1)
+    pool.decode(bytes(3200), model)  # the model's search is added on first use
+    with pool.acquire() as decoder:
+        spoken = [decoder.lookup_word(f"algorithm({n})") for n in range(2, 5)]
+        us = decoder.lookup_word("algorithm")
+        # A pronunciation the dictionary already has is not added again.
+        assert ("vertices", decoder.lookup_word("vertices")) in model.variants
+        assert decoder.lookup_word("vertices(2)") is None
+    assert us is not None and us != british
+    assert spoken.count(british) == 1, spoken  # once, as a variant: the US one stays
