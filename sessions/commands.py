@@ -1,6 +1,6 @@
 """The command service: deduplication and the "every command produces an event" guarantee.
 
-:func:`handle_command` takes a command envelope (received JSON or a
+:func:`command_handle` takes a command envelope (received JSON or a
 ``ioa.events.CommandEnvelope``) and a decide-callback (the runtime controller's), and:
 
 * refuses a malformed command with an event (``candidate_command_received`` refused, when the
@@ -74,7 +74,7 @@ def _factory(session_id: uuid.UUID) -> EventFactory:
     return EventFactory(session_id=str(session_id), source=EventSource.RUNTIME_CONTROLLER)
 
 
-def handle_command(
+def command_handle(
     *,
     session: ExamSession | uuid.UUID | str,
     command: CommandEnvelope | Mapping[str, object],

@@ -12,13 +12,13 @@ Each lives beside the code of its concern and is exported here:
 - start windows (``sessions.windows``): :func:`window_override`;
 - proctoring (``sessions.proctoring``): :func:`action_perform`;
 - previews (``sessions.previews``): :func:`preview_start`;
-- candidate commands (``sessions.commands``): :func:`handle_command`;
+- candidate commands (``sessions.commands``): :func:`command_handle`;
 - the event log (``sessions.event_store``): :func:`append_events`.
 """
 
 from __future__ import annotations
 
-from sessions.commands import handle_command
+from sessions.commands import command_handle
 from sessions.event_store import append_events
 from sessions.exam_room import (
     accommodations_set,
@@ -38,7 +38,7 @@ __all__ = [
     "briefing_acknowledge",
     "candidate_add",
     "candidates_import",
-    "handle_command",
+    "command_handle",
     "identity_confirm",
     "invitations_send",
     "mode_choose",

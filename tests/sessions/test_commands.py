@@ -9,7 +9,7 @@ import pytest
 
 from ioa.events import CommandDecision, CommandEnvelope, EventFactory
 from ioa.events import payloads as p
-from sessions.commands import DEDUP_WINDOW, handle_command
+from sessions.commands import DEDUP_WINDOW, command_handle
 from sessions.event_store import SessionNotFound
 from sessions.models import ProcessedCommand
 from tests.sessions.factories import ExamSessionFactory, evidence_signal
@@ -60,7 +60,7 @@ def test_an_accepted_command_stores_its_acknowledgement_and_consequences() -> No
     make = EventFactory(session_id=str(session.pk))
     paused = make(p.ExamStateChanged(fromState="in_progress", toState="paused"))
     decide = Decider(CommandDecision(accepted=True, events=(paused,)))
-    outcome = handle_command(session=session, command=command(session), decide=decide)
+    outcome = command_handle(session=session, command=command(session), decide=decide)
     assert outcome.accepted and not outcome.duplicate
     assert types(session) == ["candidate_command_received", "exam_state_changed"]
     ack = session.events.get(seq=1)
@@ -72,9 +72,9 @@ def test_an_accepted_command_stores_its_acknowledgement_and_consequences() -> No
 
 def test_a_duplicate_within_five_minutes_is_a_no_op() -> None:
     session, clock, decide = ExamSessionFactory(), Clock(), Decider()
-    first = handle_command(session=session, command=command(session), decide=decide, now=clock)
+    first = command_handle(session=session, command=command(session), decide=decide, now=clock)
     clock.now += DEDUP_WINDOW - timedelta(seconds=1)
-    again = handle_command(session=session, command=command(session), decide=decide, now=clock)
+    again = command_handle(session=session, command=command(session), decide=decide, now=clock)
     assert again.duplicate and again.outcome == first.outcome and again.events == ()
     assert len(decide.calls) == 1
     assert types(session) == ["candidate_command_received"]
@@ -82,9 +82,9 @@ def test_a_duplicate_within_five_minutes_is_a_no_op() -> None:
 
 def test_a_command_id_reused_after_the_window_is_refused_with_an_event() -> None:
     session, clock, decide = ExamSessionFactory(), Clock(), Decider()
-    handle_command(session=session, command=command(session), decide=decide, now=clock)
+    command_handle(session=session, command=command(session), decide=decide, now=clock)
     clock.now += DEDUP_WINDOW + timedelta(seconds=1)
-    late = handle_command(session=session, command=command(session), decide=decide, now=clock)
+    late = command_handle(session=session, command=command(session), decide=decide, now=clock)
     assert late.outcome == "refused" and "replay" in late.reason
     assert len(decide.calls) == 1
     assert types(session) == [
@@ -97,7 +97,7 @@ def test_a_command_id_reused_after_the_window_is_refused_with_an_event() -> None
 def test_a_refused_command_yields_the_reason_and_a_guardrail() -> None:
     session = ExamSessionFactory()
     decide = Decider(CommandDecision(accepted=False, reason="not available on this question"))
-    outcome = handle_command(
+    outcome = command_handle(
         session=session,
         command=command(session, "request_clarification", nodeId="q1"),
         decide=decide,
@@ -111,7 +111,7 @@ def test_a_refused_command_yields_the_reason_and_a_guardrail() -> None:
 
 def test_a_failing_decider_still_leaves_events_and_a_record() -> None:
     session = ExamSessionFactory()
-    outcome = handle_command(
+    outcome = command_handle(
         session=session, command=command(session), decide=Decider(KeyError("node"))
     )
     assert outcome.outcome == "failed"
@@ -123,7 +123,7 @@ def test_a_decider_returning_invalid_events_is_recorded_as_failed() -> None:
     session = ExamSessionFactory()
     make = EventFactory(session_id=str(session.pk))
     decide = Decider(CommandDecision(accepted=True, events=(make(evidence_signal("q7")),)))
-    outcome = handle_command(session=session, command=command(session), decide=decide)
+    outcome = command_handle(session=session, command=command(session), decide=decide)
     assert outcome.outcome == "failed"
     assert "evidence_signal" not in types(session)
     assert types(session)[0] == "candidate_command_received"
@@ -132,18 +132,18 @@ def test_a_decider_returning_invalid_events_is_recorded_as_failed() -> None:
 def test_a_malformed_command_of_a_known_type_is_acknowledged_as_refused() -> None:
     session = ExamSessionFactory()
     bad = command(session, "report_audio_issue", issueType="hum", severity="minor")
-    outcome = handle_command(session=session, command=bad, decide=Decider())
+    outcome = command_handle(session=session, command=bad, decide=Decider())
     assert outcome.outcome == "invalid"
     ack = session.events.get()
     assert ack.type == "candidate_command_received"
     assert ack.payload["accepted"] is False and "issueType" in ack.payload["rejectionReason"]
     # and it is deduplicated like any other
-    assert handle_command(session=session, command=bad, decide=Decider()).duplicate
+    assert command_handle(session=session, command=bad, decide=Decider()).duplicate
 
 
 def test_an_unknown_command_type_leaves_a_system_error() -> None:
     session = ExamSessionFactory()
-    outcome = handle_command(
+    outcome = command_handle(
         session=session, command=command(session, "teleport"), decide=Decider()
     )
     assert outcome.outcome == "invalid"
@@ -152,7 +152,7 @@ def test_an_unknown_command_type_leaves_a_system_error() -> None:
 
 def test_a_command_for_another_session_is_refused() -> None:
     session, other = ExamSessionFactory(), ExamSessionFactory()
-    outcome = handle_command(session=session, command=command(other), decide=Decider())
+    outcome = command_handle(session=session, command=command(other), decide=Decider())
     assert outcome.outcome == "invalid" and "another session" in outcome.reason
     assert not other.events.exists()
 
@@ -160,6 +160,6 @@ def test_a_command_for_another_session_is_refused() -> None:
 def test_unknown_sessions_raise() -> None:
     ghost = "01890a5d-ac96-774b-bcce-b302099a8057"
     with pytest.raises(SessionNotFound):
-        handle_command(
+        command_handle(
             session=ghost, command=command(ExamSessionFactory.build(pk=ghost)), decide=Decider()
         )
