@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """Proctor dashboard benchmark: how many concurrently active sessions one overview socket can
-follow with event-to-screen p99 under 200 ms.
+follow with event-to-screen p99 under 250 ms (issue #16: 500 live sessions).
 
 Needs Postgres (``DATABASE_URL``) and Redis (``REDIS_URL``). Runs on a throw-away database
 (``test_<name>_dashbench``, created with migrations and dropped at the end), a real daphne
@@ -17,16 +17,16 @@ Measured: from just before the append call (so the append and commit count) to t
 the proctor's single overview socket (``ws/proctor/sittings/<id>/``), of the first ``rows``
 frame whose row for that session has ``lastSeq`` at or beyond the batch's last seq: what the
 dashboard needs to put the change on screen (the page renders a frame in well under a
-millisecond). Sizes ``--sizes`` (50,100,200,300,400) are run in turn, ``--seconds`` (15) each.
+millisecond). Sizes ``--sizes`` (50,100,200,300,400,500) are run in turn, ``--seconds`` (15) each.
 
 Baseline, same script, same machine: the same batches of the first ten sessions followed on
 their own event sockets (``ws/sessions/<id>/events/``, the proctor view) while the overview
 follows all N — the cost of the existing per-session path, against which the overview's
-projection and coalescing (25 ms) are measured. Printed per size, and for 200 sessions at the
+projection and coalescing (25 ms) are measured. Printed per size, and for 500 sessions at the
 end.
 
 Prints median and p99 per size, the largest size whose p99 stays under the target ("sessions
-sustained"), and the baseline. Exit status 0 when the target (200 sessions) holds, else 1.
+sustained"), and the baseline. Exit status 0 when the target (500 sessions) holds, else 1.
 
 Usage: ``DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/dashboard.py``
 """
@@ -52,8 +52,8 @@ if str(ROOT) not in sys.path:
 from bench.scratch import bench_sitting, scratch_database  # noqa: E402
 from bench.stats import percentile  # noqa: E402 (after the path set-up)
 
-TARGET_P99_MS = 200.0
-TARGET_SESSIONS = 200
+TARGET_P99_MS = 250.0
+TARGET_SESSIONS = 500
 BASELINE_SESSIONS = 10
 """Sessions also followed on their own event socket (the baseline)."""
 
@@ -202,7 +202,9 @@ def _batch(make: Any, session_id: str, turn: int) -> list[Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--sizes", default="50,100,200,300,400", help="active sessions per step")
+    parser.add_argument(
+        "--sizes", default="50,100,200,300,400,500", help="active sessions per step"
+    )
     parser.add_argument("--seconds", type=float, default=15.0, help="duration of each step")
     parser.add_argument(
         "--interval", type=float, default=2.0, help="seconds between a session's batches"
