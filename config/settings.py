@@ -151,8 +151,18 @@ if REDIS_URL:
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             # redis-py 8 times out reads after 5 s while channels_redis blocks 5 s waiting for
             # messages: without a longer socket timeout an idle consumer dies with 1011.
+            # The pool (per process) refuses a call beyond its size rather than waiting:
+            # sessions.broadcast keeps at most 16 sends in flight, far below it.
             "CONFIG": {
-                "hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
+                "hosts": [
+                    {
+                        "address": REDIS_URL,
+                        "socket_timeout": 30,
+                        "max_connections": int(
+                            os.environ.get("VIVA_CHANNEL_REDIS_POOL_SIZE", "100")
+                        ),
+                    }
+                ],
                 "capacity": 1500,
                 "expiry": 60,
             },

@@ -16,11 +16,21 @@ consumer that has not seen that far reads the missing range from the store. Live
 Delivery is best effort; the store is authoritative and reconnecting clients catch up with
 ``after_seq``. With the Redis layer, published events are handed to one background thread per
 process that owns an event loop: it drains everything queued, coalesces it per session and
-audience, skips groups that have no member (pipelined ``ZCARD`` answers cached for
-:data:`MEMBERSHIP_TTL`: a client that joins later reads the committed events from the store
-while catching up, and its consumer re-reads the head once shortly after joining), and sends
-the rest with ``group_send``: groups concurrently, each group in order. Batches gather for
-:data:`COALESCE_SECONDS` (2 ms) before they are sent. Appenders never wait on Redis. With the
+audience, skips groups known to have no member (answers cached for :data:`MEMBERSHIP_TTL`: a
+client that joins later reads the committed events from the store while catching up, and its
+consumer re-reads the head once shortly after joining), reads the members of the rest (one
+pipelined round trip per Redis shard) and sends **one** message per member channel::
+
+    {"type": "session.events.batch", "messages": [<session.events message>...]}
+
+carrying every message of the batch for the groups that channel is in, each group's in order
+(consumers handle it in ``session_events_batch``, one ``session_events`` after another). So a
+proctor overview following 500 sessions receives one channel message per batch, not one per
+session, and a burst costs a bounded number of Redis calls: at most :data:`SEND_CONCURRENCY`
+are in flight at once, below the layer's connection pool (``VIVA_CHANNEL_REDIS_POOL_SIZE``,
+docs/configuration.md), which refuses calls beyond its size. Batches gather for
+:data:`COALESCE_SECONDS` (2 ms) before they are sent. Appenders never wait on Redis. Other
+layers get one ``group_send`` per message (groups concurrently, each in order). With the
 in-memory layer (embedded mode, one process), messages are sent with ``async_to_sync``, which
 runs them on the ASGI server's loop when called from a request or consumer thread.
 """
@@ -50,6 +60,14 @@ logger = logging.getLogger(__name__)
 MESSAGE_TYPE = "session.events"
 """Channels message type; consumers handle it in ``session_events``."""
 
+BATCH_TYPE = "session.events.batch"
+"""Channels message type of the background sender's per-channel batches (module docstring);
+consumers handle it in ``session_events_batch``."""
+
+SEND_CONCURRENCY = 16
+"""The most channel-layer sends the background sender has in flight at once (the layer's
+connection pool must be larger: ``VIVA_CHANNEL_REDIS_POOL_SIZE``)."""
+
 COALESCE_SECONDS = 0.002
 """How long the background sender lets published events gather before sending a batch: a
 few milliseconds of latency buy far fewer Redis round trips under load."""
@@ -74,6 +92,14 @@ class EventsMessage(TypedDict):
     events: list[Mapping[str, object]]
 
 
+class EventsBatch(TypedDict):
+    """A ``session.events.batch`` message: ``session.events`` messages for one channel, in
+    order within each group."""
+
+    type: str
+    messages: list[EventsMessage]
+
+
 Message = tuple[str, EventsMessage]
 """A message and the group it goes to."""
 Batch = tuple[str, Sequence[Mapping[str, object]]]
@@ -82,8 +108,13 @@ Batch = tuple[str, Sequence[Mapping[str, object]]]
 
 @runtime_checkable
 class _RedisGroups(Protocol):
-    """The internals of ``channels_redis``' layer that :meth:`_BackgroundSender._occupied`
-    reads (group membership is a sorted set per group, on a consistent-hash shard)."""
+    """The internals of ``channels_redis``' layer that :meth:`_BackgroundSender._recipients`
+    reads (group membership is a sorted set per group, on a consistent-hash shard, scored by
+    the time of joining; members older than ``group_expiry`` seconds count as gone)."""
+
+    group_expiry: int
+
+    async def send(self, channel: str, message: Mapping[str, object]) -> None: ...
 
     def consistent_hash(self, value: str) -> int: ...
 
@@ -236,49 +267,66 @@ class _BackgroundSender:
                 waiter.set_result(None)
 
     async def _send(self, messages: list[Message]) -> None:
-        """Send in order within each group; different groups concurrently."""
+        """One batch message per member channel (Redis layer), or one ``group_send`` per
+        message (other layers); in order within each group, at most :data:`SEND_CONCURRENCY`
+        calls in flight."""
         if not messages:
             return
-        occupied = await self._occupied({group for group, _ in messages})
-        per_group: dict[str, list[EventsMessage]] = {}
-        for group, message in messages:
-            if group in occupied:
+        gate = asyncio.Semaphore(SEND_CONCURRENCY)
+        layer = self.layer
+        if isinstance(layer, _RedisGroups):
+            members = await self._recipients({group for group, _ in messages})
+            per_channel: dict[str, list[EventsMessage]] = {}
+            for group, message in messages:
+                for channel in members.get(group, ()):
+                    per_channel.setdefault(channel, []).append(message)
+
+            async def deliver(channel: str, batch: list[EventsMessage]) -> None:
+                async with gate:
+                    await layer.send(channel, {"type": BATCH_TYPE, "messages": batch})
+
+            sends = [deliver(c, b) for c, b in per_channel.items()]
+        else:
+            per_group: dict[str, list[EventsMessage]] = {}
+            for group, message in messages:
                 per_group.setdefault(group, []).append(message)
 
-        async def send_in_order(group: str, batch: list[EventsMessage]) -> None:
-            for message in batch:
-                await self.layer.group_send(group, message)
+            async def send_in_order(group: str, batch: list[EventsMessage]) -> None:
+                async with gate:
+                    for message in batch:
+                        await layer.group_send(group, message)
 
-        results = await asyncio.gather(
-            *(send_in_order(g, b) for g, b in per_group.items()), return_exceptions=True
-        )
-        for result in results:
+            sends = [send_in_order(g, b) for g, b in per_group.items()]
+        for result in await asyncio.gather(*sends, return_exceptions=True):
             if isinstance(result, BaseException):
-                logger.error("broadcast to a group failed: %r", result)
+                logger.error("broadcast to a channel failed: %r", result)
 
-    async def _occupied(self, groups: set[str]) -> set[str]:
-        """The groups that have members. Answers younger than :data:`MEMBERSHIP_TTL` come from
-        a cache; the rest take one pipelined ``ZCARD`` round trip per Redis shard. Layers
-        without the Redis layer's internals are assumed to have members everywhere."""
+    async def _recipients(self, groups: set[str]) -> dict[str, list[str]]:
+        """The member channels of each group. Groups found empty less than
+        :data:`MEMBERSHIP_TTL` ago are skipped; the rest are read with one pipelined round
+        trip per Redis shard (expired members dropped first, as ``group_send`` does)."""
         layer = self.layer
-        if not isinstance(layer, _RedisGroups):  # checks that the three methods are there
-            return groups
+        assert isinstance(layer, _RedisGroups)
         now = time.monotonic()
-        unknown = [g for g in groups if g not in self._members or self._members[g][0] <= now]
         by_shard: dict[int, list[str]] = {}
-        for group in unknown:
-            by_shard.setdefault(layer.consistent_hash(group), []).append(group)
+        for group in groups:
+            known = self._members.get(group)
+            if known is None or known[0] <= now or known[1]:
+                by_shard.setdefault(layer.consistent_hash(group), []).append(group)
+        found: dict[str, list[str]] = {}
+        oldest = int(time.time()) - layer.group_expiry
         for shard, names in by_shard.items():
             pipe = layer.connection(shard).pipeline(transaction=False)
             for name in names:
-                pipe.zcard(layer._group_key(name))
-            counts = await pipe.execute()
-            for name, count in zip(names, counts, strict=True):
-                self._members[name] = (now + MEMBERSHIP_TTL, bool(count))
-        occupied = {g for g in groups if self._members[g][1]}
+                pipe.zremrangebyscore(layer._group_key(name), min=0, max=oldest)
+                pipe.zrange(layer._group_key(name), 0, -1)
+            answers = await pipe.execute()
+            for name, channels in zip(names, answers[1::2], strict=True):
+                found[name] = [c.decode() for c in channels]
+                self._members[name] = (now + MEMBERSHIP_TTL, bool(channels))
         if len(self._members) > 4 * TRACKED_SESSIONS:
             self._members = {g: v for g, v in self._members.items() if v[0] > now}
-        return occupied
+        return found
 
     def submit(self, item: Batch | Future[None]) -> None:
         """Queue a batch (or a flush marker); wakes the loop only if it is not already due."""

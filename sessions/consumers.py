@@ -57,6 +57,7 @@ from sessions.bot_channel import send_to_bot
 from sessions.broadcast import (
     COALESCE_SECONDS,
     MEMBERSHIP_TTL,
+    EventsBatch,
     EventsMessage,
     event_seq,
     group_name,
@@ -234,6 +235,12 @@ class SessionEventsConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsumer
         await self.send_json(
             {"kind": "ack", "id": receipt.input_id, "duplicate": not receipt.created}
         )
+
+    async def session_events_batch(self, message: EventsBatch) -> None:
+        """The background sender's batch for this channel (``sessions.broadcast``): its
+        ``session.events`` messages, handled in order."""
+        for item in message["messages"]:
+            await self.session_events(item)
 
     async def session_events(self, message: EventsMessage) -> None:
         """A message from ``sessions.broadcast``: every event this audience may see with

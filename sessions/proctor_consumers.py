@@ -49,7 +49,7 @@ from django.utils import timezone
 
 from ioa.events import Audience
 from sessions import overview, presence
-from sessions.broadcast import EventsMessage, event_seq, group_name
+from sessions.broadcast import EventsBatch, EventsMessage, event_seq, group_name
 from sessions.models import ExamSession, Sitting
 from sessions.presence_tracking import PresenceMessage
 from sessions.scheduling import sitting_group
@@ -267,6 +267,12 @@ class SittingOverviewConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsum
         await self._load_roster(send=True)
 
     # --- the live stream ---------------------------------------------------------------------
+
+    async def session_events_batch(self, message: EventsBatch) -> None:
+        """The background sender's batch for this channel (``sessions.broadcast``): its
+        ``session.events`` messages, handled in order."""
+        for item in message["messages"]:
+            await self.session_events(item)
 
     async def session_events(self, message: EventsMessage) -> None:
         """A ``sessions.broadcast`` message for one of the sitting's sessions: every proctor
