@@ -36,7 +36,8 @@ Measured (2-core development machine shared with other jobs; load average from `
 * after (``sessions.broadcast``: one batch message per member channel, at most 16 sends in
   flight), load 1.2 -> 2.7: 50/100/200/300/400/500 sessions p99 62/50/95/235/225/239 ms
   (median 38/37/32/129/134/133 ms), nothing lost; sustained 500 (target met); baseline at 500
-  median 114 ms, p99 199 ms. At load 5.2 -> 8.5 the same run kept every update but p99 was
+  median 114 ms, p99 199 ms. Again at load 0.8 -> 2.8 (``--sizes 300,400,500``): p99
+  303/187/180 ms, baseline at 500 p99 147 ms (the first step missed, its baseline too). At load 5.2 -> 8.5 the same run kept every update but p99 was
   130-850 ms, tracking the baseline (sustained 100): the machine, not the overview, limits.
 
 Usage: ``DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/dashboard.py``
