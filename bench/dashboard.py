@@ -30,15 +30,17 @@ sustained"), and the baseline. Exit status 0 when the target (500 sessions) hold
 
 Measured (2-core development machine shared with other jobs; load average from ``uptime``):
 
-* before the batched fan-out (a ``group_send`` per session, unbounded), load 2.9 -> 8.8:
-  200 sessions median 2626 ms, p99 5184 ms; 300 p99 5125 ms, 427 of 2800 batches lost at
-  400 (unbounded sends can exceed the sender's Redis pool of 100); baseline as slow.
+* before the batched fan-out (a ``group_send`` per session, unbounded), load 2.9 -> 10.2:
+  200/300/400/500 sessions p99 5184/5125/11357/12478 ms (median 2626/3638/5419/7515 ms);
+  427 of 2800 batches never reached the overview at 400, 878 of 3500 at 500 (unbounded sends
+  can exceed the sender's Redis pool of 100); sustained 0; baseline at 500 p99 11816 ms.
 * after (``sessions.broadcast``: one batch message per member channel, at most 16 sends in
   flight), load 1.2 -> 2.7: 50/100/200/300/400/500 sessions p99 62/50/95/235/225/239 ms
   (median 38/37/32/129/134/133 ms), nothing lost; sustained 500 (target met); baseline at 500
   median 114 ms, p99 199 ms. Again at load 0.8 -> 2.8 (``--sizes 300,400,500``): p99
-  303/187/180 ms, baseline at 500 p99 147 ms (the first step missed, its baseline too). At load 5.2 -> 8.5 the same run kept every update but p99 was
-  130-850 ms, tracking the baseline (sustained 100): the machine, not the overview, limits.
+  303/187/180 ms, baseline at 500 p99 147 ms (the first step missed, its baseline too).
+  An earlier run at load 5.2 -> 8.5 kept every update but p99 was 130-850 ms, tracking the
+  baseline (sustained 100): the machine, not the overview, limits.
 
 Usage: ``DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/dashboard.py``
 """
