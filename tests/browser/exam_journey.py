@@ -143,6 +143,23 @@ def finished(page: Page) -> bool:
     return page.get_by_role("link", name="Continue to the completion page").is_visible()
 
 
+TEXT_MODE = "Text: type your answers"
+VOICE_MODE = "Voice: speak your answers"
+
+
+def choose_answer_mode(page: Page, exam: Exam, mode: str) -> None:
+    """Invitation link → identity and consent → briefing → ``mode`` (:data:`TEXT_MODE` or
+    :data:`VOICE_MODE`) chosen on the answer-mode page, without screenshots or checks on the way
+    (:func:`go_through_the_journey` has them)."""
+    page.goto(exam.invitation_path)
+    page.get_by_role("button", name="Continue to my exam").click()
+    page.get_by_role("checkbox", name=re.compile(f"I am {exam.candidate_name}")).check()
+    page.get_by_role("checkbox", name=re.compile("I understand what is recorded")).check()
+    page.get_by_role("button", name="Continue to the briefing").click()
+    page.get_by_role("button", name="I have read the briefing").click()
+    page.get_by_role("radio", name=mode).check()
+
+
 def go_through_the_journey(page: Page, exam: Exam, *, shots: bool = True) -> None:
     """Invitation link → identity and consent → briefing → text mode → the room, started."""
     step = check_step if shots else (lambda page, name: None)

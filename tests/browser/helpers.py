@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page
+from playwright.sync_api import Browser, ConsoleMessage, Page
 
 from tests.support.processes import ROOT
 
@@ -89,11 +90,14 @@ def eventually(probe: Any, timeout: float = 10.0) -> Any:
         time.sleep(0.1)
 
 
-def fake_microphone_context(
-    browser: Browser, wav: Path, base_url: str
-) -> tuple[Browser, BrowserContext]:
-    """A Chromium whose microphone plays ``wav`` (looped), with microphone permission granted,
-    and a context on ``base_url``. The caller closes both (context first)."""
+@contextmanager
+def fake_microphone_page(
+    browser: Browser, wav: str | Path, base_url: str, name: str
+) -> Iterator[Page]:
+    """A page in a Chromium whose microphone plays ``wav`` (looped, unless the path ends with
+    ``%noloop``), with microphone permission granted, on ``base_url``; its screenshots are named
+    ``name``. On exit the test fails if the page threw an uncaught exception or reported a
+    Content Security Policy violation."""
     voice_browser = browser.browser_type.launch(
         executable_path=str(CHROMIUM),
         args=[
@@ -108,4 +112,20 @@ def fake_microphone_context(
         base_url=base_url, viewport={"width": 1280, "height": 900}, locale="en-GB"
     )
     context.grant_permissions(["microphone"])
-    return voice_browser, context
+    page = context.new_page()
+    remember_artifact_name(page, name)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda message: _note_csp_violation(message, errors))
+    try:
+        yield page
+    finally:
+        remember_artifact_name(page, None)
+        context.close()
+        voice_browser.close()
+    assert errors == [], f"the browser reported problems: {errors}"
+
+
+def _note_csp_violation(message: ConsoleMessage, errors: list[str]) -> None:
+    if message.type == "error" and "Content Security Policy" in message.text:
+        errors.append(message.text)

@@ -29,11 +29,13 @@ from sessions.selectors import verify_log
 from tests.browser.exam_journey import (  # noqa: F401 (re-exported for other browser tests)
     ANSWERS,
     EXAMINER_TIMEOUT,
+    VOICE_MODE,
     Exam,
     answer,
     bot_runner,
     candidate_turns,
     check_step,
+    choose_answer_mode,
     current_node,
     examiner_turns,
     finished,
@@ -46,8 +48,7 @@ from tests.browser.exam_journey import (  # noqa: F401 (re-exported for other br
 )
 from tests.browser.helpers import (
     eventually,
-    fake_microphone_context,
-    remember_artifact_name,
+    fake_microphone_page,
     screenshot,
 )
 from tests.factories import example_document
@@ -415,40 +416,17 @@ def voice_page(browser: Any, voice_server: str, tmp_path: Path) -> Iterator[Page
             pytest.fail(f"CI=true: {reason}", pytrace=False)
         pytest.skip(reason)
     wav = spoken_answer_wav(tmp_path / "answer.wav")
-    voice_browser, context = fake_microphone_context(browser, wav, voice_server)
-    page = context.new_page()
-    remember_artifact_name(page, "test_exam_room__test_voice_mode")
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on(
-        "console",
-        lambda message: (
-            errors.append(message.text)
-            if message.type == "error" and "Content Security Policy" in message.text
-            else None
-        ),
-    )
-    try:
+    with fake_microphone_page(
+        browser, wav, voice_server, "test_exam_room__test_voice_mode"
+    ) as page:
         yield page
-    finally:
-        remember_artifact_name(page, None)
-        context.close()
-        voice_browser.close()
-    assert errors == [], f"the browser reported problems: {errors}"
 
 
 def test_voice_mode_spoken_answer_becomes_the_candidates_transcript(
     voice_page: Page, exam: Exam
 ) -> None:
     page = voice_page
-    page.goto(exam.invitation_path)
-    page.get_by_role("button", name="Continue to my exam").click()
-    page.get_by_role("checkbox", name=re.compile("I am Ada Lovelace")).check()
-    page.get_by_role("checkbox", name=re.compile("I understand what is recorded")).check()
-    page.get_by_role("button", name="Continue to the briefing").click()
-    page.get_by_role("button", name="I have read the briefing").click()
-
-    page.get_by_role("radio", name="Voice: speak your answers").check()
+    choose_answer_mode(page, exam, VOICE_MODE)
     page.get_by_role("button", name="Test my microphone").click()
     expect(page.get_by_text("We can hear you. Now play the test sound.")).to_be_visible()
     page.get_by_role("button", name="Play a test sound").click()

@@ -18,7 +18,6 @@ daphne's output goes to a file (never an unread pipe) and is shown when the room
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,8 +29,10 @@ from playwright.sync_api import Browser, Page, WebSocket, expect
 from sessions.models import SessionEvent
 from tests.browser.exam_journey import (
     EXAMINER_TIMEOUT,
+    TEXT_MODE,
     Exam,
     answer,
+    choose_answer_mode,
     examiner_turns,
     finished,
     schedule_exam,
@@ -108,13 +109,7 @@ def hostile_page(browser: Browser, hostile_server: tuple[str, Path]) -> Iterator
 
 
 def enter_text_room(page: Page, exam: Exam, log: Path) -> None:
-    page.goto(exam.invitation_path)
-    page.get_by_role("button", name="Continue to my exam").click()
-    page.get_by_role("checkbox", name=re.compile("I am Ada Lovelace")).check()
-    page.get_by_role("checkbox", name=re.compile("I understand what is recorded")).check()
-    page.get_by_role("button", name="Continue to the briefing").click()
-    page.get_by_role("button", name="I have read the briefing").click()
-    page.get_by_role("radio", name="Text: type your answers").check()
+    choose_answer_mode(page, exam, TEXT_MODE)
     page.get_by_role("button", name="Go to the exam room").click()
     start = page.get_by_role("button", name="Start the exam")
     try:
@@ -230,13 +225,7 @@ def test_a_bot_that_never_starts_is_said_on_the_page(
         context = browser.new_context(base_url=f"http://{address}", locale="en-GB")
         page = context.new_page()
         try:
-            page.goto(exam.invitation_path)
-            page.get_by_role("button", name="Continue to my exam").click()
-            page.get_by_role("checkbox", name=re.compile("I am Ada Lovelace")).check()
-            page.get_by_role("checkbox", name=re.compile("I understand what is recorded")).check()
-            page.get_by_role("button", name="Continue to the briefing").click()
-            page.get_by_role("button", name="I have read the briefing").click()
-            page.get_by_role("radio", name="Text: type your answers").check()
+            choose_answer_mode(page, exam, TEXT_MODE)
             page.get_by_role("button", name="Go to the exam room").click()
             expect(page.get_by_role("heading", name="Waiting for the examiner")).to_be_visible()
             expect(page.get_by_text("taking longer than usual to start").first).to_be_visible(

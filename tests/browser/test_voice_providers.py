@@ -34,13 +34,15 @@ from sessions.models import SessionEvent
 from tests.browser.exam_journey import (
     ANSWERS,
     EXAMINER_TIMEOUT,
+    VOICE_MODE,
     Exam,
     candidate_turns,
+    choose_answer_mode,
     current_node,
     finished,
     schedule_exam,
 )
-from tests.browser.helpers import eventually, fake_microphone_context, remember_artifact_name
+from tests.browser.helpers import eventually, fake_microphone_page
 from tests.support.processes import asgi_server
 from tests.support.speech_server import SpeechServer
 
@@ -128,18 +130,8 @@ def provider_server(live_asgi_server: str, peer: SpeechServer) -> Iterator[str]:
 @pytest.fixture
 def voice_page(browser: Any, provider_server: str, tmp_path: Path) -> Iterator[Page]:
     wav = looped_answer_wav(tmp_path / "answer.wav")
-    voice_browser, context = fake_microphone_context(browser, wav, provider_server)
-    page = context.new_page()
-    remember_artifact_name(page, "test_voice_providers")
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    try:
+    with fake_microphone_page(browser, wav, provider_server, "test_voice_providers") as page:
         yield page
-    finally:
-        remember_artifact_name(page, None)
-        context.close()
-        voice_browser.close()
-    assert errors == [], f"the browser reported problems: {errors}"
 
 
 def last_events(exam: Exam) -> list[str]:
@@ -151,13 +143,7 @@ def last_events(exam: Exam) -> list[str]:
 
 
 def enter_voice_room(page: Page, exam: Exam) -> None:
-    page.goto(exam.invitation_path)
-    page.get_by_role("button", name="Continue to my exam").click()
-    page.get_by_role("checkbox", name=re.compile("I am Ada Lovelace")).check()
-    page.get_by_role("checkbox", name=re.compile("I understand what is recorded")).check()
-    page.get_by_role("button", name="Continue to the briefing").click()
-    page.get_by_role("button", name="I have read the briefing").click()
-    page.get_by_role("radio", name="Voice: speak your answers").check()
+    choose_answer_mode(page, exam, VOICE_MODE)
     page.get_by_role("button", name="Test my microphone").click()
     expect(page.get_by_text("We can hear you. Now play the test sound.")).to_be_visible()
     page.get_by_role("button", name="Play a test sound").click()

@@ -39,8 +39,8 @@ from accounts.services import invitation_create
 from bot.voice.espeak import Voice, engine
 from publishing.services import version_publish
 from sessions.models import ExamSession, SessionEvent, Sitting
-from tests.browser.exam_journey import EXAMINER_TIMEOUT, Exam
-from tests.browser.helpers import eventually, fake_microphone_context, remember_artifact_name
+from tests.browser.exam_journey import EXAMINER_TIMEOUT, VOICE_MODE, Exam, choose_answer_mode
+from tests.browser.helpers import eventually, fake_microphone_page
 from tests.factories import AuthorFactory, CandidateFactory, DraftPackageFactory, example_document
 from tests.support.processes import asgi_server
 
@@ -154,29 +154,13 @@ def exam() -> Exam:
 
 
 def voice_page(browser: Any, server: str, wav: str, name: str) -> Iterator[Page]:
-    voice_browser, context = fake_microphone_context(browser, Path(wav), server)
-    page = context.new_page()
-    remember_artifact_name(page, f"test_voice_turn_taking__{name}")
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    try:
+    with fake_microphone_page(browser, wav, server, f"test_voice_turn_taking__{name}") as page:
         yield page
-    finally:
-        remember_artifact_name(page, None)
-        context.close()
-        voice_browser.close()
-    assert errors == [], f"the browser reported problems: {errors}"
 
 
 def start_voice_exam(page: Page, exam: Exam) -> None:
     """Invitation → consent → briefing → voice mode → the room, started."""
-    page.goto(exam.invitation_path)
-    page.get_by_role("button", name="Continue to my exam").click()
-    page.get_by_role("checkbox", name=re.compile("I am Ada Lovelace")).check()
-    page.get_by_role("checkbox", name=re.compile("I understand what is recorded")).check()
-    page.get_by_role("button", name="Continue to the briefing").click()
-    page.get_by_role("button", name="I have read the briefing").click()
-    page.get_by_role("radio", name="Voice: speak your answers").check()
+    choose_answer_mode(page, exam, VOICE_MODE)
     # The check's own microphone stream would play the file from its start (each capture does),
     # and the file opens with silence: the candidate ticks the box by hand, as they may.
     page.get_by_role("checkbox", name=re.compile("My microphone moved")).check()
