@@ -27,7 +27,6 @@ from django.test import Client
 from playwright.sync_api import Browser, ConsoleMessage, Error, Page, Request, expect
 from websockets.sync.client import ClientConnection, connect
 
-from ioa.events import payloads as p
 from sessions.event_store import append_events
 from sessions.models import ExamSession, Sitting
 from tests.bot.conftest import publish_example
@@ -38,7 +37,7 @@ from tests.browser.helpers import (
     screenshot,
 )
 from tests.factories import PASSWORD, CandidateFactory, ProctorFactory
-from tests.sessions.factories import event_factory
+from tests.sessions.factories import exam_started
 from tests.support.processes import asgi_server, free_port
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -135,18 +134,10 @@ def new_session(mode: str, name: str = "Ada Lovelace") -> tuple[ExamSession, Any
 def start_exam(session: ExamSession) -> None:
     """The exam is in progress (stored in a thread of its own: this one runs Playwright's loop,
     in which the store's after-commit publishing could not run)."""
-    make = event_factory(session)
 
     def store() -> None:
         try:
-            append_events(
-                session=session,
-                events=[
-                    make(p.ExamStateChanged(fromState="scheduled", toState="scaffolding")),
-                    make(p.ExamStateChanged(fromState="scaffolding", toState="ready")),
-                    make(p.ExamStateChanged(fromState="ready", toState="in_progress")),
-                ],
-            )
+            append_events(session=session, events=exam_started(session))
         finally:
             connection.close()
 

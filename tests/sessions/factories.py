@@ -67,6 +67,16 @@ def event_factory(session: ExamSession | str, **kwargs: Any) -> EventFactory:
     return EventFactory(session_id=session_id, ids=Uuid7Generator(), **kwargs)
 
 
+def exam_started(session: ExamSession) -> list[EventEnvelope]:
+    """The three state changes that take ``session`` from scheduled to in progress."""
+    make = event_factory(session)
+    return [
+        make(p.ExamStateChanged(fromState="scheduled", toState="scaffolding")),
+        make(p.ExamStateChanged(fromState="scaffolding", toState="ready")),
+        make(p.ExamStateChanged(fromState="ready", toState="in_progress")),
+    ]
+
+
 def node_entered(node_id: str = "q1", **overrides: Any) -> p.NodeEntered:
     fields: dict[str, Any] = {
         "nodeId": node_id,

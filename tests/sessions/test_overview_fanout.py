@@ -19,7 +19,7 @@ from sessions.event_store import append_events
 from sessions.models import ExamSession
 from sessions.proctor_consumers import REFRESH_SECONDS
 from tests.factories import ProctorFactory
-from tests.sessions.factories import ExamSessionFactory, SittingFactory
+from tests.sessions.factories import ExamSessionFactory, SittingFactory, exam_started
 from tests.sessions.test_overview import cookie_for, in_thread
 from tests.support.processes import asgi_server
 
@@ -37,15 +37,7 @@ def server(django_db_setup: Any, django_db_blocker: Any) -> Iterator[str]:
 def _burst(sessions: list[ExamSession]) -> None:
     """Every session starts its exam (seq 1-3)."""
     for session in sessions:
-        make = EventFactory(session_id=str(session.pk))
-        append_events(
-            session=session,
-            events=[
-                make(p.ExamStateChanged(fromState="scheduled", toState="scaffolding")),
-                make(p.ExamStateChanged(fromState="scaffolding", toState="ready")),
-                make(p.ExamStateChanged(fromState="ready", toState="in_progress")),
-            ],
-        )
+        append_events(session=session, events=exam_started(session))
 
 
 def _pause(sessions: list[ExamSession]) -> None:

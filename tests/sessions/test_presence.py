@@ -11,14 +11,13 @@ from typing import Any
 import pytest
 from django.core.cache import cache
 
-from ioa.events import payloads as p
 from sessions import overview, presence
 from sessions.event_store import append_events
 from sessions.models import SessionEvent
 from sessions.presence import ConnectionStatus, Presence, PresenceStore
 from sessions.presence_tracking import close_code, record_transition
 from sessions.proctor_views import needs_attention
-from tests.sessions.factories import ExamSessionFactory, event_factory
+from tests.sessions.factories import ExamSessionFactory, exam_started
 
 T0 = 1_800_000_000_000
 
@@ -238,15 +237,7 @@ def test_rows_show_the_candidate_connection_and_need_attention_when_alerting() -
 
 
 def start_exam(session: Any) -> None:
-    make = event_factory(session)
-    append_events(
-        session=session,
-        events=[
-            make(p.ExamStateChanged(fromState="scheduled", toState="scaffolding")),
-            make(p.ExamStateChanged(fromState="scaffolding", toState="ready")),
-            make(p.ExamStateChanged(fromState="ready", toState="in_progress")),
-        ],
-    )
+    append_events(session=session, events=exam_started(session))
 
 
 @pytest.mark.django_db

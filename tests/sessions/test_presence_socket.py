@@ -22,11 +22,10 @@ import websockets
 from django.db import connection
 from django.test import Client
 
-from ioa.events import payloads as p
 from sessions.event_store import append_events
 from sessions.models import ExamSession, SessionEvent
 from tests.factories import ProctorFactory
-from tests.sessions.factories import ExamSessionFactory, SittingFactory, event_factory
+from tests.sessions.factories import ExamSessionFactory, SittingFactory, exam_started
 from tests.support.processes import asgi_server, asgi_server_process
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -98,15 +97,7 @@ async def candidate_tab(address: str, session: ExamSession, cookie: str) -> Any:
 
 
 def start_exam(session: ExamSession) -> None:
-    make = event_factory(session)
-    append_events(
-        session=session,
-        events=[
-            make(p.ExamStateChanged(fromState="scheduled", toState="scaffolding")),
-            make(p.ExamStateChanged(fromState="scaffolding", toState="ready")),
-            make(p.ExamStateChanged(fromState="ready", toState="in_progress")),
-        ],
-    )
+    append_events(session=session, events=exam_started(session))
 
 
 def recorded(session: ExamSession) -> list[dict[str, Any]]:
