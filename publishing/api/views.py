@@ -90,16 +90,7 @@ class PublishApi(APIView):
         except DraftConflict as conflict:
             return edit_conflict_response(conflict)
         except PublishRejected as rejected:
-            return Response(
-                {
-                    "error": {
-                        "code": "rejected",
-                        "message": str(rejected),
-                        "details": {"report": rejected.report},
-                    }
-                },
-                status=status.HTTP_422_UNPROCESSABLE_ENTITY,
-            )
+            return unprocessable_response("rejected", str(rejected), {"report": rejected.report})
         return Response(
             VersionSummarySerializer(outcome.version).data,
             status=status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK,
