@@ -6,8 +6,9 @@ bot group become controller inputs, and the sender gets an answer.
 * :func:`handle` — hands the input to the examiner core (after every earlier input), waits
   until the controller's decision is stored and applied, and answers on ``replyTo``:
   ``status`` is the controller's (``paused``, ``extended``, ``issued``, ``ignored``,
-  ``duplicate``...), ``reason`` why an action did not apply, ``eventIds`` / ``types`` the
-  stored events. A malformed input answers ``invalid``; a failure ``failed``.
+  ``duplicate``...), ``reason`` why an action did not apply, ``deferred`` whether it waits
+  for the exam to resume (an immediate instruction sent while paused), ``eventIds`` /
+  ``types`` the stored events. A malformed input answers ``invalid``; a failure ``failed``.
 * :func:`candidate_ready` — the candidate is ready: the exam starts, or waits at ``ready`` for
   the proctor when the sitting says so (``Sitting.proctor_authorises_start``).
 
@@ -118,6 +119,7 @@ async def handle(core: Core, kind: str, fields: Mapping[str, object]) -> None:
         fields,
         status=decision.status,
         reason=str(decision.result.get("reason") or ""),
+        deferred=decision.result.get("deferred") is True,
         eventIds=[e.eventId for e in decision.events],
         types=[e.type.value for e in decision.events],
     )

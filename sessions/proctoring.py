@@ -404,7 +404,8 @@ def _from_reply(
     if status == "failed":
         return _answer(request, S.REFUSED, "bot_failed", "The bot failed to carry it out.")
     if status == "duplicate" or event_ids:
-        return _answer(request, S.APPLIED, "", _done_text(request, status), event_ids)
+        deferred = reply.get("deferred") is True
+        return _answer(request, S.APPLIED, "", _done_text(request, deferred=deferred), event_ids)
     return _answer(
         request,
         S.IGNORED,
@@ -413,8 +414,15 @@ def _from_reply(
     )
 
 
-def _done_text(request: ProctorActionRequest, status: str) -> str:
+def _done_text(request: ProctorActionRequest, *, deferred: bool) -> str:
+    """What the proctor is told of an applied action; ``deferred``: the bot holds it until the
+    exam resumes (an immediate instruction sent while paused)."""
     if request.action == Action.INSTRUCT:
+        if deferred:
+            return (
+                "Instruction sent: the exam is paused, so the examiner delivers it right after "
+                "the resume."
+            )
         when = "now" if request.params.get("mode") == "immediate" else "at the next turn"
         return f"Instruction sent: the examiner delivers it {when}."
     if request.action == Action.EXTEND_TIME:
