@@ -152,10 +152,13 @@ class ExaminerCore:
         """Start the inbox (call on the bot's event loop)."""
         self.decisions.start()
 
-    async def open(self) -> None:
+    async def open(self, *, handover: bool = False) -> None:
         """Bring the flow to where the session is: a new session gets ``BotReady`` (the boot
         node); a restored one is resumed at its node and goes through a bot fault and its
-        clearing (``recovery_started`` … the question is asked again)."""
+        clearing (``recovery_started`` … the question is asked again), unless this bot took
+        the session over from one that stopped in order (``handover``: the candidate's new
+        audio connection), which is no fault: the exam goes on where it is (a candidate
+        coming back to a paused exam is welcomed back by the controller)."""
         state = self.controller.state
         io = self.effects.io
         if self.journal.restored_events == 0:
@@ -173,14 +176,15 @@ class ExaminerCore:
                 node_id, context_strategy="reset", extra_messages=history
             )
             await self.effects.set_node(config, has_tool=bool(config.get("functions")))
-        await self.decisions.submit(
-            Fault(
-                component="bot",
-                severity="transient",
-                detail="the examiner bot restarted; resuming from the session log",
+        if not handover:
+            await self.decisions.submit(
+                Fault(
+                    component="bot",
+                    severity="transient",
+                    detail="the examiner bot restarted; resuming from the session log",
+                )
             )
-        )
-        await self.decisions.submit(FaultCleared(component="bot"))
+            await self.decisions.submit(FaultCleared(component="bot"))
         if unanswered and io is not None and io.text_turns and self.adapter.llm_allowed():
             # The answer was stored, the bot died before answering it: answer it now.
             await self.effects.append_message("user", unanswered, run_llm=True)

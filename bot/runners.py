@@ -28,6 +28,7 @@ Runners:
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import threading
 import uuid
@@ -110,6 +111,7 @@ async def run_bot(
                     )
                     return Outcome.FAILED
                 await asyncio.sleep(min(5.0, 0.5 * crashes))
+                options = dataclasses.replace(options, handover=False)  # a crash is a fault
                 continue
             if outcome is Outcome.FINISHED:
                 await db.run(key, release, lease, state=str(BotLease.State.FINISHED))

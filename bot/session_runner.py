@@ -89,6 +89,11 @@ class BotOptions:
     on_core: Callable[[ExaminerCore], None] | None = None
     """Called with the core once the pipeline runs (tests and benchmarks look inside)."""
     stop: asyncio.Event | None = None
+    handover: bool = False
+    """The session's previous bot stopped on purpose and in order to hand this one a new
+    transport (the candidate reconnected their audio): resuming is not a fault, so no
+    ``system_error`` is recorded and nothing is said for it (``ExaminerCore.open``). Only the
+    first run of a supervised bot is a handover: after a crash, the next run resumes as a fault."""
 
 
 async def run_session(
@@ -162,7 +167,7 @@ async def _run(
         helpers.append(asyncio.create_task(_watch_shutdown(stop)))
         # Listen before announcing readiness: inputs sent once bot_ready is seen are not lost.
         await asyncio.wait_for(subscribed.wait(), timeout=START_TIMEOUT_SECONDS)
-        await core.open()
+        await core.open(handover=options.handover)
         if lease is not None:
             await db.run(session_id, record_ready, lease)
         waiters = {

@@ -111,7 +111,8 @@ async def start_inline_voice_bot(
     """The default bot starter: run the session's bot inline on this connection.
 
     A bot already running the session in this process (on an earlier connection, or in text
-    mode) is stopped first (the exam goes on: the new bot resumes from the stored events).
+    mode) is stopped first; the new bot resumes from the stored events as its handover
+    (``BotOptions.handover``: no fault is recorded or announced for it).
     Raises :class:`VoiceUnavailableError` when bots do not run inline or the old bot does not
     stop in time.
     """
@@ -122,6 +123,7 @@ async def start_inline_voice_bot(
     if bot_settings().runner != "inline":
         raise VoiceUnavailableError("SmallWebRTC needs VIVA_BOT_RUNNER=inline (use LiveKit)")
     running = inline_task(session_id)
+    handover = running is not None and not running.done()
     if running is not None and not running.done():
         stop = _voice_stops.get(session_id)
         if stop is not None:
@@ -139,6 +141,7 @@ async def start_inline_voice_bot(
         options=BotOptions(
             io_factory=lambda: smallwebrtc_io(connection, slower=slower, language=language),
             stop=stop,
+            handover=handover,
         ),
     )
 
