@@ -15,6 +15,12 @@ Prints:
    and event store) until a turn takes longer or ``--budget`` seconds are spent. The answer
    time is from the typed answer being sent to the examiner's next utterance being stored.
    Candidates answer back to back (the worst case) unless ``--think`` gives them time.
+4. the Celery deployment shape (with ``DATABASE_URL`` and ``REDIS_URL``): one real worker hosts
+   ``--sessions`` exams whose candidates answer ``--celery-think`` seconds after each reply,
+   twice: with starts staggered over one think time (answers arrive steadily, as in a sitting
+   where everyone goes at their own pace) and all in step (everyone answers at the same
+   instant every round: a burst of ``--sessions`` answers); memory per additional session;
+   then the back-to-back maximum. ``--celery-only`` skips parts 1-3's ramp.
 
 Everything is local: the offline examiner on 127.0.0.1, the in-memory channel layer (or Redis
 on ``REDIS_URL``), a throw-away database (SQLite file, or ``test_<name>_botbench`` on Postgres).
@@ -280,13 +286,20 @@ def node_of(events: Sequence[Mapping[str, Any]]) -> str:
 
 
 async def candidate(
-    session_id: uuid.UUID, exams: Exams, latencies: list[float], think: float = 0.0
+    session_id: uuid.UUID,
+    exams: Exams,
+    latencies: list[float],
+    think: float = 0.0,
+    offset: float = 0.0,
 ) -> None:
+    """One candidate taking the whole exam: ready after ``offset`` seconds, then each answer
+    ``think`` seconds after the examiner's turn; appends each reply time to ``latencies``."""
     from sessions.bot_channel import send_to_bot
     from tests.support.candidate_answers import ANSWERS
 
     key = str(session_id)
     await exams.until(key, lambda ev: any(e["type"] == "bot_ready" for e in ev))
+    await asyncio.sleep(offset)
     await send_to_bot(session_id, "candidate_ready")
     await exams.until(key, lambda ev: examiner_turns(ev) >= 1)
     used: dict[str, int] = {}
@@ -464,10 +477,13 @@ async def poll_store(exams: Exams, sessions: Sequence[uuid.UUID], stop: asyncio.
 
 
 async def celery_level(
-    version: Any, count: int, think: float, worker_pid: int
+    version: Any, count: int, think: float, worker_pid: int, *, stagger: bool = False
 ) -> tuple[list[float], float, int]:
     """``count`` concurrent whole exams on the Celery worker; the turn latencies, the wall time
-    and the worker's peak RSS (KiB)."""
+    and the worker's peak RSS (KiB). ``stagger``: the candidates start spread evenly over one
+    think time (as candidates of a sitting do: each at their own pace), so answers arrive
+    steadily; otherwise all start at once and, thinking alike, answer in step: a burst of
+    ``count`` answers every round."""
     from asgiref.sync import sync_to_async
 
     from bot.services import bot_start
@@ -481,7 +497,10 @@ async def celery_level(
     for session_id in sessions:
         await sync_to_async(bot_start)(session=session_id)
     peak = rss_kib(worker_pid)
-    drivers = asyncio.gather(*(candidate(s, exams, latencies, think) for s in sessions))
+    spread = think / count if stagger else 0.0
+    drivers = asyncio.gather(
+        *(candidate(s, exams, latencies, think, i * spread) for i, s in enumerate(sessions))
+    )
     try:
         while not drivers.done():
             peak = max(peak, rss_kib(worker_pid))
@@ -510,18 +529,19 @@ async def celery_shape(version: Any, args: argparse.Namespace) -> None:
     try:
         idle = rss_kib(worker.pid)
         one, _, one_rss = await celery_level(version, 1, args.celery_think, worker.pid)
-        many, wall, many_rss = await celery_level(
-            version, args.sessions, args.celery_think, worker.pid
-        )
-        per = (many_rss - one_rss) / 1024 / max(1, args.sessions - 1)
-        verdict = "ok" if p95(many) < args.turn_limit and per < 20 else "MISSED"
         print(f"   worker idle {idle / 1024:.0f} MiB; 1 session: {fmt_ms(one)}")
-        print(
-            f"   {args.sessions} sessions, {args.celery_think:g} s thinking: {len(many)} turns "
-            f"in {wall:.1f} s; {fmt_ms(many)}; worker {many_rss / 1024:.0f} MiB "
-            f"({per:.1f} MiB per additional session) {verdict}"
-        )
-        print(f"   load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}")
+        for stagger, how in ((True, "staggered starts"), (False, "all in step (bursts)")):
+            many, wall, many_rss = await celery_level(
+                version, args.sessions, args.celery_think, worker.pid, stagger=stagger
+            )
+            per = (many_rss - one_rss) / 1024 / max(1, args.sessions - 1)
+            verdict = "ok" if p95(many) < args.turn_limit and per < 20 else "MISSED"
+            print(
+                f"   {args.sessions} sessions, {args.celery_think:g} s thinking, {how}: "
+                f"{len(many)} turns in {wall:.1f} s; {fmt_ms(many)}; worker "
+                f"{many_rss / 1024:.0f} MiB ({per:.1f} MiB per additional session) {verdict} "
+                f"(load {os.getloadavg()[0]:.2f})"
+            )
         sustained = 0
         count = 1
         while count <= args.max_sessions:
