@@ -71,7 +71,7 @@ def proctor_page(browser: Browser, live_asgi_server: str) -> Iterator[Page]:
         context.close()
 
 
-def _act(
+def proctor_act(
     page: Page, form_name: str, button: str, reason: str, expected: str | re.Pattern[str]
 ) -> None:
     """Fill the reason of an action form on the session page, press its button, and wait for
@@ -89,7 +89,7 @@ def _payloads(exam: Exam, type_: str) -> list[dict[str, object]]:
     return [dict(row.payload) for row in rows]
 
 
-def _open_session_page(page: Page, exam: Exam, proctor: object) -> None:
+def open_session_page(page: Page, exam: Exam, proctor: object) -> None:
     page.goto("/accounts/login/")
     page.get_by_label("Username").fill(proctor.username)  # type: ignore[attr-defined]
     page.get_by_label("Password").fill(PASSWORD)
@@ -118,10 +118,12 @@ def test_a_proctor_pause_holds_the_candidate_and_an_instruction_sent_meanwhile_f
     exam, proctor = proctored_exam
     candidate = page
     _at_core_question(candidate, exam)
-    _open_session_page(proctor_page, exam, proctor)
+    open_session_page(proctor_page, exam, proctor)
 
     # The proctor pauses: the candidate is told why they wait and cannot resume.
-    _act(proctor_page, "Pause or resume", "Pause the exam", "Noise in the room.", "Pause: done.")
+    proctor_act(
+        proctor_page, "Pause or resume", "Pause the exam", "Noise in the room.", "Pause: done."
+    )
     expect(
         candidate.get_by_text(
             "Your proctor paused the exam. Both clocks have stopped. "
@@ -136,7 +138,7 @@ def test_a_proctor_pause_holds_the_candidate_and_an_instruction_sent_meanwhile_f
     instruct = proctor_page.get_by_role("form", name="Instruct the examiner", exact=True)
     instruct.get_by_role("textbox", name="Instruction", exact=True).fill(INSTRUCTION)
     instruct.get_by_role("radio", name=re.compile("^Now: spoken at once")).check()
-    _act(
+    proctor_act(
         proctor_page,
         "Instruct the examiner",
         "Send the instruction",
@@ -150,7 +152,7 @@ def test_a_proctor_pause_holds_the_candidate_and_an_instruction_sent_meanwhile_f
     assert not any(INSTRUCTION in text for text in examiner_turns(candidate))
 
     # The proctor resumes: the instruction is spoken right after the welcome back, once.
-    _act(proctor_page, "Pause or resume", "Resume the exam", "Quiet again.", "Resume: done.")
+    proctor_act(proctor_page, "Pause or resume", "Resume the exam", "Quiet again.", "Resume: done.")
     expect(candidate.get_by_role("textbox", name="Type your answer")).to_be_enabled(
         timeout=TIMEOUT_MS
     )
