@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 TEXT = "So the algorithm starts by selecting the nearest unvisited node."
 
 
-def _env(database_url: str, pool_size: int) -> dict[str, str]:
+def _env(database_url: str, pool_size: int, *, create_table: bool) -> dict[str, str]:
     parts = urlsplit(database_url)
     return {
         "PERSISTENCE_MODULE": "eventsourcing.postgres",
@@ -30,11 +30,14 @@ def _env(database_url: str, pool_size: int) -> dict[str, str]:
         "POSTGRES_PASSWORD": parts.password or "",
         "POSTGRES_POOL_SIZE": str(pool_size),
         "POSTGRES_MAX_OVERFLOW": "0",
-        "CREATE_TABLE": "y",
+        "CREATE_TABLE": "y" if create_table else "n",
     }
 
 
-def _application(database_url: str, pool_size: int) -> Any:
+def _application(database_url: str, pool_size: int, *, create_table: bool = False) -> Any:
+    """The library's application on ``database_url``; only :func:`create_tables` creates the
+    tables (writer processes doing it at once race on Postgres's catalog: "tuple concurrently
+    updated")."""
     from eventsourcing.application import Application
     from eventsourcing.domain import Aggregate, event
 
@@ -52,12 +55,13 @@ def _application(database_url: str, pool_size: int) -> Any:
     class Transcripts(Application[uuid.UUID]):
         name = "BenchTranscripts"
 
-    return Transcripts(env=_env(database_url, pool_size)), ExamTranscript
+    env = _env(database_url, pool_size, create_table=create_table)
+    return Transcripts(env=env), ExamTranscript
 
 
 def create_tables(database_url: str) -> None:
     """Create the library's tables before the clock starts (``CREATE_TABLE``)."""
-    app, _ = _application(database_url, 1)
+    app, _ = _application(database_url, 1, create_table=True)
     app.close()
 
 
