@@ -237,8 +237,9 @@ _LEAK_FILTER: Final = RubricLeakFilter()
 
 
 def _spoken_audit(flags: _Flags) -> None:
-    """Check what the candidate actually heard (``examiner_utterance_final``): stacked questions
-    and rubric words (chapter 05: marking checks for hint leaks and question fidelity)."""
+    """Check what the candidate actually heard (``examiner_utterance_final``, as far as a
+    barge-in let it play: ``Utterance.heard``): stacked questions and rubric words (chapter 05:
+    marking checks for hint leaks and question fidelity)."""
     log = flags.log
     contexts: dict[str, tuple[RubricText, ...]] = {}
     for node in flags.config.nodes:
@@ -251,13 +252,13 @@ def _spoken_audit(flags: _Flags) -> None:
         if spoken_at is None or utterance.purpose not in SPOKEN_AUDIT_PURPOSES:
             continue
         node_id = spoken_at.node_id
-        if utterance.text.count("?") >= 2:
+        if utterance.heard.count("?") >= 2:
             flags.add("stacked_question", node_id=node_id, seqs=(utterance.seq,))
         said = tuple(t.text for t in log.candidate_turns(node_id) if t.seq < utterance.seq)
         context = FilterContext(
             node_id=node_id, rubric_texts=contexts[node_id], candidate_turns=said
         )
-        leaked = _LEAK_FILTER.leaked_target(utterance.text, context)
+        leaked = _LEAK_FILTER.leaked_target(utterance.heard, context)
         if leaked is not None:
             found = flags.config.target_at(node_id, leaked)
             keys = (found.key,) if found is not None else flags.node_targets(node_id)

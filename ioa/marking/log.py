@@ -77,7 +77,9 @@ class Turn:
 
 @dataclass(frozen=True, slots=True)
 class Utterance:
-    """One ``examiner_utterance_final`` (what the candidate actually heard)."""
+    """One ``examiner_utterance_final``: ``text`` the validated utterance; ``heard`` what the
+    candidate actually heard of it (the whole text, or up to where a barge-in cut it:
+    ``spokenText`` of an ``interrupted`` one)."""
 
     utterance_id: str
     seq: int
@@ -85,6 +87,8 @@ class Utterance:
     text: str
     purpose: str
     duration_ms: int
+    interrupted: bool
+    heard: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,6 +334,8 @@ def _read_examiner_utterance_final(
             text=p.text,
             purpose=p.purpose,
             duration_ms=p.durationMs,
+            interrupted=bool(p.interrupted),
+            heard=p.spokenText if p.interrupted and p.spokenText is not None else p.text,
         )
     )
 

@@ -19,7 +19,7 @@ from ioa.marking.config import MarkingConfig, TargetScheme
 from ioa.marking.flags import REVIEW, Flag, compute_flags
 from ioa.marking.irregularities import IrregularityReport, irregularity_reports
 from ioa.marking.levels import Level
-from ioa.marking.log import SessionLog, read_log
+from ioa.marking.log import SessionLog, Utterance, read_log
 from ioa.marking.rules import LevelDecision, decide_level
 
 RESULT_VERSION: Final = "ioa-marking-result/1"
@@ -254,9 +254,26 @@ def session_metrics(config: MarkingConfig, log: SessionLog) -> dict[str, Any]:
     }
 
 
+def _utterance_row(utterance: Utterance) -> dict[str, Any]:
+    """The examiner's line as the candidate heard it; an interrupted one says so and keeps
+    the full validated text beside (``fullText``)."""
+    row: dict[str, Any] = {
+        "seq": utterance.seq,
+        "id": utterance.utterance_id,
+        "speaker": "examiner",
+        "nodeId": utterance.node_id,
+        "text": utterance.heard,
+        "purpose": utterance.purpose,
+    }
+    if utterance.interrupted:
+        row.update({"interrupted": True, "fullText": utterance.text})
+    return row
+
+
 def _transcript(log: SessionLog) -> tuple[dict[str, Any], ...]:
     """Both voices in order: candidate turns (``transcript_final``) and what the examiner said
-    (``examiner_utterance_final``), each with its seq; the candidate's with STT confidence."""
+    (``examiner_utterance_final``, as heard: :func:`_utterance_row`), each with its seq; the
+    candidate's with STT confidence."""
     rows: list[dict[str, Any]] = []
     for turn_id in log.turn_order:
         turn = log.turns[turn_id]
@@ -270,17 +287,7 @@ def _transcript(log: SessionLog) -> tuple[dict[str, Any], ...]:
                 "confidence": turn.confidence,
             }
         )
-    rows.extend(
-        {
-            "seq": u.seq,
-            "id": u.utterance_id,
-            "speaker": "examiner",
-            "nodeId": u.node_id,
-            "text": u.text,
-            "purpose": u.purpose,
-        }
-        for u in log.utterances
-    )
+    rows.extend(_utterance_row(u) for u in log.utterances)
     rows.sort(key=lambda r: (r["seq"], r["id"]))
     # an examiner transcript_final and its utterance may both exist; keep the utterance
     return tuple(rows)

@@ -67,7 +67,12 @@ class Log:
         self.node = None
         return self
 
-    def say(self, text: str, purpose: str = "question") -> int:
+    def say(self, text: str, purpose: str = "question", *, heard: str | None = None) -> int:
+        """The examiner's utterance; ``heard``: the candidate's speech cut it off after these
+        words (a barge-in: ``interrupted`` with ``spokenText``)."""
+        cut = {} if heard is None else {"interrupted": True, "interruptedAtMs": 900}
+        if heard is not None:
+            cut["spokenText"] = heard
         return self.add(
             "examiner_utterance_final",
             utteranceId=f"utt-{len(self.events)}",
@@ -75,6 +80,7 @@ class Log:
             text=text,
             purpose=purpose,
             durationMs=2000,
+            **cut,
         )
 
     def turn(self, text: str, confidence: float = 0.93) -> str:

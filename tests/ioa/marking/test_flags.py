@@ -67,6 +67,20 @@ def test_a_stacked_question_is_flagged_when_the_answer_fell_short() -> None:
     assert flags(log.complete())["stacked_question"][0] == "review"
 
 
+def test_a_stacked_question_cut_off_before_its_second_question_is_not_flagged() -> None:
+    """Issue 15: marking judges what the candidate heard. A barge-in stopped the examiner
+    after the first question, so no second question reached them."""
+    log = dijkstra()
+    log.say(
+        "How does it choose the next vertex? And what is its running time?",
+        "follow_up",
+        heard="How does it choose the next vertex?",
+    )
+    log.turn("it picks one")
+    log.signal("tgt-greedy-choice", "partial", 0.9)
+    assert "stacked_question" not in flags(log.complete())
+
+
 def test_a_rubric_text_spoken_is_flagged() -> None:
     log = dijkstra()
     log.say(

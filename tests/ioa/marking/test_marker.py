@@ -10,7 +10,7 @@ import pytest
 from ioa.canonical import canonical_json
 from ioa.marking import MINIMUM_STREAM, Level, compute_scores, mark
 from tests.ioa.builders import example
-from tests.ioa.marking.builders import cs201
+from tests.ioa.marking.builders import cs201, dijkstra
 from tests.marking.exams import PROFILES, drive
 
 CONFIG = cs201()
@@ -131,3 +131,19 @@ def test_an_empty_or_odd_log_does_not_break_the_marker() -> None:
     result = mark(CONFIG, [{"type": "evidence_signal", "seq": 1, "payload": "not an object"}])
     assert result.scores.exam == 0.0
     assert {f.code for f in result.flags} >= {"incomplete_log", "unreadable_events", "not_reached"}
+
+
+def test_the_transcript_shows_what_the_candidate_heard_of_an_interrupted_utterance() -> None:
+    """Issue 15: an utterance cut off by the candidate's speech appears in the marker's
+    transcript as far as it was heard, marked interrupted, with the full text kept beside."""
+    log = dijkstra()
+    full = "How does it choose the next vertex? And what is its running time?"
+    log.say("Walk me through the algorithm, please.")
+    log.say(full, "follow_up", heard="How does it choose")
+    log.turn("it picks the closest one")
+    rows = [r for r in mark(cs201(), log.complete().events).transcript if r["text"] != ""]
+    cut = next(r for r in rows if r.get("purpose") == "follow_up")
+    assert cut["text"] == "How does it choose"
+    assert cut["interrupted"] is True and cut["fullText"] == full
+    whole = next(r for r in rows if r["text"] == "Walk me through the algorithm, please.")
+    assert "interrupted" not in whole and "fullText" not in whole
