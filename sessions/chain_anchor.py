@@ -21,6 +21,7 @@ seq is not the anchored head (``truncated``), an anchor whose MAC does not verif
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -40,16 +41,26 @@ logger = logging.getLogger(__name__)
 
 def chain_key() -> bytes:
     """``VIVA_CHAIN_KEY``; in development, derived from ``SECRET_KEY`` (never from the database)."""
-    key = str(getattr(settings, "VIVA_CHAIN_KEY", "") or "")
-    if key:
-        return key.encode("utf-8")
-    return hmac.new(settings.SECRET_KEY.encode(), b"viva-chain-anchor", hashlib.sha256).digest()
+    return _chain_key(str(getattr(settings, "VIVA_CHAIN_KEY", "") or ""), settings.SECRET_KEY)
 
 
 def seal_key() -> bytes:
     """The key of the personal-field seals of chain version 2 (``ioa.events.personal``): derived
     from :func:`chain_key`, so it is kept out of the database in the same way."""
-    return hmac.new(chain_key(), b"viva-personal-data-seal", hashlib.sha256).digest()
+    return _seal_key(chain_key())
+
+
+@functools.lru_cache(maxsize=4)
+def _chain_key(configured: str, secret_key: str) -> bytes:
+    """Derived once per setting values (every append needs it; settings may change in tests)."""
+    if configured:
+        return configured.encode("utf-8")
+    return hmac.new(secret_key.encode(), b"viva-chain-anchor", hashlib.sha256).digest()
+
+
+@functools.lru_cache(maxsize=4)
+def _seal_key(chain: bytes) -> bytes:
+    return hmac.new(chain, b"viva-personal-data-seal", hashlib.sha256).digest()
 
 
 def head_mac(session_id: uuid.UUID | str, seq: int, head: str) -> str:
@@ -78,8 +89,11 @@ def anchor_head(*, session_id: uuid.UUID | str, seq: int, head: str) -> None:
     )
     path = anchor_file(session_id)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
+        except FileNotFoundError:  # the directory's first anchor: create it, once
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
         try:
             os.write(fd, (line + "\n").encode())
         finally:
