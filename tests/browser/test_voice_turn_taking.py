@@ -231,16 +231,6 @@ def long_answer_page(browser: Any, voice_server: str, long_answer: Timeline) -> 
     yield from voice_page(browser, voice_server, f"{long_answer.path}%noloop", "long_answer")
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason=(
-        "known defect: PocketSphinx decodes a segment holding the GIL (the bot's event loop "
-        "stalls for the whole decode, 1-7 s on a loaded machine; "
-        "tests/bot/voice/test_speech_timing.py::test_decoding_a_segment_does_not_stall_the_"
-        "event_loop), so the VAD falls behind the audio in the pause after a sentence, the "
-        "wall-clock turn timeout fires and the examiner speaks over the next sentence"
-    ),
-)
 @pytest.mark.timeout(180)
 def test_a_long_spoken_answer_is_heard_out_and_stored_where_it_is_in_the_audio(
     long_answer_page: Page, exam: Exam, long_answer: Timeline

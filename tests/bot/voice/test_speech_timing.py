@@ -99,16 +99,10 @@ def test_without_a_span_from_the_stt_the_vad_segments_since_the_last_transcript_
     assert spans.transcript(frame) == (110.0, 111.0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known defect: Decoder.process_raw/end_utt hold the GIL, so asyncio.to_thread does not "
-        "keep the bot's event loop running while a segment decodes"
-    ),
-)
 def test_decoding_a_segment_does_not_stall_the_event_loop(tmp_path: Path) -> None:
     """While an answer is decoded, the bot's loop (VAD, turn timers, audio) keeps running: no
-    stall longer than a VAD window's worth of slack (0.2 s)."""
+    stall longer than a VAD window's worth of slack (0.2 s). PocketSphinx holds the GIL while it
+    decodes, so the decoding runs in a worker process (``bot.voice.decoder_workers``)."""
     pool = decoder_pool()
     pool.warm_up()
 
@@ -124,4 +118,6 @@ def test_decoding_a_segment_does_not_stall_the_event_loop(tmp_path: Path) -> Non
         await decoding
         return max(stalls)
 
-    assert asyncio.run(scenario()) <= 0.2
+    stall = asyncio.run(scenario())
+    print(f"longest event-loop stall while decoding: {stall:.3f} s")
+    assert stall <= 0.2, stall
