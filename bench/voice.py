@@ -31,7 +31,13 @@ Each section is one function; run them all (default) or some (``--only cold_star
   run measures today's offline default (PocketSphinx STT, eSpeak NG TTS) as the baseline, and the
   turn timeout (``VIVA_VOICE_TURN_TIMEOUT_SECS``, a deliberate wait) is left out of both.
 
-Usage: ``python bench/voice.py [--only SECTION ...] [--turns 20] [--runs 3]``
+* ``decode``: one spoken answer (~16 s) decoded by PocketSphinx from the bot's event loop, as
+  ``PocketsphinxSTTService.run_stt`` does: the decode's latency and the loop's longest stall
+  meanwhile, with the decoder in a worker process (the product, ``bot.voice.decoder_workers``)
+  and, as the baseline, in a thread of the same process (before issue 15: PocketSphinx holds the
+  GIL, so the loop stalls for the whole decode).
+
+Usage: ``python bench/voice.py [--only SECTION ...] [--turns 20] [--runs 3] [--decodes 10]``
 """
 
 from __future__ import annotations
@@ -304,6 +310,62 @@ def added_latency(args: argparse.Namespace) -> None:
         print(f"  target p95 < 150 ms with instant peers: {verdict}")
 
 
+# --- section: decode ----------------------------------------------------------------------------
+
+
+def _long_answer_pcm() -> bytes:
+    from pipecat.audio.utils import create_file_resampler
+
+    from bot.voice.espeak import Voice, engine
+
+    sentence = "I think the answer is one hundred, because each vertex is settled once."
+    espeak = engine()
+    pcm = espeak.synthesize(" ".join([sentence] * 3), Voice(name="en-us+f2", rate_wpm=140))
+    return asyncio.run(create_file_resampler().resample(pcm, espeak.sample_rate, 16000))
+
+
+def _timed_decodes(
+    decode: Callable[[bytes], object], pcm: bytes, count: int
+) -> tuple[list[float], list[float]]:
+    """``count`` decodes from an event loop through ``asyncio.to_thread``: each one's latency and
+    the loop's longest stall (a 10-ms sleep that took longer) while it ran."""
+
+    async def one() -> tuple[float, float]:
+        started = time.perf_counter()
+        decoding = asyncio.ensure_future(asyncio.to_thread(decode, pcm))
+        stall = 0.0
+        while not decoding.done():
+            before = time.perf_counter()
+            await asyncio.sleep(0.01)
+            stall = max(stall, time.perf_counter() - before - 0.01)
+        await decoding
+        return time.perf_counter() - started, stall
+
+    runs = [asyncio.run(one()) for _ in range(count)]
+    return [latency for latency, _ in runs], [stall for _, stall in runs]
+
+
+def decode(args: argparse.Namespace) -> None:
+    """Decode latency and event-loop stall: decoder in a worker process vs in a thread."""
+    from bot.voice.decoder_workers import DecoderProcesses
+    from bot.voice.sphinx_decoder import DEFAULT_DECODER_OPTIONS, DecoderPool
+
+    pcm = _long_answer_pcm()
+    print(f"\n## decode: a {len(pcm) / 32000:.1f}-s answer, {args.decodes} decodes each")
+    here = DecoderPool(DEFAULT_DECODER_OPTIONS, 1)
+    here.warm_up()
+    workers = DecoderProcesses(DEFAULT_DECODER_OPTIONS, 1)
+    workers.warm_up()
+    try:
+        for name, pool in (("baseline: thread", here), ("worker process", workers)):
+            latency, stall = _timed_decodes(pool.decode, pcm, args.decodes)
+            print(f"  {name:<17} latency      {fmt(latency)}")
+            print(f"  {name:<17} loop stall   {fmt(stall)}")
+    finally:
+        workers.close()
+    print("  target: no loop stall over 200 ms (a VAD window's slack)")
+
+
 # --- section: turn taking ------------------------------------------------------------------------
 
 
@@ -321,6 +383,7 @@ SECTIONS: dict[str, Callable[[argparse.Namespace], None]] = {
     "cold_start": cold_start,
     "added_latency": added_latency,
     "turn_taking": turn_taking,
+    "decode": decode,
 }
 
 
@@ -333,6 +396,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3, help="fresh processes per cold-start figure")
     parser.add_argument("--trials", type=int, default=40, help="answers per length (turn_taking)")
     parser.add_argument("--seed", type=int, default=7, help="turn_taking's random seed")
+    parser.add_argument("--decodes", type=int, default=10, help="decodes per configuration")
     args = parser.parse_args()
     print(f"bench/voice.py  ({load_average()})")
     for name in args.only or list(SECTIONS):
