@@ -223,6 +223,21 @@ def wait_until_quiet(page: Page, quiet: float = 1.5) -> None:
     raise AssertionError("the transcript never settled")
 
 
+def reach_the_core_question(page: Page, exam: Exam) -> None:
+    """Walk the journey (text mode), answer the warm-up, and wait at the core question
+    (``q-dijkstra``) until the examiner has finished asking it."""
+    go_through_the_journey(page, exam, shots=False)
+    wait_for_examiner(page, 0)
+    answer(page, ANSWERS["warmup"][0])
+    assert eventually(
+        lambda: SessionEvent.objects.filter(
+            session=exam.session, type="node_entered", payload__nodeId="q-dijkstra"
+        ).exists(),
+        EXAMINER_TIMEOUT,
+    ), "the exam never reached the core question"
+    wait_until_quiet(page)
+
+
 def answer(page: Page, text: str) -> None:
     page.get_by_role("textbox", name="Type your answer").fill(text)
     page.get_by_role("button", name="Send answer").click()

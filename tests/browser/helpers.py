@@ -91,6 +91,21 @@ def eventually(probe: Any, timeout: float = 10.0) -> Any:
 
 
 @contextmanager
+def second_person_page(browser: Browser, base_url: str) -> Iterator[Page]:
+    """A page in a browser context of its own on ``base_url`` (another person beside the test's
+    ``page``: the candidate next to a marker, a proctor next to the candidate): cookies and
+    sign-in are not shared; 15-s default timeout."""
+    context = browser.new_context(
+        base_url=base_url, viewport={"width": 1280, "height": 900}, locale="en-GB"
+    )
+    context.set_default_timeout(15_000)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+@contextmanager
 def fake_microphone_page(
     browser: Browser, wav: str | Path, base_url: str, name: str
 ) -> Iterator[Page]:

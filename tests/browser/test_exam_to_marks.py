@@ -25,7 +25,7 @@ from tests.browser.exam_journey import (
     schedule_exam,
     take_the_exam,
 )
-from tests.browser.helpers import SignIn, axe_violations, eventually, screenshot
+from tests.browser.helpers import SignIn, axe_violations, eventually, screenshot, second_person_page
 from tests.factories import AuthorFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -42,14 +42,8 @@ def bot_runner_process(live_asgi_server: str) -> Iterator[str]:
 @pytest.fixture
 def candidate_page(browser: Browser, live_asgi_server: str) -> Iterator[Page]:
     """The candidate's own browser context (the marker signs in on ``page``)."""
-    context = browser.new_context(
-        base_url=live_asgi_server, viewport={"width": 1280, "height": 900}, locale="en-GB"
-    )
-    context.set_default_timeout(15_000)
-    try:
-        yield context.new_page()
-    finally:
-        context.close()
+    with second_person_page(browser, live_asgi_server) as page:
+        yield page
 
 
 def test_the_marker_moderates_the_exam_the_candidate_just_took(

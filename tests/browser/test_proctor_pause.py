@@ -30,12 +30,12 @@ from tests.browser.exam_journey import (
     answer,
     bot_runner,
     examiner_turns,
-    go_through_the_journey,
+    reach_the_core_question,
     schedule_exam,
     wait_for_examiner,
     wait_until_quiet,
 )
-from tests.browser.helpers import eventually
+from tests.browser.helpers import second_person_page
 from tests.factories import PASSWORD, ProctorFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -61,14 +61,8 @@ def proctored_exam() -> tuple[Exam, object]:
 
 @pytest.fixture
 def proctor_page(browser: Browser, live_asgi_server: str) -> Iterator[Page]:
-    context = browser.new_context(
-        base_url=live_asgi_server, viewport={"width": 1280, "height": 900}, locale="en-GB"
-    )
-    context.set_default_timeout(15_000)
-    try:
-        yield context.new_page()
-    finally:
-        context.close()
+    with second_person_page(browser, live_asgi_server) as page:
+        yield page
 
 
 def proctor_act(
@@ -101,23 +95,12 @@ def open_session_page(page: Page, exam: Exam, proctor: object) -> None:
     )
 
 
-def _at_core_question(page: Page, exam: Exam) -> None:
-    go_through_the_journey(page, exam, shots=False)
-    wait_for_examiner(page, 0)
-    answer(page, ANSWERS["warmup"][0])
-    assert eventually(
-        lambda: any(e.get("nodeId") == "q-dijkstra" for e in _payloads(exam, "node_entered")),
-        EXAMINER_TIMEOUT,
-    ), "the exam never reached the core question"
-    wait_until_quiet(page)
-
-
 def test_a_proctor_pause_holds_the_candidate_and_an_instruction_sent_meanwhile_follows_resume(
     page: Page, proctor_page: Page, proctored_exam: tuple[Exam, object]
 ) -> None:
     exam, proctor = proctored_exam
     candidate = page
-    _at_core_question(candidate, exam)
+    reach_the_core_question(candidate, exam)
     open_session_page(proctor_page, exam, proctor)
 
     # The proctor pauses: the candidate is told why they wait and cannot resume.

@@ -24,15 +24,11 @@ from accounts.services import invitation_create
 from publishing.services import version_publish
 from sessions.models import ExamSession, SessionEvent, Sitting
 from tests.browser.exam_journey import (
-    ANSWERS,
     EXAMINER_TIMEOUT,
     Exam,
-    answer,
     bot_runner,
     examiner_turns,
-    go_through_the_journey,
-    wait_for_examiner,
-    wait_until_quiet,
+    reach_the_core_question,
 )
 from tests.browser.helpers import eventually
 from tests.factories import AuthorFactory, CandidateFactory, DraftPackageFactory, example_document
@@ -90,17 +86,6 @@ def _events(exam: Exam, type_: str) -> list[dict[str, object]]:
     return [dict(row.payload) for row in rows]
 
 
-def _at_core_question(page: Page, exam: Exam) -> None:
-    go_through_the_journey(page, exam, shots=False)
-    wait_for_examiner(page, 0)
-    answer(page, ANSWERS["warmup"][0])
-    assert eventually(
-        lambda: any(e.get("nodeId") == "q-dijkstra" for e in _events(exam, "node_entered")),
-        EXAMINER_TIMEOUT,
-    ), "the exam never reached the core question"
-    wait_until_quiet(page)
-
-
 def _prompts(page: Page) -> int:
     return sum(1 for text in examiner_turns(page) if PROMPT in text)
 
@@ -108,7 +93,7 @@ def _prompts(page: Page) -> int:
 def test_typing_a_long_answer_is_not_silence_and_the_draft_survives_a_reload(
     page: Page, exam: Exam
 ) -> None:
-    _at_core_question(page, exam)
+    reach_the_core_question(page, exam)
     box = page.get_by_role("textbox", name="Type your answer")
     words = [
         *("Dijkstra keeps a priority queue of tentative distances and always settles the",),
@@ -158,7 +143,7 @@ def test_typing_a_long_answer_is_not_silence_and_the_draft_survives_a_reload(
 def test_leaving_pauses_the_exam_and_coming_back_resumes_the_same_question(
     page: Page, exam: Exam
 ) -> None:
-    _at_core_question(page, exam)
+    reach_the_core_question(page, exam)
     room = page.url
     spoken_before = len(_events(exam, "examiner_utterance_final"))
     page.goto("about:blank")  # the candidate closes the exam room
@@ -198,7 +183,7 @@ def test_leaving_pauses_the_exam_and_coming_back_resumes_the_same_question(
 def test_a_candidate_who_never_comes_back_is_ended_aborted_after_the_absence_limit(
     page: Page, exam: Exam
 ) -> None:
-    _at_core_question(page, exam)
+    reach_the_core_question(page, exam)
     spoken_before = len(_events(exam, "examiner_utterance_final"))
     left = time.monotonic()
     page.goto("about:blank")  # the candidate closes the exam room and never comes back

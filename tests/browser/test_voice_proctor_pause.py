@@ -22,7 +22,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.exam_journey import EXAMINER_TIMEOUT, Exam, schedule_exam
-from tests.browser.helpers import eventually
+from tests.browser.helpers import eventually, second_person_page
 from tests.browser.test_proctor_pause import open_session_page, proctor_act
 from tests.browser.test_voice_turn_taking import (
     Timeline,
@@ -57,14 +57,8 @@ def candidate(browser: Any, voice_server: str, tmp_path: Path) -> Iterator[Page]
 
 @pytest.fixture
 def proctor_page(browser: Browser, voice_server: str) -> Iterator[Page]:
-    context = browser.new_context(
-        base_url=voice_server, viewport={"width": 1280, "height": 900}, locale="en-GB"
-    )
-    context.set_default_timeout(15_000)
-    try:
-        yield context.new_page()
-    finally:
-        context.close()
+    with second_person_page(browser, voice_server) as page:
+        yield page
 
 
 def test_an_instruction_sent_while_a_voice_exam_is_paused_is_spoken_after_the_resume(
