@@ -45,7 +45,7 @@ format: install
 	$(VENV)/bin/ruff check --fix .
 
 typecheck: install
-	$(VENV)/bin/mypy ioa config web accounts authoring publishing sessions bot marking lti webhooks
+	$(VENV)/bin/mypy ioa config web accounts authoring publishing sessions proctoring bot marking lti webhooks
 
 ## make services-run: web (daphne) + Celery worker against Postgres and Redis.
 services-run: install

@@ -1,6 +1,6 @@
 """The candidate's media connection, reported as ``candidate_connection_changed`` (issue 15).
 
-The exam room's socket is tracked by the web tier (``sessions.presence_tracking``); the voice
+The exam room's socket is tracked by the web tier (``proctoring.presence_tracking``); the voice
 transport is tracked here: the SmallWebRTC peer (``on_client_connected`` /
 ``on_client_disconnected``, channel ``webrtc``) and the LiveKit candidate participant (the same
 events, for the participant whose identity was minted for the candidate, channel ``livekit``;

@@ -3,9 +3,11 @@
 from django.urls import path
 
 from config.health import HealthSocketConsumer
+from proctoring.routing import websocket_urlpatterns as proctoring_sockets
 from sessions.routing import websocket_urlpatterns as session_sockets
 
 websocket_urlpatterns = [
     path("ws/healthz/", HealthSocketConsumer.as_asgi()),
     *session_sockets,
+    *proctoring_sockets,
 ]

@@ -77,6 +77,7 @@ INSTALLED_APPS = [
     "authoring",
     "publishing",
     "sessions.apps.ExamSessionsConfig",
+    "proctoring",
     "bot",
     "marking",
     "lti_tool",
@@ -278,12 +279,12 @@ EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 if DEBUG and not os.environ.get("EMAIL_HOST", "").strip():
     EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
-# How long a proctor action waits for the session's bot to confirm it (sessions.proctoring).
+# How long a proctor action waits for the session's bot to confirm it (proctoring.actions).
 VIVA_PROCTOR_ACTION_TIMEOUT_SECONDS = float(
     os.environ.get("VIVA_PROCTOR_ACTION_TIMEOUT_SECONDS", "10")
 )
 # Heartbeat of the session event sockets (sessions.consumers); a candidate socket that misses two
-# is no longer counted as connected (sessions.presence).
+# is no longer counted as connected (proctoring.presence).
 VIVA_WS_HEARTBEAT_SECONDS = float(os.environ.get("VIVA_WS_HEARTBEAT_SECONDS", "15"))
 # A candidate without a connection this long during a running exam raises an overview alert.
 VIVA_CANDIDATE_DISCONNECT_ALERT_SECONDS = float(

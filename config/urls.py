@@ -11,6 +11,8 @@ from drf_spectacular.views import (
 from accounts.views import home
 from config.health import healthz
 from config.i18n import javascript_catalog
+from proctoring import urls as proctoring_urls
+from sessions import urls as sessions_urls
 from web.api.errors import no_such_endpoint
 
 admin.site.site_header = "Viva platform administration"
@@ -21,7 +23,11 @@ urlpatterns = [
     path("accounts/", include("accounts.urls")),
     path("studio/", include("authoring.urls")),
     path("studio/", include("publishing.urls")),
-    path("", include("sessions.urls")),
+    # The candidate's and the proctor's pages share one namespace (exam_sessions:exam-room,
+    # exam_sessions:proctor-session): names the templates, emails and LTI links already use.
+    path(
+        "", include(([*sessions_urls.urlpatterns, *proctoring_urls.urlpatterns], "exam_sessions"))
+    ),
     path("marking/", include("marking.urls")),
     path("exam/", include("marking.result_urls")),
     path("lti/", include("lti.urls")),

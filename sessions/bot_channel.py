@@ -30,7 +30,7 @@ the exam room sees on its event socket.
 
 A proctor input may carry ``replyTo``, a channel name: the bot then answers on it, once the
 controller's decision is stored, with ``{"type": "bot.reply", "status", "reason",
-"eventIds", "types"}`` (:func:`ask_bot`; ``sessions.proctoring`` uses it so that an action no
+"eventIds", "types"}`` (:func:`ask_bot`; ``proctoring.actions`` uses it so that an action no
 bot carried out is reported as such, never silently dropped).
 """
 

@@ -24,10 +24,10 @@ events (``payload.lastSeq``, ``payload.intervalSec``) sent every ``VIVA_WS_HEART
 session's head and sends anything the live stream did not bring (publishing after commit is
 best effort, the store is authoritative).
 
-Presence (``sessions.presence``): a candidate's socket is counted in the session's presence once
-it is live, kept counted at each heartbeat and counted out when it closes
-(``sessions.presence_tracking``). A proctor's socket gets ``{"kind": "presence", "presence":
-{...}}`` after ``caught_up`` and whenever the candidate's connection changes.
+Presence (``sessions.presence_port``; the tracking is ``proctoring``'s): a candidate's socket is
+counted in the session's presence once it is live, kept counted at each heartbeat and counted out
+when it closes. A proctor's socket gets ``{"kind": "presence", "presence": {...}}`` after
+``caught_up`` and whenever the candidate's connection changes.
 
 Client → server frames: ``ping``; a candidate's ``candidate_ready``, ``answer`` and ``command``
 (stored in the durable inbox, acknowledged, then forwarded to the bot: ``sessions.inbox``); and
@@ -63,8 +63,7 @@ from sessions.broadcast import (
     group_name,
 )
 from sessions.models import ExamSession
-from sessions.presence import Presence, alert_ms, now_ms
-from sessions.presence_tracking import CandidateSocket, PresenceMessage, presence_view
+from sessions.presence_port import SocketPresence, presence_tracker
 from sessions.previews import preview_session
 from sessions.selectors import audience_for, events_after, session_for_user
 from sessions.windows import may_start
@@ -106,7 +105,7 @@ class SessionEventsConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsumer
     group: str | None = None
     last_seq: int = 0
     _heartbeat: asyncio.Task[None] | None = None
-    _presence: CandidateSocket | None = None
+    _presence: SocketPresence | None = None
     _composing_state: bool = False
     _composing_at: float = 0.0
 
@@ -161,11 +160,14 @@ class SessionEventsConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsumer
             {"kind": "caught_up", "lastSeq": self.last_seq, "audience": self.audience.value}
         )
         self._heartbeat = asyncio.create_task(self._beat())
+        tracker = presence_tracker()
+        if tracker is None:
+            return
         if self.audience is Audience.CANDIDATE:
-            self._presence = CandidateSocket(self.session_id, self.channel_name, self.channel_layer)
+            self._presence = tracker.socket(self.session_id, self.channel_name, self.channel_layer)
             await self._presence.opened()
         else:
-            view = await sync_to_async(presence_view, thread_sensitive=False)(self.session_id)
+            view = await sync_to_async(tracker.view, thread_sensitive=False)(self.session_id)
             await self.send_json({"kind": "presence", "presence": view})
 
     async def disconnect(self, code: int) -> None:
@@ -260,13 +262,13 @@ class SessionEventsConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsumer
                     await self.send_json({"kind": "event", "event": event})
             self.last_seq = through
 
-    async def session_presence(self, message: PresenceMessage) -> None:
-        """The candidate's connection changed (``sessions.presence_tracking``; proctor group
-        only): a ``presence`` frame."""
-        if self.audience is Audience.CANDIDATE:
+    async def session_presence(self, message: Mapping[str, object]) -> None:
+        """The candidate's connection changed (``sessions.presence_port``; proctor group only):
+        a ``presence`` frame."""
+        tracker = presence_tracker()
+        if self.audience is Audience.CANDIDATE or tracker is None:
             return
-        found = Presence.from_wire(message["presence"])
-        await self.send_json({"kind": "presence", "presence": found.view(now_ms(), alert_ms())})
+        await self.send_json({"kind": "presence", "presence": tracker.view_of(message)})
 
     async def _catch_up(self, *, until: int) -> None:
         """Send stored events in ``(last_seq, until]`` this audience may see; all of them are

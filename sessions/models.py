@@ -320,7 +320,7 @@ class ProcessedCommand(models.Model):
 
 class ProctorActionRequest(models.Model):
     """One proctor action asked for through the dashboard or the API
-    (``sessions.proctoring.action_perform``), whatever became of it.
+    (``proctoring.actions.action_perform``), whatever became of it.
 
     The session's event log holds what was carried out (``proctor_action``,
     ``proctor_instruction``: the controller's facts); this row holds the request itself, so a

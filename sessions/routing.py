@@ -3,9 +3,7 @@
 from django.urls import path
 
 from sessions.consumers import SessionEventsConsumer
-from sessions.proctor_consumers import SittingOverviewConsumer
 
 websocket_urlpatterns = [
     path("ws/sessions/<uuid:session_id>/events/", SessionEventsConsumer.as_asgi()),
-    path("ws/proctor/sittings/<uuid:sitting_id>/", SittingOverviewConsumer.as_asgi()),
 ]

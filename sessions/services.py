@@ -10,7 +10,6 @@ Each lives beside the code of its concern and is exported here:
 - the candidate's journey (``sessions.exam_room``): :func:`identity_confirm`,
   :func:`briefing_acknowledge`, :func:`mode_choose`, :func:`accommodations_set`;
 - start windows (``sessions.windows``): :func:`window_override`;
-- proctoring (``sessions.proctoring``): :func:`action_perform`;
 - previews (``sessions.previews``): :func:`preview_start`;
 - candidate commands (``sessions.commands``): :func:`command_handle`;
 - the event log (``sessions.event_store``): :func:`append_events`.
@@ -27,13 +26,11 @@ from sessions.exam_room import (
     mode_choose,
 )
 from sessions.previews import preview_start
-from sessions.proctoring import action_perform
 from sessions.scheduling import candidate_add, candidates_import, invitations_send, sitting_create
 from sessions.windows import window_override
 
 __all__ = [
     "accommodations_set",
-    "action_perform",
     "append_events",
     "briefing_acknowledge",
     "candidate_add",

@@ -1,6 +1,6 @@
 """What the sessions app tells the apps above it, sent once the write has committed.
 
-``sessions`` sits below ``bot``, ``marking`` and the proctoring modules (docs/architecture.md,
+``sessions`` sits below ``bot``, ``marking`` and ``proctoring`` (docs/architecture.md,
 "Dependency direction"): it never imports them. Where they must react to a session's facts they
 subscribe here, in their ``AppConfig.ready()``; the event store sends after the transaction that
 stored the events commits (at once under autocommit), never for a batch that rolls back, and

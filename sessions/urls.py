@@ -1,51 +1,11 @@
+"""The candidate's pages. config/urls.py mounts them with the proctor's (``proctoring.urls``)
+in one namespace, ``exam_sessions``: ``exam_sessions:exam-room``, ``exam_sessions:proctor-home``."""
+
 from django.urls import path
 
-from sessions import preview_views, proctor_views, views
-
-app_name = "exam_sessions"
+from sessions import preview_views, views
 
 urlpatterns = [
-    path("proctor/", proctor_views.proctor_home, name="proctor-home"),
-    path(
-        "proctor/sittings/<uuid:sitting_id>/",
-        proctor_views.sitting_overview,
-        name="proctor-sitting",
-    ),
-    path(
-        "proctor/sittings/<uuid:sitting_id>/candidates/",
-        proctor_views.sitting_candidates,
-        name="proctor-candidates",
-    ),
-    path(
-        "proctor/sittings/<uuid:sitting_id>/candidates/import/",
-        proctor_views.sitting_import,
-        name="proctor-import",
-    ),
-    path(
-        "proctor/sittings/<uuid:sitting_id>/invitations/",
-        proctor_views.sitting_invite,
-        name="proctor-invite",
-    ),
-    path(
-        "proctor/sessions/<uuid:session_id>/",
-        proctor_views.session_view,
-        name="proctor-session",
-    ),
-    path(
-        "proctor/sessions/<uuid:session_id>/actions/",
-        proctor_views.session_action,
-        name="proctor-action",
-    ),
-    path(
-        "proctor/sessions/<uuid:session_id>/accommodations/",
-        proctor_views.session_accommodations,
-        name="proctor-accommodations",
-    ),
-    path(
-        "proctor/sessions/<uuid:session_id>/window/",
-        proctor_views.session_window,
-        name="proctor-window",
-    ),
     path("exam/", views.candidate_home, name="candidate-home"),
     path("exam/<uuid:session_id>/", views.exam_entry, name="exam-entry"),
     path("exam/<uuid:session_id>/identity/", views.exam_identity, name="exam-identity"),

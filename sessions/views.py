@@ -1,5 +1,5 @@
 """The candidate area's landing page and the candidate's journey into an exam (the proctor
-area's pages are in ``sessions.proctor_views``).
+area's pages are in ``proctoring.views``).
 
 The journey (docs/exam-room.md; services and reads in ``sessions.exam_room``)::
 

@@ -1,5 +1,5 @@
 """Account endpoints: who am I. (Issuing a candidate's invitation is a proctoring endpoint:
-``sessions.api.views.InvitationCreateApi``.)"""
+``proctoring.api.views.InvitationCreateApi``.)"""
 
 from __future__ import annotations
 

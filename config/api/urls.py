@@ -7,6 +7,6 @@ urlpatterns = [
     path("", include("authoring.api.urls")),
     path("", include("publishing.api.urls")),
     path("", include("marking.api.urls")),
-    path("", include("sessions.api.urls")),
+    path("", include("proctoring.api.urls")),
     path("", include("bot.api.urls")),
 ]

@@ -1,6 +1,6 @@
 /* The live overview of a sitting (templates/sessions/proctor_sitting.html; docs/proctoring.md).
  *
- * Socket: ws/proctor/sittings/<id>/ (sessions/proctor_consumers.py). Frames received:
+ * Socket: ws/proctor/sittings/<id>/ (proctoring/consumers.py). Frames received:
  *   {"kind":"snapshot","rows":[...],"alerts":[...],"asOf"}  then
  *   {"kind":"rows","rows":[...]} (changed rows),  {"kind":"alert","alert":{...}}  and
  *   {"kind":"alert_cleared","id","sessionId"} (a candidate who was disconnected came back).
@@ -8,7 +8,7 @@
  *
  * Rows carry their clocks as of "asOf" and whether they run; the page ticks them every second.
  * The "Connection" column shows the candidate's exam room (row.candidateConnection: connected,
- * reconnecting, disconnected since, reconnects; sessions/presence.py) and the examiner bot.
+ * reconnecting, disconnected since, reconnects; proctoring/presence.py) and the examiner bot.
  * Filters (status, search) apply at once and are kept in the URL. Alerts are listed newest first,
  * announced in an assertive live region, and, only if the proctor ticks the box (remembered in
  * this browser), sound a short tone (WebAudio; nothing is downloaded). A dismissed alert stays
@@ -93,7 +93,7 @@
     if (td.textContent !== text) td.textContent = text;
   }
 
-  // The candidate's exam room connection in words (sessions/presence.py describe() says the same).
+  // The candidate's exam room connection in words (proctoring/presence.py describe() says the same).
   function candidateText(c) {
     if (!c) return "";
     const when = c.since ? new Date(c.since).toLocaleTimeString() : "";

@@ -7,11 +7,11 @@
  * replacement text), recoveries, and the timeline grouped by correlationId. After a dropped
  * connection it reconnects with after_seq = the last seq it has: nothing is shown twice.
  * The socket also sends {"kind":"presence"} frames (the candidate's exam room connection,
- * sessions/presence.py): "Candidate's connection" shows connected / reconnecting / disconnected
+ * proctoring/presence.py): "Candidate's connection" shows connected / reconnecting / disconnected
  * since, ticking from reconnecting to disconnected after presence.reconnectingMs, and changes
  * are announced. What the events mean (status, node, clocks, counts, recoveries, ledger,
  * timeline lines) is folded by the pure static/js/events/proctor-session.js (loaded before this
- * file; unit-tested in frontend/test/events against the summary sessions/overview.py folds);
+ * file; unit-tested in frontend/test/events against the summary proctoring/overview.py folds);
  * this file only shows it.
  *
  * Actions: the forms work without JavaScript (POST, then a message on this page); here they are

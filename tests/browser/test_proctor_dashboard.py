@@ -23,9 +23,9 @@ import pytest
 from django.conf import settings
 from playwright.sync_api import Browser, Page, expect
 
+from proctoring.actions import proctor_id
 from publishing.services import version_publish
 from sessions.models import ExamSession, ProctorActionRequest, SessionEvent
-from sessions.proctoring import proctor_id
 from tests.browser.helpers import (
     artifact_name,
     axe_violations,

@@ -148,7 +148,7 @@ def test_reports_exports_cohort_and_scheme(make_session: Any, author: Any) -> No
 
 
 def test_irregularities_in_the_detail_and_the_report(make_session: Any, author: Any) -> None:
-    from sessions.proctoring import action_perform
+    from proctoring.actions import action_perform
 
     session = make_session("strong")
     proctor = ProctorFactory()

@@ -25,9 +25,9 @@ from marking.models import (
 )
 from marking.selectors import irregularities, mark_view
 from marking.tasks import irregularity_reported
+from proctoring.actions import action_perform, proctor_id
 from sessions.event_store import append_events
 from sessions.models import SessionEvent
-from sessions.proctoring import action_perform, proctor_id
 from sessions.selectors import wire_from_row
 from tests.factories import AuthorFactory, CandidateFactory, ProctorFactory
 from tests.marking.exams import completed_session_with_report

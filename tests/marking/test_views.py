@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from marking.models import SessionMark, TargetDecision
-from sessions.proctoring import action_perform
+from proctoring.actions import action_perform
 from tests.factories import AuthorFactory, CandidateFactory, ProctorFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -5,7 +5,7 @@ One exam driven through the real runtime controller (``tests/ioa/runtime/harness
 an answer with evidence and a follow-up, a candidate command, a refused skip (a guardrail), a
 silence recovery, a proctor's pause, resume and extension, time warnings, the end. The file holds
 the proctor's and the candidate's projection of that log (``ioa.events.projection``), the exam
-room's parts of the package, and what ``sessions.overview.SessionView`` has folded after each
+room's parts of the package, and what ``proctoring.overview.SessionView`` has folded after each
 event of the proctor's log (``overview[i]``: after ``proctor[i]``), so the JavaScript of the
 proctor page and the exam room (``static/js/events/``) is checked against the Python, not against
 itself.
@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from ioa.events.projection import project
+from proctoring.overview import Clock, SessionView
 from sessions.exam_room import _structure
-from sessions.overview import Clock, SessionView
 from tests.ioa.runtime.harness import Harness, signal
 
 PATH = Path(__file__).resolve().parents[2] / "frontend" / "test" / "fixtures" / "session-log.json"

@@ -14,8 +14,8 @@ from django.db import transaction
 
 from marking import services as marking
 from marking.models import SessionMark
+from proctoring.actions import action_perform
 from sessions.models import SessionEvent, Sitting
-from sessions.proctoring import action_perform
 from tests.factories import AuthorFactory, CandidateFactory, ProctorFactory
 from tests.marking.exams import completed_session
 from tests.support.webhook_receiver import webhook_receiver

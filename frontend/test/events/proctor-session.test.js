@@ -1,5 +1,5 @@
 // static/js/events/proctor-session.js: every event type the proctor's session page folds,
-// malformed and unknown events, replays, and the summary sessions/overview.py folds from the
+// malformed and unknown events, replays, and the summary proctoring/overview.py folds from the
 // same log (frontend/test/fixtures/session-log.json).
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -178,7 +178,7 @@ test("replays: the same log twice gives the same state and adds nothing", () => 
   assert.deepEqual(once.state, copy, "folding on never changes an earlier state");
 });
 
-test("the Python's log: the summary is sessions/overview.py's after every event", () => {
+test("the Python's log: the summary is proctoring/overview.py's after every event", () => {
   assert.equal(fixture.overview.length, fixture.proctor.length);
   let state = proctorSession.initial("scheduled");
   fixture.proctor.forEach((event, i) => {

@@ -7,7 +7,7 @@
  *   (a replay after a reconnect, a repaired connection): refused. An event without a seq (live
  *   only: captions, heartbeats) is refused when its eventId was seen. Stored events are unique
  *   by eventId and come in seq order, so only live-only ids need remembering.
- * - Clocks, as sessions/overview.py's Clock: a budget (ms or null) and the active time spent
+ * - Clocks, as proctoring/overview.py's Clock: a budget (ms or null) and the active time spent
  *   against it; paused time does not count; an extension or a time warning re-anchors it.
  * - at(event): an event's timestamp in epoch ms (NaN when it cannot be read).
  */

@@ -1,5 +1,5 @@
 /* The proctor's session page's reading of the event log (static/js/proctor-session.js renders it;
- * docs/proctoring.md). The summary it keeps is the one sessions/overview.py's SessionView folds
+ * docs/proctoring.md). The summary it keeps is the one proctoring/overview.py's SessionView folds
  * in Python (status, node, clocks, follow-ups, guardrails, recoveries): frontend/test checks both
  * against the same log (frontend/test/fixtures/session-log.json, built by the Python).
  *
@@ -268,7 +268,7 @@
     return { state: current, out };
   }
 
-  /** What sessions/overview.py's SessionView holds, in the fixture's terms. */
+  /** What proctoring/overview.py's SessionView holds, in the fixture's terms. */
   function summary(state) {
     const clock = (c) => ({ budgetMs: c.budget, activeMs: c.active, sinceMs: c.since });
     return {

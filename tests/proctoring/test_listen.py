@@ -1,4 +1,4 @@
-"""*Listen in* on the proctor's session page (``sessions.proctor_listen``): offered only for a
+"""*Listen in* on the proctor's session page (``proctoring.listen``): offered only for a
 voice session carried by a configured LiveKit, to proctors and admins, with the reason shown
 otherwise; and the token the page's player asks for, through the real view, is listen-only."""
 

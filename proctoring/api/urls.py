@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from sessions.api import views
+from proctoring.api import views
 
 urlpatterns = [
     path("invitations/", views.InvitationCreateApi.as_view(), name="api-invitation-create"),

@@ -1,5 +1,5 @@
 """The sitting overview snapshot is paged: a 10,000-candidate sitting over a real daphne socket,
-no frame near daphne's 1 MiB limit (``sessions.proctor_consumers``)."""
+no frame near daphne's 1 MiB limit (``proctoring.consumers``)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from django.contrib.auth.hashers import make_password
 from django.test import Client
 
 from accounts.models import User
+from proctoring.consumers import SNAPSHOT_PAGE_BYTES, pages
 from sessions.models import ExamSession
-from sessions.proctor_consumers import SNAPSHOT_PAGE_BYTES, pages
 from tests.factories import ProctorFactory
 from tests.sessions.factories import SittingFactory
 from tests.support.processes import asgi_server

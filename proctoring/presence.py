@@ -90,7 +90,7 @@ class ConnectionView(TypedDict):
 
 class Alert(TypedDict):
     """An overview alert (JSON): a disconnection (:func:`disconnect_alert`, with ``since``) or
-    one ``sessions.overview`` raises from the log."""
+    one ``proctoring.overview`` raises from the log."""
 
     id: str
     sessionId: str
@@ -286,7 +286,7 @@ def disconnect_alert(
     threshold_ms: int | None = None,
 ) -> Alert | None:
     """The overview alert for a candidate offline for ``threshold_ms`` or more while the exam
-    is in progress or paused (the alerts' JSON shape of ``sessions.overview``); its id names
+    is in progress or paused (the alerts' JSON shape of ``proctoring.overview``); its id names
     the disconnection, so a dismissed alert does not hide the next one."""
     threshold = alert_ms() if threshold_ms is None else threshold_ms
     due = _alert_due(exam_state, presence, at_ms, threshold)

@@ -1,6 +1,6 @@
 """Reads for the proctor's view of one session (docs/proctoring.md): what the session page and
 ``/api/v1/sessions/<id>/...`` show. Staff only: callers get the session through
-``sessions.proctoring.session_for_proctor`` (other people's sessions answer 404), and
+``proctoring.actions.session_for_proctor`` (other people's sessions answer 404), and
 everything here is the proctor audience's view of the log (``ioa.events.project``).
 
 * :func:`package_outline` — the nodes of the session's version in order, with their evidence

@@ -16,7 +16,7 @@ proctor audience group of every session of the sitting (``sessions.broadcast``),
     {"kind": "alert", "alert": <alert>}            at once, as it happens
     {"kind": "error", "code": "...", "message": "..."}
 
-Rows and alerts are ``sessions.overview``'s. Each session's view is folded from the store at
+Rows and alerts are ``proctoring.overview``'s. Each session's view is folded from the store at
 connect and then from the live stream; like the session socket, a message whose range starts
 beyond what a view has folded first reads the missing range from the store, and a periodic
 refresh (every :data:`REFRESH_SECONDS`) re-reads the roster, the journey facts, the bots'
@@ -25,8 +25,8 @@ authoritative; a gap still there at the next refresh is read from the store). Th
 frame is ``{"kind": "ping"}``, answered with
 ``{"kind": "pong", "asOf"}``.
 
-The candidate's connection (``sessions.presence``) is read with the roster and updated by the
-``session.presence`` messages of ``sessions.presence_tracking``; a candidate offline too long
+The candidate's connection (``proctoring.presence``) is read with the roster and updated by the
+``session.presence`` messages of ``proctoring.presence_tracking``; a candidate offline too long
 during a running exam raises a ``disconnected`` alert, at the moment it is due (a timer per
 session), and when they come back (or the exam ends)::
 
@@ -48,10 +48,10 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.utils import timezone
 
 from ioa.events import Audience
-from sessions import overview, presence
+from proctoring import overview, presence
+from proctoring.presence_tracking import PresenceMessage
 from sessions.broadcast import EventsBatch, EventsMessage, event_seq, group_name
 from sessions.models import ExamSession, Sitting
-from sessions.presence_tracking import PresenceMessage
 from sessions.scheduling import sitting_group
 from sessions.selectors import events_after
 from web.ws_input import BoundedJsonConsumerMixin
@@ -309,7 +309,7 @@ class SittingOverviewConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsum
     # --- the candidate's connection ----------------------------------------------------------
 
     async def session_presence(self, message: PresenceMessage) -> None:
-        """The candidate's connection changed (``sessions.presence_tracking``)."""
+        """The candidate's connection changed (``proctoring.presence_tracking``)."""
         key = str(message["sessionId"])
         async with self._lock:
             if key not in self.sessions:

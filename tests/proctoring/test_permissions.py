@@ -26,8 +26,8 @@ from django.db import connection
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
+from config.routing import websocket_urlpatterns
 from sessions.models import ExamSession, ProctorActionRequest, SessionEvent, Sitting
-from sessions.routing import websocket_urlpatterns
 from tests.factories import AuthorFactory, CandidateFactory, ProctorFactory
 from tests.sessions.factories import ExamSessionFactory, SittingFactory
 

@@ -15,12 +15,12 @@ import websockets
 
 from ioa.events import EventFactory
 from ioa.events import payloads as p
+from proctoring.consumers import REFRESH_SECONDS
 from sessions.event_store import append_events
 from sessions.models import ExamSession
-from sessions.proctor_consumers import REFRESH_SECONDS
 from tests.factories import ProctorFactory
+from tests.proctoring.test_overview import cookie_for, in_thread
 from tests.sessions.factories import ExamSessionFactory, SittingFactory, exam_started
-from tests.sessions.test_overview import cookie_for, in_thread
 from tests.support.processes import asgi_server
 
 pytestmark = [pytest.mark.services("postgres", "redis"), pytest.mark.django_db(transaction=True)]

@@ -1,5 +1,5 @@
 """The sitting overview: the projection of events into rows and alerts
-(``sessions.overview``), and the overview socket over a real daphne server with the Redis
+(``proctoring.overview``), and the overview socket over a real daphne server with the Redis
 channel layer: rows and alerts arrive live, a candidate added to the roster appears."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from django.test import Client
 
 from ioa.events import EventFactory
 from ioa.events import payloads as p
-from sessions import overview
+from proctoring import overview
 from sessions.event_store import append_events
 from sessions.models import ExamSession
 from sessions.scheduling import candidate_add, invitations_send

@@ -1,4 +1,4 @@
-"""Proctor actions end to end: ``sessions.proctoring.action_perform`` → the channel layer → a real
+"""Proctor actions end to end: ``proctoring.actions.action_perform`` → the channel layer → a real
 running bot (Pipecat pipeline, the offline examiner) → the runtime controller → stored events,
 and the bot's answer back to the service. Also: what happens without a bot, idempotency keys,
 input checks and the proctor's authorisation of the start."""
@@ -19,14 +19,14 @@ from django.utils import timezone
 from bot.models import BotLease
 from bot.runners import run_bot
 from bot.session_runner import BotOptions
-from sessions.models import ExamSession, ProctorActionRequest, SessionEvent
-from sessions.proctoring import (
+from proctoring.actions import (
     ActionInvalid,
     IdempotencyConflict,
     action_perform,
     proctor_id,
     session_for_proctor,
 )
+from sessions.models import ExamSession, ProctorActionRequest, SessionEvent
 from tests.bot.conftest import Candidate, Watcher, new_session, publish_example
 from tests.factories import CandidateFactory, ProctorFactory
 

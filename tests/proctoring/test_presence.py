@@ -1,4 +1,4 @@
-"""The candidate's connection (``sessions.presence``): the store on the configured cache (local
+"""The candidate's connection (``proctoring.presence``): the store on the configured cache (local
 memory in the embedded default, Redis in services mode), what the dashboard derives from it
 (status, alert), and the record of (dis)connections in the session log."""
 
@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from django.core.cache import cache
 
-from sessions import overview, presence
+from proctoring import overview, presence
+from proctoring.presence import ConnectionStatus, Presence, PresenceStore
+from proctoring.presence_tracking import close_code, record_transition
+from proctoring.views import needs_attention
 from sessions.event_store import append_events
 from sessions.models import SessionEvent
-from sessions.presence import ConnectionStatus, Presence, PresenceStore
-from sessions.presence_tracking import close_code, record_transition
-from sessions.proctor_views import needs_attention
 from tests.sessions.factories import ExamSessionFactory, exam_started
 
 T0 = 1_800_000_000_000

@@ -33,11 +33,12 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.access import area_required, signed_in_user
 from accounts.roles import Area
+from proctoring import actions, overview, presence, session_detail
+from proctoring.listen import listen_in
 from publishing.models import PublishedVersion
-from sessions import overview, presence, proctoring, scheduling, services, session_detail
+from sessions import scheduling, services
 from sessions.exam_room import exam_structure
 from sessions.models import ExamSession, Sitting
-from sessions.proctor_listen import listen_in
 
 FILTERS = [
     ("all", "All candidates"),
@@ -70,7 +71,7 @@ def _sitting(request: HttpRequest, sitting_id: uuid.UUID) -> Sitting:
 
 
 def _session(request: HttpRequest, session_id: uuid.UUID) -> ExamSession:
-    session = proctoring.session_for_proctor(user=request.user, session_id=session_id)
+    session = actions.session_for_proctor(user=request.user, session_id=session_id)
     if session is None:
         raise Http404("No such session.")
     return session
@@ -424,8 +425,8 @@ def session_view(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
         "listen": listen,
         "examiner_name": structure.examiner_name,
         "config": config,
-        "categories": proctoring.CATEGORIES,
-        "requests": proctoring.requests_for(session, limit=20),
+        "categories": actions.CATEGORIES,
+        "requests": actions.requests_for(session, limit=20),
         "idempotency_key": str(uuid.uuid4()),
     }
     return render(request, "sessions/proctor_session.html", context)
@@ -444,7 +445,7 @@ def session_action(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
     except ValueError:
         seconds = -1
     try:
-        outcome = services.action_perform(
+        outcome = actions.action_perform(
             session=session,
             user=signed_in_user(request),
             action=post.get("action", ""),
@@ -456,9 +457,9 @@ def session_action(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
             text=post.get("text") or None,
             category=post.get("category") or None,
         )
-    except proctoring.ActionInvalid as refused:
+    except actions.ActionInvalid as refused:
         messages.error(request, f"Not sent: {refused.message}")
-    except proctoring.IdempotencyConflict:
+    except actions.IdempotencyConflict:
         messages.error(request, "Not sent: this form was already used for another action.")
     else:
         request_row = outcome.request

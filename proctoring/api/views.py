@@ -4,9 +4,9 @@ timeline, transcript, evidence ledger, interceptions, proctor actions).
 Everything the dashboard shows is here.
 
 Thin views: input and output serializers nested in each view, reads through the selectors
-(``Sitting.objects.visible_to``, ``sessions.proctoring.session_for_proctor``: other people's
+(``Sitting.objects.visible_to``, ``proctoring.actions.session_for_proctor``: other people's
 sittings and sessions answer 404), writes through ``sessions.scheduling`` and
-``sessions.proctoring``. The area is ``proctor``: candidates get 403, anonymous requests 401.
+``proctoring.actions``. The area is ``proctor``: candidates get 403, anonymous requests 401.
 
 ``POST /sessions/<id>/actions/`` honours an ``Idempotency-Key`` header: repeating it returns
 the first request's answer (``Idempotent-Replayed: true``), reusing it for another action is
@@ -41,8 +41,9 @@ from accounts.api.serializers import UserRefSerializer
 from accounts.models import User
 from accounts.roles import Area
 from accounts.services import candidate_get_or_create, invitation_create
+from proctoring import actions, overview, session_detail
 from publishing.models import PublishedVersion
-from sessions import overview, proctoring, scheduling, services, session_detail
+from sessions import scheduling, services
 from sessions.models import ExamSession, ProctorActionRequest, Sitting
 from sessions.selectors import candidate_invitable_by
 from web.api.pagination import StandardPagination
@@ -66,7 +67,7 @@ def _sitting(request: Request, sitting_id: uuid.UUID | str) -> Sitting:
 
 
 def _session(request: Request, session_id: uuid.UUID) -> ExamSession:
-    session = proctoring.session_for_proctor(user=request.user, session_id=session_id)
+    session = actions.session_for_proctor(user=request.user, session_id=session_id)
     if session is None:
         raise NotFound("No such session.")
     return session
@@ -341,7 +342,7 @@ class SessionListApi(APIView):
         responses=serializers.ListSerializer(child=serializers.DictField()),
     )
     def get(self, request: Request) -> Response:
-        qs = proctoring.proctorable_sessions(user=request.user).select_related("candidate")
+        qs = actions.proctorable_sessions(user=request.user).select_related("candidate")
         sitting = request.query_params.get("sitting")
         if sitting:
             qs = qs.filter(sitting=_sitting(request, sitting))
@@ -477,20 +478,20 @@ class ActionApi(APIView):
 
     @extend_schema_serializer(component_name="ProctorActionInput")
     class InputSerializer(serializers.Serializer[object]):
-        action = serializers.ChoiceField(choices=[a.value for a in proctoring.Action])
-        reason = serializers.CharField(max_length=proctoring.MAX_REASON)
+        action = serializers.ChoiceField(choices=[a.value for a in actions.Action])
+        reason = serializers.CharField(max_length=actions.MAX_REASON)
         seconds = serializers.IntegerField(
-            required=False, min_value=1, max_value=proctoring.MAX_EXTENSION_SECONDS
+            required=False, min_value=1, max_value=actions.MAX_EXTENSION_SECONDS
         )
-        scope = serializers.ChoiceField(choices=proctoring.SCOPES, required=False)
-        mode = serializers.ChoiceField(choices=proctoring.MODES, required=False)
-        text = serializers.CharField(required=False, max_length=proctoring.MAX_INSTRUCTION)
-        category = serializers.ChoiceField(choices=proctoring.CATEGORIES, required=False)
+        scope = serializers.ChoiceField(choices=actions.SCOPES, required=False)
+        mode = serializers.ChoiceField(choices=actions.MODES, required=False)
+        text = serializers.CharField(required=False, max_length=actions.MAX_INSTRUCTION)
+        category = serializers.ChoiceField(choices=actions.CATEGORIES, required=False)
 
     @extend_schema(responses=ActionRequestSerializer(many=True))
     def get(self, request: Request, session_id: uuid.UUID) -> Response:
         session = _session(request, session_id)
-        return Response(ActionRequestSerializer(proctoring.requests_for(session), many=True).data)
+        return Response(ActionRequestSerializer(actions.requests_for(session), many=True).data)
 
     @extend_schema(
         request=InputSerializer,
@@ -512,20 +513,20 @@ class ActionApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            outcome = services.action_perform(
+            outcome = actions.action_perform(
                 session=session,
                 user=signed_in_user(request),
                 idempotency_key=request.headers.get("Idempotency-Key", ""),
                 **data.validated_data,
             )
-        except proctoring.ActionInvalid as refused:
+        except actions.ActionInvalid as refused:
             return _error(
                 "invalid",
                 refused.message,
                 status.HTTP_400_BAD_REQUEST,
                 **{refused.field: [refused.message]},
             )
-        except proctoring.IdempotencyConflict as conflict:
+        except actions.IdempotencyConflict as conflict:
             return _error(
                 "idempotency_conflict",
                 str(conflict),
@@ -535,7 +536,7 @@ class ActionApi(APIView):
         return action_response(outcome)
 
 
-def action_response(outcome: proctoring.ActionOutcome) -> Response:
+def action_response(outcome: actions.ActionOutcome) -> Response:
     """The HTTP answer for an action's outcome (the same for a replayed idempotency key)."""
     request: ProctorActionRequest = outcome.request
     body = ActionRequestSerializer(request).data

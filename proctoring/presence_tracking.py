@@ -1,10 +1,11 @@
 """Presence from the candidate's sockets, told to the proctors (docs/proctoring.md).
 
 :class:`CandidateSocket` is one candidate socket's part in its session's presence
-(``sessions.presence``), driven by ``sessions.consumers.SessionEventsConsumer``:
+(``proctoring.presence``), driven by ``sessions.consumers.SessionEventsConsumer`` through the port
+:class:`CandidatePresence` fills (``sessions.presence_port``, registered by ``proctoring.apps``):
 :meth:`~CandidateSocket.opened` once the socket is live, :meth:`~CandidateSocket.alive` at each
-heartbeat, :meth:`~CandidateSocket.closed` when it closes. The cache is used from a worker
-thread, the database through ``database_sync_to_async``. After a socket opens or closes:
+heartbeat, :meth:`~CandidateSocket.closed` when it closes. The cache is used from a worker thread,
+the database through ``database_sync_to_async``. After a socket opens or closes:
 
 * the session's proctor group (``sessions.broadcast.group_name(id, "proctor")``) gets
   ``{"type": "session.presence", "sessionId", "presence": Presence.to_wire()}``: the sitting
@@ -23,7 +24,8 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Final, TypedDict
+from collections.abc import Mapping
+from typing import Final, TypedDict, cast
 
 from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
@@ -31,10 +33,7 @@ from channels.layers import BaseChannelLayer
 
 from ioa.events import Audience, EventFactory, EventSource
 from ioa.events.payloads import CandidateConnectionChanged
-from sessions.bot_channel import send_to_bot
-from sessions.broadcast import group_name
-from sessions.models import ExamSession
-from sessions.presence import (
+from proctoring.presence import (
     Change,
     ConnectionView,
     Presence,
@@ -44,6 +43,10 @@ from sessions.presence import (
     now_ms,
     store,
 )
+from sessions.bot_channel import send_to_bot
+from sessions.broadcast import group_name
+from sessions.event_store import append_events
+from sessions.models import ExamSession
 
 logger = logging.getLogger(__name__)
 
@@ -71,8 +74,6 @@ def close_code(code: object) -> int | None:
 def record_transition(session_id: uuid.UUID | str, change: Change, code: int | None = None) -> bool:
     """Store ``change``'s transition as ``candidate_connection_changed`` if the exam runs
     (:data:`RECORDED_STATES`); returns whether an event was stored."""
-    from sessions.event_store import append_events
-
     if change.transition is None:
         return False
     state = ExamSession.objects.filter(pk=session_id).values_list("state", flat=True).first()
@@ -180,3 +181,22 @@ class CandidateSocket:
             )
         except Exception:  # best effort: the overview re-reads presence periodically
             logger.exception("presence of session %s: proctors not told", self.session_id)
+
+
+class CandidatePresence:
+    """``sessions.presence_port.PresenceTracker``: the session socket's way into the tracking."""
+
+    def socket(
+        self, session_id: uuid.UUID, channel_name: str, layer: BaseChannelLayer
+    ) -> CandidateSocket:
+        """A :class:`CandidateSocket` for one candidate socket (counted once ``opened``)."""
+        return CandidateSocket(session_id, channel_name, layer)
+
+    def view(self, session_id: uuid.UUID) -> ConnectionView:
+        """:func:`presence_view`: the proctor's ``presence`` frame now."""
+        return presence_view(session_id)
+
+    def view_of(self, message: Mapping[str, object]) -> ConnectionView:
+        """The ``presence`` frame for a :class:`PresenceMessage` (:func:`presence_message`)."""
+        found = Presence.from_wire(cast(PresenceWire, message["presence"]))
+        return found.view(now_ms(), alert_ms())

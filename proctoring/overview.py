@@ -7,11 +7,11 @@ dashboard shows: the status (:class:`Status`), the current node, the exam and no
 runtime does), follow-ups, guardrail and recovery counts, bot restarts, the last activity,
 and **alerts** (:data:`ALERT_KINDS`) that need a proctor's attention. :meth:`SessionView.apply`
 returns the alerts an event raised, so the same class serves the snapshot (folded from the
-store) and the live stream (``sessions.proctor_consumers``).
+store) and the live stream (``proctoring.consumers``).
 
 Journey facts that are not events (invited, identity confirmed) come from the session row;
 the bot's health from its lease (asked of the bot: ``sessions.bot_port``); the candidate's
-connection from ``sessions.presence``. :func:`row` assembles the JSON a client gets;
+connection from ``proctoring.presence``. :func:`row` assembles the JSON a client gets;
 :func:`sitting_views` builds every view of a sitting with two queries.
 """
 
@@ -29,10 +29,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from ioa.events import TERMINAL_STATES
-from sessions import presence as presence_
+from proctoring import presence as presence_
 from sessions.bot_port import BotHealth as BotHealth
 from sessions.bot_port import bot_health as bot_health
 from sessions.models import ExamSession, SessionEvent, Sitting
+from sessions.selectors import wire_from_row
 
 RELEVANT_TYPES: Final = (
     "bot_ready",
@@ -521,8 +522,6 @@ def sitting_sessions(sitting: Sitting) -> list[ExamSession]:
 def sitting_views(sessions: list[ExamSession]) -> dict[str, SessionView]:
     """A view per session, folded from the store (two queries): the relevant events of every
     session in seq order; then each view's ``lastSeq`` and activity from the session row."""
-    from sessions.selectors import wire_from_row
-
     views = {str(s.pk): SessionView(session_id=str(s.pk)) for s in sessions}
     if not sessions:
         return views
