@@ -1,5 +1,7 @@
 from django.apps import AppConfig
 
+from sessions import presence_port
+
 
 class ProctoringConfig(AppConfig):
     name = "proctoring"
@@ -7,7 +9,6 @@ class ProctoringConfig(AppConfig):
 
     def ready(self) -> None:
         from proctoring.presence_tracking import CandidatePresence
-        from sessions import presence_port
 
         # The session socket counts the candidate's tabs through the port (sessions never
         # imports proctoring).
