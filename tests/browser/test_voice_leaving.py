@@ -9,7 +9,9 @@ question, the candidate closes the exam room: the media connection and the room'
 After the grace period (3 s in this module's server) the exam pauses itself; nothing is spoken
 into the empty room and no part is skipped while they are away. The candidate comes back to
 the room within the absence window: the audio reconnects, the exam resumes at the same part and
-the examiner asks the question again.
+the examiner asks the question again. A candidate who never comes back: after the absence
+limit (45 s here) the exam ends ``aborted`` (``candidate_absent``), with nothing spoken, never
+as a normal completion.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from tests.support.processes import asgi_server
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 GRACE_SEC = 3
-ABSENCE_LIMIT_SEC = 120
+ABSENCE_LIMIT_SEC = 45
 WINDOWS = {
     "VIVA_CONNECTION_GRACE_SECONDS": str(GRACE_SEC),
     "VIVA_ABSENCE_LIMIT_SECONDS": str(ABSENCE_LIMIT_SEC),
@@ -72,18 +74,41 @@ def _warmup_asked(exam: Exam, after_seq: int = 0) -> list[str]:
     ]
 
 
+def _at_the_warmup_question(page: Page) -> tuple[Exam, str]:
+    """A voice exam started, its warm-up question asked in full; the exam and the question."""
+    exam = schedule_exam()
+    start_voice_exam(page, exam)
+    assert eventually(lambda: _warmup_asked(exam), EXAMINER_TIMEOUT), summary(stored(exam))
+    return exam, _warmup_asked(exam)[-1]
+
+
+def test_a_voice_candidate_who_never_comes_back_is_ended_aborted_after_the_absence_limit(
+    silent_page: Page,
+) -> None:
+    exam, _ = _at_the_warmup_question(silent_page)
+    spoken = len(of(stored(exam), "examiner_utterance_started"))
+    left = time.monotonic()
+    silent_page.goto("about:blank")  # the candidate closes the exam room for good
+    assert eventually(
+        lambda: of(stored(exam), "exam_completed"), ABSENCE_LIMIT_SEC + GRACE_SEC + 30
+    ), summary(stored(exam))
+    assert time.monotonic() - left >= ABSENCE_LIMIT_SEC - 1
+    events = stored(exam)
+    assert of(events, "exam_completed")[-1].payload["reason"] == "candidate_absent", summary(events)
+    states = [e.payload["toState"] for e in of(events, "exam_state_changed")]
+    assert states[-2:] == ["paused", "aborted"], summary(events)
+    assert len(of(events, "examiner_utterance_started")) == spoken, summary(events)
+    # No part was asked meanwhile: the warm-up, then only the end node the abort leads to.
+    entered = [(e.payload["nodeId"], e.payload["nodeKind"]) for e in of(events, "node_entered")]
+    assert entered[0] == ("warmup", "warmup"), summary(events)
+    assert [kind for _, kind in entered[1:]] in ([], ["end"]), summary(events)
+
+
 def test_leaving_a_voice_exam_pauses_it_and_coming_back_asks_the_question_again(
     silent_page: Page,
 ) -> None:
-    exam = schedule_exam()
     page = silent_page
-    start_voice_exam(page, exam)
-    assert eventually(
-        lambda: any(e.payload.get("nodeId") == "warmup" for e in of(stored(exam), "node_entered")),
-        EXAMINER_TIMEOUT,
-    ), summary(stored(exam))
-    assert eventually(lambda: _warmup_asked(exam), EXAMINER_TIMEOUT), summary(stored(exam))
-    asked = _warmup_asked(exam)[-1]
+    exam, asked = _at_the_warmup_question(page)
     room = page.url
     page.goto("about:blank")  # the candidate closes the exam room: audio and socket go
     left_at = stored(exam)[-1].seq
