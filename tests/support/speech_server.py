@@ -8,7 +8,8 @@ One aiohttp server in a background thread (its own event loop, a free port) spea
   ``model``, ``response_format: "pcm"``) streams 24 kHz 16-bit mono PCM spoken by eSpeak NG.
 * **Deepgram's live protocol** (WebSocket ``GET /v1/listen?model=…&interim_results=true…``):
   binary frames carry 16-bit PCM; the server answers with ``Results`` messages: interim ones
-  (``is_final: false``, a growing prefix of the utterance's words) as audio arrives, and a final
+  (``is_final: false``, a growing prefix of the utterance's words) as speech arrives (silence,
+  which a live client streams all the time, gets none: :data:`SPEECH_RMS`), and a final
   one (``is_final: true``, ``speech_final``, ``from_finalize`` after a ``Finalize`` message). It
   honours ``KeepAlive`` and ``CloseStream`` (answers ``Metadata`` and closes).
 
@@ -42,6 +43,10 @@ __all__ = ["SpeechServer"]
 SPEECH_RATE = 24000
 INTERIM_EVERY_SECS = 0.25
 """Audio between two interim results on the live socket."""
+SPEECH_RMS = 200.0
+"""A live-socket chunk louder than this (RMS of its 16-bit samples) holds speech. A recogniser
+hears no words in silence: interim results are only sent once an utterance holds speech, and
+their words grow with the speech heard, not with the silence streamed around it."""
 
 
 @dataclass
@@ -56,6 +61,16 @@ class LiveSocket:
 
 def _words(text: str) -> list[str]:
     return text.split()
+
+
+def _speech_bytes(chunk: bytes) -> int:
+    """``len(chunk)`` if the 16-bit PCM ``chunk`` is loud enough to be speech, else 0."""
+    import numpy as np
+
+    samples = np.frombuffer(chunk[: len(chunk) // 2 * 2], dtype=np.int16).astype(np.float64)
+    if not samples.size or float(np.sqrt((samples**2).mean())) <= SPEECH_RMS:
+        return 0
+    return len(chunk)
 
 
 def _wav_pcm(data: bytes) -> tuple[bytes, int]:
@@ -228,6 +243,7 @@ class SpeechServer:
         rate = int(socket.query.get("sample_rate", "16000"))
         interim = socket.query.get("interim_results", "false") == "true"
         utterance = bytearray()
+        voiced = 0  # bytes of speech in the utterance (interim words follow them, not silence)
         offset = 0.0
         since_interim = 0
 
@@ -236,21 +252,23 @@ class SpeechServer:
             await ws.send_str(json.dumps(message))
 
         async def finish(from_finalize: bool) -> None:
-            nonlocal offset
+            nonlocal offset, voiced
             duration = len(utterance) / (2 * rate)
             text = await asyncio.to_thread(self.transcribe, bytes(utterance)) if utterance else ""
             await send(self._results(text, offset, duration, final=True, finalize=from_finalize))
             offset += duration
             utterance.clear()
+            voiced = 0
 
         async for message in ws:
             if message.type == WSMsgType.BINARY:
                 utterance.extend(message.data)
                 socket.audio_bytes += len(message.data)
                 since_interim += len(message.data)
-                if interim and since_interim >= INTERIM_EVERY_SECS * rate * 2:
+                voiced += _speech_bytes(message.data)
+                if interim and voiced and since_interim >= INTERIM_EVERY_SECS * rate * 2:
                     since_interim = 0
-                    partial = await asyncio.to_thread(self._partial, len(utterance) / (2 * rate))
+                    partial = await asyncio.to_thread(self._partial, voiced / (2 * rate))
                     if partial:
                         duration = len(utterance) / (2 * rate)
                         await send(self._results(partial, offset, duration, final=False))
@@ -268,7 +286,7 @@ class SpeechServer:
 
     def _partial(self, seconds: float) -> str:
         """An interim hypothesis: the upcoming answer's first words, about 2.5 words a second
-        of audio heard (nothing when nothing is expected)."""
+        of speech heard (nothing when nothing is expected)."""
         words = _words(self.upcoming())
         if not words:
             return ""
