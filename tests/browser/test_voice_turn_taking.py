@@ -3,11 +3,11 @@ the examiner bot inline (SmallWebRTC), the offline examiner, PocketSphinx and eS
 
 The candidate's voice is a WAV made at test time with eSpeak NG and played by Chromium's fake
 microphone (``--use-file-for-fake-audio-capture``). Where speech is in that file is measured
-from the file itself (:func:`speech_regions`, an energy threshold, independent of the bot's VAD),
-and the stored events are checked against it. The file's clock starts when the exam room opens
-the microphone, which the test does not control to the second, so the stored timeline is
-anchored on the first speech onset the bot recorded (``candidate_activity``); every later time
-is checked against the audio from there.
+from the file itself (``tests/browser/microphone.py``: an energy threshold, independent of the
+bot's VAD), and the stored events are checked against it. The file's clock starts when the exam
+room opens the microphone, which the test does not control to the second, so the stored timeline
+is anchored on the first speech onset the bot recorded (``candidate_activity``); every later
+time is checked against the audio from there.
 
 * A long answer (``%noloop``: the file plays once). After a silence that leaves the examiner time
   to ask the opening question, the candidate answers for about 20 s in sentences separated by
@@ -23,31 +23,27 @@ is checked against the audio from there.
 
 from __future__ import annotations
 
-import re
-import wave
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page
 
 from accounts.services import invitation_create
 from bot.voice.espeak import Voice, engine
 from publishing.services import version_publish
 from sessions.models import ExamSession, SessionEvent, Sitting
-from tests.browser.exam_journey import EXAMINER_TIMEOUT, VOICE_MODE, Exam, choose_answer_mode
+from tests.browser.exam_journey import Exam, start_voice_exam
 from tests.browser.helpers import eventually, fake_microphone_page
+from tests.browser.microphone import Timeline, microphone_wav
 from tests.factories import AuthorFactory, CandidateFactory, DraftPackageFactory, example_document
 from tests.support.processes import asgi_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-CANDIDATE_VOICE = Voice(name="en-us+f2", rate_wpm=140)
-"""A clear eSpeak voice for PocketSphinx."""
 EXAMINER_VOICE = Voice(name="en-us", rate_wpm=160)
 """The offline TTS's default voice and rate (``bot.voice.offline_tts``)."""
 SILENCE_AFTER_SEC = 20
@@ -73,50 +69,6 @@ PROMPT = "Take your time"
 RECORDING_LAG_MS = 1000
 """How late an event may be recorded after what it reports (the bot's decision queue and the
 journal's write on a loaded 2-core machine)."""
-
-
-@dataclass(frozen=True)
-class Timeline:
-    """A microphone WAV and where speech is in it (seconds from the file's start)."""
-
-    path: Path
-    regions: list[tuple[float, float]]
-    secs: float
-
-
-def speech_regions(pcm: bytes, rate: int, *, gap_secs: float = 0.5) -> list[tuple[float, float]]:
-    """Where ``pcm`` (16-bit mono) holds speech: 10-ms windows above an energy threshold,
-    merged across gaps shorter than ``gap_secs`` (eSpeak's pauses at commas)."""
-    samples = np.frombuffer(pcm, dtype=np.int16).astype(np.float64)
-    window = rate // 100
-    frames = samples[: len(samples) // window * window].reshape(-1, window)
-    loud = np.sqrt((frames**2).mean(axis=1)) > 300
-    regions: list[tuple[float, float]] = []
-    for index in np.flatnonzero(loud):
-        start, end = index / 100, (index + 1) / 100
-        if regions and start - regions[-1][1] < gap_secs:
-            regions[-1] = (regions[-1][0], end)
-        else:
-            regions.append((start, end))
-    return regions
-
-
-def microphone_wav(path: Path, parts: list[str | float]) -> Timeline:
-    """A WAV of ``parts``: text spoken by eSpeak NG, numbers as seconds of silence."""
-    espeak = engine()
-    rate = espeak.sample_rate
-    pcm = b"".join(
-        bytes(2 * round(rate * part))
-        if isinstance(part, float)
-        else espeak.synthesize(part, CANDIDATE_VOICE)
-        for part in parts
-    )
-    with wave.open(str(path), "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(rate)
-        out.writeframes(pcm)
-    return Timeline(path, speech_regions(pcm, rate), len(pcm) / 2 / rate)
 
 
 @pytest.fixture(scope="module")
@@ -156,19 +108,6 @@ def exam() -> Exam:
 def voice_page(browser: Any, server: str, wav: str, name: str) -> Iterator[Page]:
     with fake_microphone_page(browser, wav, server, f"test_voice_turn_taking__{name}") as page:
         yield page
-
-
-def start_voice_exam(page: Page, exam: Exam) -> None:
-    """Invitation → consent → briefing → voice mode → the room, started."""
-    choose_answer_mode(page, exam, VOICE_MODE)
-    # The check's own microphone stream would play the file from its start (each capture does),
-    # and the file opens with silence: the candidate ticks the box by hand, as they may.
-    page.get_by_role("checkbox", name=re.compile("My microphone moved")).check()
-    page.get_by_role("button", name="Go to the exam room").click()
-    expect(page.get_by_text("Audio connected.")).to_be_visible(timeout=EXAMINER_TIMEOUT * 1000)
-    start = page.get_by_role("button", name="Start the exam")
-    expect(start).to_be_enabled(timeout=EXAMINER_TIMEOUT * 1000)
-    start.click()
 
 
 @dataclass(frozen=True)
