@@ -21,18 +21,11 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.exam_journey import EXAMINER_TIMEOUT, Exam, schedule_exam
+from tests.browser.exam_journey import EXAMINER_TIMEOUT, Exam, schedule_exam, start_voice_exam
 from tests.browser.helpers import eventually, second_person_page
+from tests.browser.microphone import Timeline, microphone_wav
 from tests.browser.test_proctor_pause import open_session_page, proctor_act
-from tests.browser.test_voice_turn_taking import (
-    Timeline,
-    microphone_wav,
-    of,
-    start_voice_exam,
-    stored,
-    summary,
-    voice_page,
-)
+from tests.browser.test_voice_turn_taking import of, stored, summary, voice_page
 from tests.factories import ProctorFactory
 from tests.support.processes import asgi_server
 
