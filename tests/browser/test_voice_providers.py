@@ -297,8 +297,8 @@ SPOKEN_ANSWERS: list[tuple[str, float]] = [
     # the examiner's next turn and a few seconds, under the 15-s silence window)
     ("I enjoyed graph algorithms the most.", 12.0),  # → bridge, the Dijkstra question
     ("Dijkstra settles the closest vertex and relaxes its edges.", 12.0),  # → a follow-up
-    ("A binary heap priority queue gives V plus E log V time.", 12.0),  # → a follow-up
-    ("A negative edge can invalidate a settled distance, so use Bellman Ford.", 17.0),
+    ("The running time with a binary heap priority queue is V plus E log V.", 12.0),
+    ("A negative edge weight can invalidate a distance that was already settled.", 17.0),
     # → bridge, a scenario question (about 11 s); either scenario of the pool:
     ("I would model the problem as a weighted graph.", 12.0),  # → a follow-up
     (
