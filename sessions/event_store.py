@@ -31,9 +31,11 @@ On Postgres a single persisted event outside a transaction takes one round trip:
 statement updates the session row (which locks it; a concurrent appender waits and then sees
 the new head), computing seq and the chain hash (``ioa.events.link_hash`` in SQL, keeping the
 previous head in ``prev_head_hash``), and inserts the event row from the returned head.
-Batches, SQLite and calls inside an outer transaction take the general path:
-``SELECT ... FOR UPDATE`` on the session row, then the inserts. Lock order everywhere: the
-session row first, then its events and commands.
+Batches and calls inside an outer transaction (the bot's journal) take two prepared statements
+in a transaction (a savepoint inside an outer one): ``SELECT ... FOR UPDATE`` of the head with
+the batch's already-stored ids, then one ``INSERT ... SELECT FROM unnest(...)`` of the new rows
+that also moves the head. SQLite takes the same steps through the ORM (the general path).
+Lock order everywhere: the session row first, then its events and commands.
 
 Inside an outer transaction, the ``system_error`` of a refused batch shares that
 transaction's fate.
@@ -45,7 +47,7 @@ import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import psycopg
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
@@ -228,6 +230,8 @@ def append_events(
             db, session_id, persisted[0], expected_version
         )
         stored: dict[str, StoredEvent] = {stored_one.event_id: stored_one}
+    elif db.vendor == "postgresql":
+        stored, last_seq, head = _append_batch_postgres(db, session_id, persisted, expected_version)
     else:
         stored, last_seq, head = _append_locked(session_id, persisted, expected_version)
 
@@ -401,6 +405,135 @@ def _diagnose(
     if expected is not None and expected != head[0]:
         raise VersionConflict(expected=expected, actual=head[0])
     raise EventStoreError(f"event {envelope.eventId} was not stored")  # pragma: no cover
+
+
+_LOCK_HEAD_SQL = """
+SELECT s.last_seq, s.head_hash, s.state, s.chain_version,
+       ARRAY(SELECT e.event_id::text FROM exam_sessions_sessionevent e
+             WHERE e.session_id = s.id AND e.event_id = ANY(%(ids)s::uuid[]))
+FROM exam_sessions_examsession s
+WHERE s.id = %(session)s
+FOR UPDATE OF s
+"""
+
+_INSERT_BATCH_SQL = """
+WITH inserted AS (
+    INSERT INTO exam_sessions_sessionevent
+        (session_id, seq, event_id, type, timestamp, source, correlation_id, payload,
+         schema_version, hash, prev_hash)
+    SELECT %(session)s, *
+    FROM unnest(%(seq)s::bigint[], %(event_id)s::uuid[], %(type)s::varchar[],
+                %(timestamp)s::timestamptz[], %(source)s::varchar[], %(correlation)s::varchar[],
+                %(payload)s::jsonb[], %(schema)s::varchar[], %(hash)s::varchar[],
+                %(prev)s::varchar[])
+)
+UPDATE exam_sessions_examsession
+SET last_seq = %(last_seq)s, head_hash = %(head)s, prev_head_hash = %(prev_head)s,
+    state = %(state)s, updated_at = now()
+WHERE id = %(session)s
+"""
+
+
+def _append_batch_postgres(
+    db: BaseDatabaseWrapper,
+    session_id: uuid.UUID,
+    envelopes: Sequence[EventEnvelope],
+    expected: int | None,
+) -> tuple[dict[str, StoredEvent], int, str]:
+    """The general path's guarantees in two prepared statements (a savepoint or transaction
+    around them): lock the head and find stored ids, then insert the rows and move the head."""
+    with transaction.atomic():
+        db.ensure_connection()
+        raw = db.connection
+        if raw.prepare_threshold is None:
+            raw.prepare_threshold = PREPARE_THRESHOLD  # see _append_one_postgres
+        with db.wrap_database_errors, psycopg.Cursor(raw) as cursor:
+            ids = [e.eventId for e in envelopes]
+            cursor.execute(_LOCK_HEAD_SQL, {"ids": ids, "session": session_id}, prepare=True)
+            head = cursor.fetchone()
+            if head is None:
+                raise SessionNotFound(f"no exam session {session_id}")
+            last_seq, prev, state, version = head[:4]
+            stored = _stored_rows(session_id, head[4])
+            fresh = [e for e in envelopes if e.eventId not in stored]
+            if not fresh:
+                return stored, last_seq, prev
+            if expected is not None and expected != last_seq:
+                raise VersionConflict(expected=expected, actual=last_seq)
+            batch = _ChainedBatch.link(fresh, last_seq=last_seq, prev=prev, version=version)
+            stored.update(batch.stored)
+            state = next((st for e in reversed(fresh) if (st := _new_state(e))), state)
+            params = {
+                **batch.columns,
+                "session": session_id,
+                "last_seq": batch.last_seq,
+                "head": batch.head,
+                "prev_head": batch.columns["prev"][-1],
+                "state": state,
+            }
+            cursor.execute(_INSERT_BATCH_SQL, params, prepare=True)
+    return stored, batch.last_seq, batch.head
+
+
+_BATCH_COLUMNS: Final = (
+    "seq",
+    "event_id",
+    "type",
+    "timestamp",
+    "source",
+    "correlation",
+    "payload",
+    "schema",
+    "hash",
+    "prev",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _ChainedBatch:
+    """New events numbered and hashed onto a head: one list per inserted column."""
+
+    columns: dict[str, list[Any]]
+    stored: dict[str, StoredEvent]
+    last_seq: int
+    head: str
+
+    @classmethod
+    def link(
+        cls, envelopes: Sequence[EventEnvelope], *, last_seq: int, prev: str, version: int
+    ) -> _ChainedBatch:
+        key = chain_anchor.seal_key()
+        columns: dict[str, list[Any]] = {name: [] for name in _BATCH_COLUMNS}
+        stored: dict[str, StoredEvent] = {}
+        for envelope in envelopes:
+            last_seq += 1
+            wire = envelope.to_wire()
+            hash_ = link_hash(prev, last_seq, chain_digest(wire, version=version, key=key))
+            values = (
+                last_seq,
+                envelope.eventId,
+                envelope.type.value,
+                envelope.timestamp_datetime,
+                envelope.source.value,
+                envelope.correlationId or "",
+                json.dumps(wire["payload"], ensure_ascii=False, separators=(",", ":")),
+                envelope.schemaVersion,
+                hash_,
+                prev,
+            )
+            for name, value in zip(_BATCH_COLUMNS, values, strict=True):
+                columns[name].append(value)
+            stored[envelope.eventId] = StoredEvent({**wire, "seq": last_seq}, last_seq, hash_, prev)
+            prev = hash_
+        return cls(columns, stored, last_seq, prev)
+
+
+def _stored_rows(session_id: uuid.UUID, event_ids: Sequence[str]) -> dict[str, StoredEvent]:
+    """The already-stored events among a batch's ids (re-delivery: rare), as duplicates."""
+    if not event_ids:
+        return {}
+    rows = SessionEvent.objects.filter(session_id=session_id, event_id__in=list(event_ids))
+    return {str(row.event_id): _stored_from_row(row, duplicate=True) for row in rows}
 
 
 def _stored_from_row(row: SessionEvent, *, duplicate: bool) -> StoredEvent:
