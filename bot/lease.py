@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
@@ -141,6 +142,17 @@ def acquire(
         return Lease(session_id, holder, row.generation, runner, row.restarts)
 
 
+_renewed: dict[tuple[uuid.UUID, int], float] = {}
+"""When this process last renewed each lease it holds (monotonic seconds), so a second renewer
+of the same lease (``bot.runners``' keeper beside the session's heartbeat) can skip its turn."""
+
+
+def renewed_within(lease: Lease, seconds: float) -> bool:
+    """Whether this process renewed ``lease`` in the last ``seconds``."""
+    at = _renewed.get((lease.session_id, lease.generation))
+    return at is not None and time.monotonic() - at < seconds
+
+
 def renew(lease: Lease, *, ttl_seconds: float) -> bool:
     """Extend the lease (the heartbeat); ``False`` if it is no longer this bot's."""
     now = timezone.now()
@@ -154,6 +166,8 @@ def renew(lease: Lease, *, ttl_seconds: float) -> bool:
         expires_at=now + timedelta(seconds=ttl_seconds),
         beats=F("beats") + 1,
     )
+    if updated == 1:
+        _renewed[(lease.session_id, lease.generation)] = time.monotonic()
     return updated == 1
 
 
@@ -183,6 +197,7 @@ def record_ready(lease: Lease) -> None:
 
 def release(lease: Lease, *, state: str, error: str = "") -> bool:
     """Give the lease up with its final ``state``; ``False`` if it was not held any more."""
+    _renewed.pop((lease.session_id, lease.generation), None)
     updated = BotLease.objects.filter(
         session_id=lease.session_id, holder=lease.holder, generation=lease.generation
     ).update(

@@ -40,7 +40,7 @@ from django.db import close_old_connections
 from bot.conf import BotSettings, bot_settings
 from bot.journal import DbThreads, Journal, SessionUnavailable, db_threads, load_session
 from bot.journal_writer import LeaseLost
-from bot.lease import Lease, LeaseRefused, acquire, new_holder, release, renew
+from bot.lease import Lease, LeaseRefused, acquire, new_holder, release, renew, renewed_within
 from bot.models import BotLease
 from bot.providers import ProviderError, resolve
 from bot.session_runner import SHUTDOWN, BotOptions, Outcome, run_session
@@ -142,10 +142,13 @@ def _renew(lease: Lease, ttl_seconds: float) -> bool:
 async def _keep_lease(lease: Lease, config: BotSettings) -> None:
     """Renew the lease for the bot's whole life, from the moment it is taken: loading and
     building a session (or restarting after a crash) may take longer than the lease on a busy
-    host. (The running session's heartbeat renews it too, and stops the bot when it is lost.)"""
+    host. While the running session's heartbeat renews it (and stops the bot when it is lost),
+    this keeper skips its turn: one renewal per heartbeat, not two."""
     renewal = sync_to_async(_renew, thread_sensitive=False, executor=_lease_thread)
     while True:
         await asyncio.sleep(config.heartbeat_seconds)
+        if renewed_within(lease, 1.5 * config.heartbeat_seconds):
+            continue
         try:
             if not await renewal(lease, config.lease_seconds):
                 return

@@ -19,6 +19,7 @@ from bot.lease import (
     holds,
     release,
     renew,
+    renewed_within,
     request_start,
 )
 from bot.models import BotLease
@@ -47,6 +48,24 @@ def test_a_live_lease_refuses_a_second_holder_and_an_expired_one_is_taken_over(
     assert not renew(first, ttl_seconds=30) and not holds(first)
     assert not release(first, state=BotLease.State.RELEASED)
     assert release(second, state=BotLease.State.RELEASED)
+
+
+def test_a_second_renewer_sees_a_renewal_held_lease_only(exam_session: Any) -> None:
+    """The runner's keeper skips its renewal when the heartbeat renewed: only a successful
+    renewal counts, and a released or superseded lease never does."""
+    first = acquire(session_id=exam_session.pk, holder="a", runner="inline", ttl_seconds=30)
+    assert not renewed_within(first, 60)
+    assert renew(first, ttl_seconds=30) and renewed_within(first, 60)
+    assert not renewed_within(first, 0)
+    BotLease.objects.filter(pk=exam_session.pk).update(expires_at=timezone.now() - timedelta(1))
+    second = acquire(session_id=exam_session.pk, holder="b", runner="inline", ttl_seconds=30)
+    assert not renew(first, ttl_seconds=30)  # superseded: the old renewal still counts for it
+    assert not renewed_within(second, 60)  # but never for the new generation
+    assert release(first, state=BotLease.State.RELEASED) is False
+    assert not renewed_within(first, 60)
+    assert renew(second, ttl_seconds=30) and renewed_within(second, 60)
+    release(second, state=BotLease.State.RELEASED)
+    assert not renewed_within(second, 60)
 
 
 def test_the_session_log_fences_a_bot_that_lost_its_lease(exam_session: Any) -> None:
