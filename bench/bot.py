@@ -15,12 +15,16 @@ Prints:
    and event store) until a turn takes longer or ``--budget`` seconds are spent. The answer
    time is from the typed answer being sent to the examiner's next utterance being stored.
    Candidates answer back to back (the worst case) unless ``--think`` gives them time.
-4. the Celery deployment shape (with ``DATABASE_URL`` and ``REDIS_URL``): one real worker hosts
-   ``--sessions`` exams whose candidates answer ``--celery-think`` seconds after each reply,
-   twice: with starts staggered over one think time (answers arrive steadily, as in a sitting
-   where everyone goes at their own pace) and all in step (everyone answers at the same
-   instant every round: a burst of ``--sessions`` answers); memory per additional session;
-   then the back-to-back maximum. ``--celery-only`` skips parts 1-3's ramp.
+4. the Celery deployment shape (with ``DATABASE_URL`` and ``REDIS_URL``): real worker
+   processes host ``--sessions`` exams whose candidates answer ``--celery-think`` seconds after
+   each reply, twice: with starts staggered over one think time (answers arrive steadily, as in
+   a sitting where everyone goes at their own pace) and all in step (everyone answers at the
+   same instant every round: a burst of ``--sessions`` answers); memory per additional session.
+   First on one worker process (the baseline: one process's interpreter, one core), then on
+   ``--workers`` processes (default one per core, as Celery's own default concurrency; a start
+   goes to whichever worker takes it, nothing configured beyond the broker URL); then the
+   back-to-back maximum of one worker. Every candidate frame goes the exam room's way: stored
+   in the durable inbox, then forwarded. ``--celery-only`` skips parts 1-3's ramp.
 
 Everything is local: the offline examiner on 127.0.0.1, the in-memory channel layer (or Redis
 on ``REDIS_URL``), a throw-away database (SQLite file, or ``test_<name>_botbench`` on Postgres).
@@ -267,10 +271,26 @@ class Exams:
         while not predicate(self.events[key]):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise TimeoutError(f"session {key}: {[e['type'] for e in self.events[key]][-8:]}")
+                raise TimeoutError(
+                    f"session {key} stalled:\n{await stall_report(key, self.events[key])}"
+                )
             self.changed[key].clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.changed[key].wait(), remaining)
+
+
+async def stall_report(key: str, events: Sequence[Mapping[str, Any]]) -> str:
+    """What a stalled session's log ends with and what waits in its inbox (a diagnosis)."""
+    from asgiref.sync import sync_to_async
+
+    from sessions.models import CandidateInput
+
+    def inbox() -> list[tuple[str, str, bool]]:
+        rows = CandidateInput.objects.filter(session_id=key).order_by("id")
+        return [(r.input_id[:8], r.kind, r.processed_at is not None) for r in rows]
+
+    tail = "\n".join(f"  {e['type']} {str(e.get('payload'))[:140]}" for e in events[-12:])
+    return f"{tail}\n  inbox (id, kind, processed): {await sync_to_async(inbox)()}"
 
 
 def examiner_turns(events: Sequence[Mapping[str, Any]]) -> int:
@@ -293,14 +313,16 @@ async def candidate(
     offset: float = 0.0,
 ) -> None:
     """One candidate taking the whole exam: ready after ``offset`` seconds, then each answer
-    ``think`` seconds after the examiner's turn; appends each reply time to ``latencies``."""
-    from sessions.bot_channel import send_to_bot
+    ``think`` seconds after the examiner's turn; appends each reply time to ``latencies``.
+    Every frame goes the exam room's way: stored in the durable inbox with its id, then
+    forwarded to the bot (``sessions.inbox.receive_frame``)."""
+    from sessions.inbox import receive_frame
     from tests.support.candidate_answers import ANSWERS
 
     key = str(session_id)
     await exams.until(key, lambda ev: any(e["type"] == "bot_ready" for e in ev))
     await asyncio.sleep(offset)
-    await send_to_bot(session_id, "candidate_ready")
+    await receive_frame(session_id, {"kind": "candidate_ready", "id": uuid.uuid4().hex})
     await exams.until(key, lambda ev: examiner_turns(ev) >= 1)
     used: dict[str, int] = {}
     for _ in range(30):
@@ -315,7 +337,7 @@ async def candidate(
         if think:
             await asyncio.sleep(think)
         sent = time.perf_counter()
-        await send_to_bot(session_id, "candidate_text", text=text)
+        await receive_frame(session_id, {"kind": "answer", "text": text, "id": uuid.uuid4().hex})
         await exams.until(
             key,
             lambda ev, b=before: (
@@ -387,8 +409,11 @@ async def ramp(
 # --- 4. the Celery deployment shape ----------------------------------------------------------
 
 
-def start_worker(name: str, **extra: str) -> subprocess.Popen[bytes]:
-    """A real Celery worker on the bench database (threads pool; bots hosted by ``bot.hosting``)."""
+def start_worker(
+    name: str, queues: str = "bots,default,marking", **extra: str
+) -> subprocess.Popen[bytes]:
+    """A real Celery worker on the bench database (threads pool; bots hosted by ``bot.hosting``)
+    consuming ``queues``."""
     from django.conf import settings
 
     from config.celery import app
@@ -413,7 +438,7 @@ def start_worker(name: str, **extra: str) -> subprocess.Popen[bytes]:
             "--pool=threads",
             "--concurrency=2",
             "-Q",
-            "bots,default,marking",
+            queues,
             "-n",
             name,
             "--without-gossip",
@@ -477,16 +502,19 @@ async def poll_store(exams: Exams, sessions: Sequence[uuid.UUID], stop: asyncio.
 
 
 async def celery_level(
-    version: Any, count: int, think: float, worker_pid: int, *, stagger: bool = False
+    version: Any, count: int, think: float, worker_pids: Sequence[int], *, stagger: bool = False
 ) -> tuple[list[float], float, int]:
-    """``count`` concurrent whole exams on the Celery worker; the turn latencies, the wall time
-    and the worker's peak RSS (KiB). ``stagger``: the candidates start spread evenly over one
-    think time (as candidates of a sitting do: each at their own pace), so answers arrive
-    steadily; otherwise all start at once and, thinking alike, answer in step: a burst of
-    ``count`` answers every round."""
+    """``count`` concurrent whole exams on the Celery workers; the turn latencies, the wall
+    time and the workers' peak RSS (KiB, summed). ``stagger``: the candidates start spread
+    evenly over one think time (as candidates of a sitting do: each at their own pace), so
+    answers arrive steadily; otherwise all start at once and, thinking alike, answer in step: a
+    burst of ``count`` answers every round."""
     from asgiref.sync import sync_to_async
 
     from bot.services import bot_start
+
+    def resident() -> int:
+        return sum(rss_kib(pid) for pid in worker_pids)
 
     sessions = await sync_to_async(new_sessions)(version, count)
     exams = Exams(asyncio.get_running_loop())
@@ -496,14 +524,14 @@ async def celery_level(
     started = time.perf_counter()
     for session_id in sessions:
         await sync_to_async(bot_start)(session=session_id)
-    peak = rss_kib(worker_pid)
+    peak = resident()
     spread = think / count if stagger else 0.0
     drivers = asyncio.gather(
         *(candidate(s, exams, latencies, think, i * spread) for i, s in enumerate(sessions))
     )
     try:
         while not drivers.done():
-            peak = max(peak, rss_kib(worker_pid))
+            peak = max(peak, resident())
             await asyncio.wait({drivers}, timeout=0.5)
         drivers.result()
     finally:
@@ -518,50 +546,83 @@ def p95(values: Sequence[float]) -> float:
 
 
 async def celery_shape(version: Any, args: argparse.Namespace) -> None:
-    """Text sessions through a real worker: ``--sessions`` at ``--celery-think`` seconds, memory
-    per additional session, and the back-to-back maximum with p95 within the turn limit."""
+    """Text sessions through real workers: ``--sessions`` at ``--celery-think`` seconds on one
+    worker process (the baseline) and on ``--workers`` (one per core), memory per additional
+    session, and the back-to-back maximum of one worker with p95 within the turn limit."""
+    counts = sorted({1, args.workers})
+    for count in counts:
+        print(
+            f"   {count} worker process{'es' if count > 1 else ''} "
+            f"({'one per core' if count == os.cpu_count() else 'one'} on {os.cpu_count()} cores):"
+        )
+        await celery_workers(version, args, count, back_to_back=count == 1)
+
+
+async def celery_workers(
+    version: Any, args: argparse.Namespace, count: int, *, back_to_back: bool
+) -> None:
+    """Section 4's figures on ``count`` worker processes (each ``--pool=threads``, its bots
+    hosted on one event loop; a start goes to whichever worker takes it)."""
     from asgiref.sync import sync_to_async
 
-    name = f"botbench-host-{os.getpid()}@localhost"
-    worker = await sync_to_async(start_worker, thread_sensitive=False)(
-        name, VIVA_BOT_CAPACITY=str(max(args.sessions, args.max_sessions) + 10)
-    )
+    capacity = str(max(args.sessions, args.max_sessions) + 10)
+    launch = sync_to_async(start_worker, thread_sensitive=False)
+    workers = [
+        await launch(
+            f"botbench-host-{os.getpid()}-{index}@localhost",
+            "bots,default",
+            VIVA_BOT_CAPACITY=capacity,
+        )
+        for index in range(count)
+    ]
+    pids = [w.pid for w in workers]
+    # Marking (each finished exam is marked at once) runs on a worker of its own, as deployed:
+    # it shares the machine's cores, not the bot workers' interpreters.
+    workers.append(await launch(f"botbench-marking-{os.getpid()}-{count}@localhost", "marking"))
     try:
-        idle = rss_kib(worker.pid)
-        one, _, one_rss = await celery_level(version, 1, args.celery_think, worker.pid)
-        print(f"   worker idle {idle / 1024:.0f} MiB; 1 session: {fmt_ms(one)}")
+        idle = sum(rss_kib(pid) for pid in pids)
+        one, _, one_rss = await celery_level(version, 1, args.celery_think, pids)
+        print(f"     workers idle {idle / 1024:.0f} MiB; 1 session: {fmt_ms(one)}")
         for stagger, how in ((True, "staggered starts"), (False, "all in step (bursts)")):
             many, wall, many_rss = await celery_level(
-                version, args.sessions, args.celery_think, worker.pid, stagger=stagger
+                version, args.sessions, args.celery_think, pids, stagger=stagger
             )
             per = (many_rss - one_rss) / 1024 / max(1, args.sessions - 1)
             verdict = "ok" if p95(many) < args.turn_limit and per < 20 else "MISSED"
             print(
-                f"   {args.sessions} sessions, {args.celery_think:g} s thinking, {how}: "
-                f"{len(many)} turns in {wall:.1f} s; {fmt_ms(many)}; worker "
+                f"     {args.sessions} sessions, {args.celery_think:g} s thinking, {how}: "
+                f"{len(many)} turns in {wall:.1f} s; {fmt_ms(many)}; workers "
                 f"{many_rss / 1024:.0f} MiB ({per:.1f} MiB per additional session) {verdict} "
                 f"(load {os.getloadavg()[0]:.2f})"
             )
-        sustained = 0
-        count = 1
-        while count <= args.max_sessions:
-            latencies, wall, _ = await celery_level(version, count, 0.0, worker.pid)
-            ok = p95(latencies) <= args.turn_limit
-            print(
-                f"   back to back, {count:>3} sessions: {fmt_ms(latencies)} "
-                f"{'ok' if ok else 'TOO SLOW'} (load {os.getloadavg()[0]:.2f})"
-            )
-            if not ok:
-                break
-            sustained = count
-            count *= 2
-        print(f"   back-to-back maximum on one worker: {sustained} sessions (p95 within limit)")
+        if back_to_back:
+            await back_to_back_maximum(version, args, pids)
     finally:
-        worker.terminate()
-        try:
-            worker.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            worker.kill()
+        for worker in workers:
+            worker.terminate()
+        for worker in workers:
+            try:
+                worker.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+
+
+async def back_to_back_maximum(version: Any, args: argparse.Namespace, pids: Sequence[int]) -> None:
+    """Double the back-to-back sessions until the reply p95 leaves the turn limit."""
+    sustained = 0
+    count = 1
+    while count <= args.max_sessions:
+        latencies, _, _ = await celery_level(version, count, 0.0, pids)
+        ok = p95(latencies) <= args.turn_limit
+        print(
+            f"     back to back, {count:>3} sessions: {fmt_ms(latencies)} "
+            f"{'ok' if ok else 'TOO SLOW'} (load {os.getloadavg()[0]:.2f})"
+        )
+        if not ok:
+            break
+        sustained = count
+        count *= 2
+    print(f"     back-to-back maximum on one worker: {sustained} sessions (p95 within limit)")
 
 
 async def close_connections() -> None:
@@ -620,13 +681,21 @@ async def run_all(args: argparse.Namespace, database: str) -> None:
         if settings.REDIS_URL and connection.vendor == "postgresql":
             settings.VIVA_BOT_RUNNER = "celery"
             print(
-                f"4. the Celery deployment shape (one worker, bots hosted on one loop; reply "
-                f"p95 target < {args.turn_limit:.1f} s):"
+                f"4. the Celery deployment shape (bots hosted on one loop per worker process; "
+                f"reply p95 target < {args.turn_limit:.1f} s):"
             )
             await celery_shape(version, args)
             settings.VIVA_BOT_RUNNER = "inline"
     finally:
         await close_connections()
+
+
+def drop_database(name: str) -> None:
+    """Drop the throw-away database even if a killed worker's connections linger."""
+    from django.db import connection
+
+    with connection._nodb_cursor() as cursor:
+        cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def main() -> int:
@@ -644,6 +713,12 @@ def main() -> int:
     parser.add_argument("--sessions", type=int, default=100, help="Celery-shape sessions")
     parser.add_argument("--celery-think", type=float, default=5.0)
     parser.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="worker processes for the second Celery-shape run (default: one per core)",
+    )
+    parser.add_argument(
         "--celery-only", action="store_true", help="skip the in-process baseline ramp"
     )
     args = parser.parse_args()
@@ -659,7 +734,7 @@ def main() -> int:
                 from django.db import connections
 
                 connections.close_all()
-                connection.creation.destroy_test_db(database, verbosity=0)
+                drop_database(database)
     return 0
 
 
