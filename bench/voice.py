@@ -37,6 +37,13 @@ Each section is one function; run them all (default) or some (``--only cold_star
   and, as the baseline, in a thread of the same process (before issue 15: PocketSphinx holds the
   GIL, so the loop stalls for the whole decode).
 
+* ``capacity``: how many voice sessions one worker process holds: 1, 2, 4... speech pipelines
+  (Silero VAD, the Deepgram-protocol STT peer, the OpenAI-protocol TTS peer) on one event loop,
+  as ``bot.hosting`` runs bots, each candidate answering ``--voice-turns`` times at a
+  microphone's pace; end of voiced audio → first examiner audio, p95 < 1.5 s. The peers run in
+  the same process (a provider's own work would be elsewhere), and the controller and event
+  store's share of a turn is a text turn's, measured by ``bench/bot.py``.
+
 Usage: ``python bench/voice.py [--only SECTION ...] [--turns 20] [--runs 3] [--decodes 10]``
 """
 
@@ -310,6 +317,111 @@ def added_latency(args: argparse.Namespace) -> None:
         print(f"  target p95 < 150 ms with instant peers: {verdict}")
 
 
+# --- section: capacity --------------------------------------------------------------------------
+
+
+async def _voice_session(
+    pcm: bytes, rate: int, peer: Any, turns: int, latencies: list[float]
+) -> None:
+    """One voice session's speech pipeline (input → Silero VAD → Deepgram-protocol STT → reply
+    → OpenAI-protocol TTS → output) answering ``turns`` times, each spoken answer fed at a
+    microphone's pace; appends end of voiced audio → first examiner audio per turn."""
+    from pipecat.frames.frames import EndFrame, TTSSpeakFrame
+    from pipecat.pipeline.pipeline import Pipeline
+    from pipecat.pipeline.worker import PipelineWorker
+    from pipecat.workers.runner import WorkerRunner
+
+    from bot.audio import build_vad_processor, input_audio_frames, pipeline_params
+    from bot.speech_providers import SpeechChoice, build_hosted_stt, build_hosted_tts
+
+    marks: dict[str, float] = {}
+    worker: PipelineWorker
+
+    async def reply() -> None:
+        await worker.queue_frame(TTSSpeakFrame("Thank you. Why one hundred?"))
+
+    stt = build_hosted_stt(
+        SpeechChoice("stt", "deepgram", "nova-3-general", None, "en", peer.deepgram_url, None, "k")
+    )
+    tts = build_hosted_tts(
+        SpeechChoice("tts", "openai", "tts-1", "alloy", "en", peer.base_url, None, "k")
+    )
+    worker = PipelineWorker(
+        Pipeline([build_vad_processor(), stt, _stamper(marks, reply), tts, _stamper(marks, reply)]),
+        params=pipeline_params(),
+        idle_timeout_secs=None,
+        enable_rtvi=False,
+    )
+    runner = WorkerRunner(handle_sigint=False)
+    await runner.add_workers(worker)
+    running = asyncio.create_task(runner.run())
+    frames = list(input_audio_frames(pcm, rate))
+    voiced_frames = int((len(pcm) / (2 * rate) - 2.0) / 0.02)
+    started = time.perf_counter()
+    for _ in range(turns):
+        marks.clear()
+        voiced_end = None
+        for index, frame in enumerate(frames):
+            await worker.queue_frame(frame)
+            started += 0.02  # a microphone's pace, without drift
+            await asyncio.sleep(max(0.0, started - time.perf_counter()))
+            if index == voiced_frames:
+                voiced_end = time.perf_counter()
+        deadline = time.perf_counter() + 10
+        while "first_audio" not in marks and time.perf_counter() < deadline:
+            await asyncio.sleep(0.005)
+        if voiced_end is not None and "first_audio" in marks:
+            latencies.append(marks["first_audio"] - voiced_end)
+        started = time.perf_counter()
+    await worker.queue_frame(EndFrame())
+    await asyncio.wait_for(running, 30)
+
+
+async def _voice_level(count: int, pcm: bytes, rate: int, peer: Any, turns: int) -> list[float]:
+    latencies: list[float] = []
+    await asyncio.gather(*(_voice_session(pcm, rate, peer, turns, latencies) for _ in range(count)))
+    return latencies
+
+
+def capacity(args: argparse.Namespace) -> None:
+    """How many voice sessions one worker process holds with end of speech → first examiner
+    audio p95 < 1.5 s: 1, 2, 4... sessions on one event loop (as ``bot.hosting`` runs them)."""
+    import django
+
+    django.setup()
+    from tests.support.speech_server import SpeechServer
+
+    print(
+        "== capacity: voice sessions on one event loop (one worker process), each answering "
+        f"{args.voice_turns} times; end of voiced audio → first examiner audio (includes the "
+        "VAD's end-of-speech silence)"
+    )
+    pcm, rate = _answer_pcm()
+    with SpeechServer() as peer:
+        peer.transcribe = lambda _pcm: "I think the answer is one hundred."
+        held, count, failed = 0, 1, 0
+        while count <= args.max_voice:
+            latencies = asyncio.run(_voice_level(count, pcm, rate, peer, args.voice_turns))
+            expected = count * args.voice_turns
+            ok = len(latencies) == expected and pct(latencies, 0.95) < 1.5
+            print(
+                f"  {count:>3} sessions: {fmt(latencies)} of {expected} turns "
+                f"{'ok' if ok else 'TOO SLOW'} ({load_average()})"
+            )
+            if ok:
+                held = count
+            else:
+                failed = count
+            if failed and failed - held <= max(1, held // 4):
+                break  # doubled, then halved the gap down to a quarter of what held
+            count = (held + failed) // 2 if failed else count * 2
+    print(
+        f"  voice sessions one worker process holds (p95 < 1.5 s): {held} "
+        "(speech pipelines with the peers in the same process; the controller and the event "
+        "store add a text turn's cost, bench/bot.py)"
+    )
+
+
 # --- section: decode ----------------------------------------------------------------------------
 
 
@@ -384,6 +496,7 @@ SECTIONS: dict[str, Callable[[argparse.Namespace], None]] = {
     "added_latency": added_latency,
     "turn_taking": turn_taking,
     "decode": decode,
+    "capacity": capacity,
 }
 
 
@@ -397,6 +510,8 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=40, help="answers per length (turn_taking)")
     parser.add_argument("--seed", type=int, default=7, help="turn_taking's random seed")
     parser.add_argument("--decodes", type=int, default=10, help="decodes per configuration")
+    parser.add_argument("--voice-turns", type=int, default=4, help="answers per voice session")
+    parser.add_argument("--max-voice", type=int, default=64, help="largest level (capacity)")
     args = parser.parse_args()
     print(f"bench/voice.py  ({load_average()})")
     for name in args.only or list(SECTIONS):
