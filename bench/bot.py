@@ -191,13 +191,7 @@ def startup_celery(version: Any, samples: int) -> tuple[list[float], int, int]:
     from config.celery import app
 
     db = settings.DATABASES["default"]
-    env = dict(os.environ)
-    env["DATABASE_URL"] = (
-        f"postgres://{db.get('USER') or 'postgres'}"
-        f"{':' + db['PASSWORD'] if db.get('PASSWORD') else ''}@"
-        f"{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
-    )
-    env["VIVA_BOT_SUPERVISOR_SECONDS"] = "0"
+    env = worker_environment(db)
     name = f"botbench-{os.getpid()}@localhost"
     worker = subprocess.Popen(
         [
@@ -409,6 +403,21 @@ async def ramp(
 # --- 4. the Celery deployment shape ----------------------------------------------------------
 
 
+def worker_environment(db: Mapping[str, Any]) -> dict[str, str]:
+    """A bench worker's environment: this database, no supervisor, and as deployed (``DEBUG``
+    off: Django then keeps no log of every query the worker runs)."""
+    env = dict(os.environ)
+    env["DATABASE_URL"] = (
+        f"postgres://{db.get('USER') or 'postgres'}"
+        f"{':' + db['PASSWORD'] if db.get('PASSWORD') else ''}@"
+        f"{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+    )
+    env["VIVA_BOT_SUPERVISOR_SECONDS"] = "0"
+    env["DJANGO_DEBUG"] = "false"
+    env.setdefault("DJANGO_SECRET_KEY", uuid.uuid4().hex * 2)
+    return env
+
+
 def start_worker(
     name: str, queues: str = "bots,default,marking", **extra: str
 ) -> subprocess.Popen[bytes]:
@@ -419,13 +428,7 @@ def start_worker(
     from config.celery import app
 
     db = settings.DATABASES["default"]
-    env = dict(os.environ)
-    env["DATABASE_URL"] = (
-        f"postgres://{db.get('USER') or 'postgres'}"
-        f"{':' + db['PASSWORD'] if db.get('PASSWORD') else ''}@"
-        f"{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
-    )
-    env["VIVA_BOT_SUPERVISOR_SECONDS"] = "0"
+    env = worker_environment(db)
     env.update(extra)
     path = os.environ.get("BENCH_WORKER_LOG")  # the worker's output, when asked for
     log = open(path, "ab") if path else subprocess.DEVNULL  # noqa: SIM115 - the worker's

@@ -184,8 +184,8 @@ def flush_usage(
     from bot.models import BotUsage
 
     with transaction.atomic():
-        BotUsage.objects.get_or_create(session_id=session_id)
-        row = BotUsage.objects.select_for_update().get(session_id=session_id)
+        # One locking read once the row exists (every flush after the first).
+        row, _ = BotUsage.objects.select_for_update().get_or_create(session_id=session_id)
         breakdown: dict[str, UsageEntry] = dict(row.breakdown or {})
         for key, counter in unflushed.items():
             name = ":".join(key)
