@@ -193,36 +193,43 @@ def _stamper(marks: dict[str, float], on_final: Callable[[], Any]) -> Any:
     return Stamp()
 
 
-async def _one_turn(
-    stt: Any, tts: Any, pcm: bytes, rate: int, peer: Any | None
-) -> dict[str, float]:
-    """One spoken answer through input → VAD → STT → stamp → TTS → stamp; the marks."""
-    from pipecat.frames.frames import EndFrame, TTSSpeakFrame
+async def _speech_worker(
+    stt: Any, tts: Any, marks: dict[str, float], reply: Callable[[], Any]
+) -> tuple[Any, asyncio.Task[None]]:
+    """input → Silero VAD → ``stt`` → stamp → ``tts`` → stamp, running; the worker and its task."""
     from pipecat.pipeline.pipeline import Pipeline
     from pipecat.pipeline.worker import PipelineWorker
     from pipecat.workers.runner import WorkerRunner
 
-    from bot.audio import build_vad_processor, input_audio_frames, pipeline_params
+    from bot.audio import build_vad_processor, pipeline_params
 
-    marks: dict[str, float] = {}
-    done = asyncio.Event()
-    worker: PipelineWorker
-
-    async def reply() -> None:
-        marks["queued"] = time.perf_counter()
-        await worker.queue_frame(TTSSpeakFrame("Thank you. Why one hundred?"))
-
-    after_stt = _stamper(marks, reply)
-    out = _stamper(marks, reply)
     worker = PipelineWorker(
-        Pipeline([build_vad_processor(), stt, after_stt, tts, out]),
+        Pipeline([build_vad_processor(), stt, _stamper(marks, reply), tts, _stamper(marks, reply)]),
         params=pipeline_params(),
         idle_timeout_secs=None,
         enable_rtvi=False,
     )
     runner = WorkerRunner(handle_sigint=False)
     await runner.add_workers(worker)
-    running = asyncio.create_task(runner.run())
+    return worker, asyncio.create_task(runner.run())
+
+
+async def _one_turn(
+    stt: Any, tts: Any, pcm: bytes, rate: int, peer: Any | None
+) -> dict[str, float]:
+    """One spoken answer through input → VAD → STT → stamp → TTS → stamp; the marks."""
+    from pipecat.frames.frames import EndFrame, TTSSpeakFrame
+
+    from bot.audio import input_audio_frames
+
+    marks: dict[str, float] = {}
+    done = asyncio.Event()
+
+    async def reply() -> None:
+        marks["queued"] = time.perf_counter()
+        await worker.queue_frame(TTSSpeakFrame("Thank you. Why one hundred?"))
+
+    worker, running = await _speech_worker(stt, tts, marks, reply)
     frames = list(input_audio_frames(pcm, rate))
     # Real time: the VAD sees audio at the pace a microphone delivers it.
     voiced_end = None
@@ -327,15 +334,11 @@ async def _voice_session(
     → OpenAI-protocol TTS → output) answering ``turns`` times, each spoken answer fed at a
     microphone's pace; appends end of voiced audio → first examiner audio per turn."""
     from pipecat.frames.frames import EndFrame, TTSSpeakFrame
-    from pipecat.pipeline.pipeline import Pipeline
-    from pipecat.pipeline.worker import PipelineWorker
-    from pipecat.workers.runner import WorkerRunner
 
-    from bot.audio import build_vad_processor, input_audio_frames, pipeline_params
+    from bot.audio import input_audio_frames
     from bot.speech_providers import SpeechChoice, build_hosted_stt, build_hosted_tts
 
     marks: dict[str, float] = {}
-    worker: PipelineWorker
 
     async def reply() -> None:
         await worker.queue_frame(TTSSpeakFrame("Thank you. Why one hundred?"))
@@ -346,15 +349,7 @@ async def _voice_session(
     tts = build_hosted_tts(
         SpeechChoice("tts", "openai", "tts-1", "alloy", "en", peer.base_url, None, "k")
     )
-    worker = PipelineWorker(
-        Pipeline([build_vad_processor(), stt, _stamper(marks, reply), tts, _stamper(marks, reply)]),
-        params=pipeline_params(),
-        idle_timeout_secs=None,
-        enable_rtvi=False,
-    )
-    runner = WorkerRunner(handle_sigint=False)
-    await runner.add_workers(worker)
-    running = asyncio.create_task(runner.run())
+    worker, running = await _speech_worker(stt, tts, marks, reply)
     frames = list(input_audio_frames(pcm, rate))
     voiced_frames = int((len(pcm) / (2 * rate) - 2.0) / 0.02)
     started = time.perf_counter()
