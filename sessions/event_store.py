@@ -344,6 +344,11 @@ def _new_state(envelope: EventEnvelope) -> str | None:
     return None
 
 
+def _final_state(envelopes: Sequence[EventEnvelope], state: str) -> str:
+    """The state after ``envelopes``: the last ``exam_state_changed``'s, else ``state``."""
+    return next((new for e in reversed(envelopes) if (new := _new_state(e))), state)
+
+
 def _append_one_postgres(
     db: BaseDatabaseWrapper, session_id: uuid.UUID, envelope: EventEnvelope, expected: int | None
 ) -> tuple[StoredEvent, int, str]:
@@ -462,14 +467,13 @@ def _append_batch_postgres(
                 raise VersionConflict(expected=expected, actual=last_seq)
             batch = _ChainedBatch.link(fresh, last_seq=last_seq, prev=prev, version=version)
             stored.update(batch.stored)
-            state = next((st for e in reversed(fresh) if (st := _new_state(e))), state)
             params = {
                 **batch.columns,
                 "session": session_id,
                 "last_seq": batch.last_seq,
                 "head": batch.head,
                 "prev_head": batch.columns["prev"][-1],
-                "state": state,
+                "state": _final_state(fresh, state),
             }
             cursor.execute(_INSERT_BATCH_SQL, params, prepare=True)
     return stored, batch.last_seq, batch.head
@@ -557,47 +561,36 @@ def _append_locked(
         if head is None:
             raise SessionNotFound(f"no exam session {session_id}")
         last_seq, prev, state, version = head
-        key = chain_anchor.seal_key()
-        stored = {
-            str(row.event_id): _stored_from_row(row, duplicate=True)
-            for row in SessionEvent.objects.filter(
-                session_id=session_id, event_id__in=[e.eventId for e in envelopes]
-            )
-        }
+        stored = _stored_rows(session_id, [e.eventId for e in envelopes])
         fresh = [e for e in envelopes if e.eventId not in stored]
         if not fresh:
             return stored, last_seq, prev
         if expected is not None and expected != last_seq:
             raise VersionConflict(expected=expected, actual=last_seq)
-        rows = []
-        for envelope in fresh:
-            last_seq += 1
-            wire = envelope.to_wire()
-            hash_ = link_hash(prev, last_seq, chain_digest(wire, version=version, key=key))
-            rows.append(
-                SessionEvent(
-                    session_id=session_id,
-                    seq=last_seq,
-                    event_id=envelope.eventId,
-                    type=envelope.type.value,
-                    timestamp=envelope.timestamp_datetime,
-                    source=envelope.source.value,
-                    correlation_id=envelope.correlationId or "",
-                    payload=wire["payload"],
-                    schema_version=envelope.schemaVersion,
-                    hash=hash_,
-                    prev_hash=prev,
-                )
+        batch = _ChainedBatch.link(fresh, last_seq=last_seq, prev=prev, version=version)
+        stored.update(batch.stored)
+        column = batch.columns
+        SessionEvent.objects.bulk_create(
+            SessionEvent(
+                session_id=session_id,
+                seq=column["seq"][index],
+                event_id=envelope.eventId,
+                type=envelope.type.value,
+                timestamp=envelope.timestamp_datetime,
+                source=envelope.source.value,
+                correlation_id=envelope.correlationId or "",
+                payload=batch.stored[envelope.eventId].wire["payload"],
+                schema_version=envelope.schemaVersion,
+                hash=column["hash"][index],
+                prev_hash=column["prev"][index],
             )
-            stored[envelope.eventId] = StoredEvent({**wire, "seq": last_seq}, last_seq, hash_, prev)
-            prev = hash_
-            state = _new_state(envelope) or state
-        SessionEvent.objects.bulk_create(rows)
+            for index, envelope in enumerate(fresh)
+        )
         ExamSession.objects.filter(pk=session_id).update(
-            last_seq=last_seq,
-            head_hash=prev,
-            prev_head_hash=rows[-1].prev_hash,
-            state=state,
+            last_seq=batch.last_seq,
+            head_hash=batch.head,
+            prev_head_hash=batch.columns["prev"][-1],
+            state=_final_state(fresh, state),
             updated_at=timezone.now(),
         )
-    return stored, last_seq, prev
+    return stored, batch.last_seq, batch.head
