@@ -504,6 +504,11 @@ async def poll_store(exams: Exams, sessions: Sequence[uuid.UUID], stop: asyncio.
         executor.shutdown()
 
 
+def resident_kib(pids: Sequence[int]) -> int:
+    """The processes' resident set sizes, summed (KiB)."""
+    return sum(rss_kib(pid) for pid in pids)
+
+
 async def celery_level(
     version: Any, count: int, think: float, worker_pids: Sequence[int], *, stagger: bool = False
 ) -> tuple[list[float], float, int]:
@@ -516,9 +521,6 @@ async def celery_level(
 
     from bot.services import bot_start
 
-    def resident() -> int:
-        return sum(rss_kib(pid) for pid in worker_pids)
-
     sessions = await sync_to_async(new_sessions)(version, count)
     exams = Exams(asyncio.get_running_loop())
     stop = asyncio.Event()
@@ -527,14 +529,14 @@ async def celery_level(
     started = time.perf_counter()
     for session_id in sessions:
         await sync_to_async(bot_start)(session=session_id)
-    peak = resident()
+    peak = resident_kib(worker_pids)
     spread = think / count if stagger else 0.0
     drivers = asyncio.gather(
         *(candidate(s, exams, latencies, think, i * spread) for i, s in enumerate(sessions))
     )
     try:
         while not drivers.done():
-            peak = max(peak, resident())
+            peak = max(peak, resident_kib(worker_pids))
             await asyncio.wait({drivers}, timeout=0.5)
         drivers.result()
     finally:
@@ -552,12 +554,8 @@ async def celery_shape(version: Any, args: argparse.Namespace) -> None:
     """Text sessions through real workers: ``--sessions`` at ``--celery-think`` seconds on one
     worker process (the baseline) and on ``--workers`` (one per core), memory per additional
     session, and the back-to-back maximum of one worker with p95 within the turn limit."""
-    counts = sorted({1, args.workers})
-    for count in counts:
-        print(
-            f"   {count} worker process{'es' if count > 1 else ''} "
-            f"({'one per core' if count == os.cpu_count() else 'one'} on {os.cpu_count()} cores):"
-        )
+    for count in sorted({1, args.workers}):
+        print(f"   {count} worker process{'es' if count > 1 else ''} on {os.cpu_count()} cores:")
         await celery_workers(version, args, count, back_to_back=count == 1)
 
 
@@ -583,7 +581,7 @@ async def celery_workers(
     # it shares the machine's cores, not the bot workers' interpreters.
     workers.append(await launch(f"botbench-marking-{os.getpid()}-{count}@localhost", "marking"))
     try:
-        idle = sum(rss_kib(pid) for pid in pids)
+        idle = resident_kib(pids)
         one, _, one_rss = await celery_level(version, 1, args.celery_think, pids)
         print(f"     workers idle {idle / 1024:.0f} MiB; 1 session: {fmt_ms(one)}")
         for stagger, how in ((True, "staggered starts"), (False, "all in step (bursts)")):

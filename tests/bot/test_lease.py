@@ -59,8 +59,8 @@ def test_a_second_renewer_sees_a_renewal_held_lease_only(exam_session: Any) -> N
     assert not renewed_within(first, 0)
     BotLease.objects.filter(pk=exam_session.pk).update(expires_at=timezone.now() - timedelta(1))
     second = acquire(session_id=exam_session.pk, holder="b", runner="inline", ttl_seconds=30)
-    assert not renew(first, ttl_seconds=30)  # superseded: the old renewal still counts for it
-    assert not renewed_within(second, 60)  # but never for the new generation
+    assert not renew(first, ttl_seconds=30)  # superseded: a failed renewal is not recorded
+    assert not renewed_within(second, 60)  # and the old generation's never counts for the new
     assert release(first, state=BotLease.State.RELEASED) is False
     assert not renewed_within(first, 60)
     assert renew(second, ttl_seconds=30) and renewed_within(second, 60)
