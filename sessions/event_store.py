@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import psycopg
-from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 
@@ -71,7 +71,7 @@ from ioa.events.payloads import ExamStateChanged, NodeEntered, SystemErrorPayloa
 from ioa.events.personal import CHAIN_V2, chain_digest, personal_fields
 from ioa.events.registry import NODE_SCOPED_TYPES
 from ioa.events.rules import SCHEMA, node_scope
-from sessions import broadcast, chain_anchor, signals
+from sessions import broadcast, chain_anchor, postgres_append, signals
 from sessions.models import ExamSession, SessionEvent
 from sessions.selectors import wire_from_row
 
@@ -307,34 +307,12 @@ def _refuse(session_id: uuid.UUID, problems: Sequence[Violation]) -> None:
 
 # --- the Postgres fast path ---------------------------------------------------------------------
 
-_UNIQUE_EVENT_ID = "session_event_unique_event_id"
+_CHAIN_VERSIONS: dict[uuid.UUID, int] = {}
+"""Sessions' chain versions as last returned by an append (a session's ``chain_version`` is
+fixed when it is created and never written again), so an append computes only the digest its
+session's chain links. Bounded by :data:`_CHAIN_VERSIONS_KEPT`."""
 
-PREPARE_THRESHOLD = 5
-"""psycopg's default: a statement is prepared once it has run this many times (the append
-statement asks to be prepared at once). Behind a transaction-pooling PgBouncer older than 1.21,
-set ``OPTIONS["prepare_threshold"]`` and keep prepared statements working, or pool by session."""
-
-_APPEND_ONE_SQL = """
-WITH head AS (
-    UPDATE exam_sessions_examsession
-    SET last_seq = last_seq + 1,
-        prev_head_hash = head_hash,
-        head_hash = 'sha256:' || encode(sha256(convert_to(
-            head_hash || '|' || (last_seq + 1)::text || '|' ||
-            CASE WHEN chain_version >= 2 THEN %(sealed)s ELSE %(digest)s END, 'UTF8')), 'hex'),
-        state = COALESCE(%(state)s::varchar, state),
-        updated_at = now()
-    WHERE id = %(session)s AND (%(expected)s::bigint IS NULL OR last_seq = %(expected)s::bigint)
-    RETURNING id, last_seq, head_hash, prev_head_hash
-)
-INSERT INTO exam_sessions_sessionevent
-    (session_id, seq, event_id, type, timestamp, source, correlation_id, payload,
-     schema_version, hash, prev_hash)
-SELECT id, last_seq, %(event_id)s, %(type)s, %(timestamp)s, %(source)s, %(correlation)s,
-       %(payload)s::jsonb, %(schema)s, head_hash, prev_head_hash
-FROM head
-RETURNING seq, hash, prev_hash
-"""
+_CHAIN_VERSIONS_KEPT: Final = 4096
 
 
 def _new_state(envelope: EventEnvelope) -> str | None:
@@ -352,15 +330,11 @@ def _final_state(envelopes: Sequence[EventEnvelope], state: str) -> str:
 def _append_one_postgres(
     db: BaseDatabaseWrapper, session_id: uuid.UUID, envelope: EventEnvelope, expected: int | None
 ) -> tuple[StoredEvent, int, str]:
-    """One statement, one round trip (autocommit): lock, seq, hash, head, insert."""
+    """One statement in autocommit, shared with concurrent appends to other sessions
+    (``sessions.postgres_append``): lock, seq, hash, head, insert."""
     wire = envelope.to_wire()
-    digest = body_digest(wire)  # chain version 1; version 2 differs only for personal fields
-    personal = personal_fields(wire)
-    sealed = (
-        chain_digest(wire, version=CHAIN_V2, key=chain_anchor.seal_key()) if personal else digest
-    )
+    digest, sealed = _digests(session_id, wire)
     params = {
-        "session": session_id,
         "digest": digest,
         "sealed": sealed,
         "expected": expected,
@@ -373,27 +347,27 @@ def _append_one_postgres(
         "payload": json.dumps(wire["payload"], ensure_ascii=False, separators=(",", ":")),
         "schema": envelope.schemaVersion,
     }
-    db.ensure_connection()
-    raw = db.connection
-    if raw.prepare_threshold is None:
-        # Django turns psycopg's prepared statements off unless OPTIONS asks for them; only
-        # server-side-binding cursors (like the one below) use them, so enable them here.
-        raw.prepare_threshold = PREPARE_THRESHOLD
-    try:
-        # Server-side binding and a prepared statement: Postgres parses and plans the CTE
-        # once per connection, and the round trip carries only the parameters.
-        with db.wrap_database_errors, psycopg.Cursor(raw) as cursor:
-            cursor.execute(_APPEND_ONE_SQL, params, prepare=True)
-            row = cursor.fetchone()
-    except IntegrityError as exc:
-        cause = exc.__cause__
-        if getattr(getattr(cause, "diag", None), "constraint_name", None) != _UNIQUE_EVENT_ID:
-            raise
-        row = None  # already stored: E7, a no-op that returns the stored event
+    row = postgres_append.GROUPS.append(db, session_id, params)
     if row is None:
         return _diagnose(session_id, envelope, expected)
-    seq, hash_, prev = row
-    return StoredEvent({**wire, "seq": seq}, seq, hash_, prev), seq, hash_
+    if len(_CHAIN_VERSIONS) >= _CHAIN_VERSIONS_KEPT:
+        _CHAIN_VERSIONS.clear()
+    _CHAIN_VERSIONS[session_id] = row.chain_version
+    stored = StoredEvent({**wire, "seq": row.seq}, row.seq, row.hash, row.prev_hash)
+    return stored, row.seq, row.hash
+
+
+def _digests(session_id: uuid.UUID, wire: Mapping[str, Any]) -> tuple[str, str]:
+    """The event's digests under chain versions 1 and 2 (the statement links the one its
+    session's version names); only the needed one is computed when the version is known."""
+    version = _CHAIN_VERSIONS.get(session_id)
+    if version is not None and version >= CHAIN_V2:
+        sealed = chain_digest(wire, version=version, key=chain_anchor.seal_key())
+        return sealed, sealed
+    digest = body_digest(wire)  # version 1; version 2 differs only for personal fields
+    if version is not None or not personal_fields(wire):
+        return digest, digest
+    return digest, chain_digest(wire, version=CHAIN_V2, key=chain_anchor.seal_key())
 
 
 def _diagnose(
@@ -450,8 +424,8 @@ def _append_batch_postgres(
     with transaction.atomic():
         db.ensure_connection()
         raw = db.connection
-        if raw.prepare_threshold is None:
-            raw.prepare_threshold = PREPARE_THRESHOLD  # see _append_one_postgres
+        if raw.prepare_threshold is None:  # see sessions.postgres_append._execute
+            raw.prepare_threshold = postgres_append.PREPARE_THRESHOLD
         with db.wrap_database_errors, psycopg.Cursor(raw) as cursor:
             ids = [e.eventId for e in envelopes]
             cursor.execute(_LOCK_HEAD_SQL, {"ids": ids, "session": session_id}, prepare=True)
