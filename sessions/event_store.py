@@ -31,6 +31,8 @@ On Postgres a single persisted event outside a transaction takes one round trip:
 statement updates the session row (which locks it; a concurrent appender waits and then sees
 the new head), computing seq and the chain hash (``ioa.events.link_hash`` in SQL, keeping the
 previous head in ``prev_head_hash``), and inserts the event row from the returned head.
+Concurrent such appends of one process to different sessions share that statement and its
+commit (group commit, ``sessions.postgres_append``).
 Batches and calls inside an outer transaction (the bot's journal) take two prepared statements
 in a transaction (a savepoint inside an outer one): ``SELECT ... FOR UPDATE`` of the head with
 the batch's already-stored ids, then one ``INSERT ... SELECT FROM unnest(...)`` of the new rows
