@@ -227,6 +227,9 @@ def main() -> int:
     args = parser.parse_args()
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    # As deployed (and so the daphne and writer processes it starts inherit it): no
+    # DEBUG query log or autoreload checks in the measured path.
+    os.environ.setdefault("DJANGO_DEBUG", "false")
     import django
 
     django.setup()
