@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from typing import Literal
+from typing import Final, Literal
 
 from pipecat.frames.frames import ErrorFrame, InterruptionWorkerFrame
 from pipecat.pipeline.worker import PipelineWorker
@@ -35,6 +35,10 @@ from ioa.runtime import Fault, FaultCleared, TurnFault
 
 logger = logging.getLogger(__name__)
 
+INTERRUPTION_WAIT_SECONDS: Final = 0.5
+"""How long a timed-out turn waits for its interruption to pass the pipeline before the
+controller answers anyway (the watch gives up at 80 % of the deadline, so this stays inside)."""
+
 
 class FaultWatch:
     """See the module docstring."""
@@ -47,6 +51,7 @@ class FaultWatch:
         self._pipeline: ExaminerPipeline | None = None
         self._io: BotIO | None = None
         self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._interrupting: set[asyncio.Task[None]] = set()
         self.turns = TurnWatch(
             TurnLimits(
                 deadline_seconds=config.turn_deadline_seconds,
@@ -70,6 +75,8 @@ class FaultWatch:
         self.turns.stop()
         for timer in self._timers.values():
             timer.cancel()
+        for task in self._interrupting:
+            task.cancel()
 
     async def handler_failed(self, error: BaseException, node_id: str) -> None:
         """The ``report_observation`` handler failed: store ``system_error`` (the hydrator
@@ -96,11 +103,26 @@ class FaultWatch:
         self._stats.turn_faults += 1
         logger.warning("bot %s: turn fault %s (%s): %s", self._session_id, code, problems, detail)
         pipeline = self._pipeline
+        fault = TurnFault(code=code, detail=detail, problems=problems)
         if code == "llm_timeout" and pipeline is not None and pipeline.reporter.idle:
-            asyncio.get_running_loop().create_task(
-                pipeline.worker.queue_frame(InterruptionWorkerFrame())
-            )
-        self._decisions.post(TurnFault(code=code, detail=detail, problems=problems))
+            task = asyncio.get_running_loop().create_task(self._interrupt_then(pipeline, fault))
+            self._interrupting.add(task)
+            task.add_done_callback(self._interrupting.discard)
+            return
+        self._decisions.post(fault)
+
+    async def _interrupt_then(self, pipeline: ExaminerPipeline, fault: TurnFault) -> None:
+        """Interrupt the LLM's hung reply, and only once the interruption has passed the
+        pipeline (or :data:`INTERRUPTION_WAIT_SECONDS` have gone by) let the controller answer:
+        the interruption drops every interruptible frame queued before it, and the fallback
+        question queued before it would be dropped unspoken."""
+        passed = pipeline.reporter.next_interruption()
+        await pipeline.worker.queue_frame(InterruptionWorkerFrame())
+        try:
+            await asyncio.wait_for(passed, INTERRUPTION_WAIT_SECONDS)
+        except TimeoutError:
+            logger.warning("bot %s: the interruption did not pass in time", self._session_id)
+        self._decisions.post(fault)
 
     async def _pipeline_error(self, frame: ErrorFrame) -> None:
         assert self._pipeline is not None and self._io is not None

@@ -333,6 +333,7 @@ class SpeechReporter(FrameProcessor):
         self._pending: deque[tuple[str, bool]] = deque()
         self._current: tuple[str, float, bool] | None = None
         self._heard = HeardSpeech()
+        self._interruption_waiters: list[asyncio.Future[None]] = []
 
     def expect(self, utterance_id: str, *, interruptible: bool = True) -> None:
         """An :class:`ExaminerSpeakFrame` with this id was queued."""
@@ -342,6 +343,13 @@ class SpeechReporter(FrameProcessor):
     def idle(self) -> bool:
         """Nothing queued or being spoken."""
         return not self._pending and self._current is None
+
+    def next_interruption(self) -> asyncio.Future[None]:
+        """Resolved when the next interruption reaches this processor: every processor before
+        it (the LLM among them) has dropped what it was doing and what it had queued."""
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._interruption_waiters.append(waiter)
+        return waiter
 
     def _finish(self, interruption: Interruption | None = None) -> None:
         if self._current is None:
@@ -380,6 +388,10 @@ class SpeechReporter(FrameProcessor):
             self._finish()
         elif isinstance(frame, InterruptionFrame):
             self._interrupted()
+            waiters, self._interruption_waiters = self._interruption_waiters, []
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
         elif self._current is not None and downstream:
             if isinstance(frame, OutputAudioRawFrame):
                 self._heard.audio(frame)
