@@ -455,18 +455,7 @@ def _append_batch_postgres(
     return stored, batch.last_seq, batch.head
 
 
-_BATCH_COLUMNS: Final = (
-    "seq",
-    "event_id",
-    "type",
-    "timestamp",
-    "source",
-    "correlation",
-    "payload",
-    "schema",
-    "hash",
-    "prev",
-)
+_BATCH_COLUMNS: Final = ("seq", *postgres_append.EVENT_COLUMNS, "hash", "prev")
 
 
 @dataclass(frozen=True, slots=True)

@@ -119,12 +119,7 @@ SELECT h.id, h.last_seq, h.head_hash, h.prev_head_hash, h.chain_version
 FROM head h JOIN inserted i ON i.session_id = h.id
 """
 
-_COLUMNS: Final = (
-    "session",
-    "digest",
-    "sealed",
-    "expected",
-    "state",
+EVENT_COLUMNS: Final = (
     "event_id",
     "type",
     "timestamp",
@@ -133,6 +128,9 @@ _COLUMNS: Final = (
     "payload",
     "schema",
 )
+"""The parameters of an event row's own columns, shared by every append statement."""
+
+_COLUMNS: Final = ("session", "digest", "sealed", "expected", "state", *EVENT_COLUMNS)
 
 
 @dataclass(frozen=True, slots=True)
