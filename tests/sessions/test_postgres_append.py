@@ -52,7 +52,7 @@ def test_concurrent_appends_to_many_sessions_share_statements_and_keep_every_cha
         assert verify_log(session_id=session.pk) == []
 
 
-def _hold_session_lock(session: ExamSession) -> tuple[threading.Event, threading.Event]:
+def _hold_session_lock(session: ExamSession) -> threading.Event:
     """Lock ``session``'s row from another connection until the returned release is set."""
     settings = connection.settings_dict
     dsn = f"host={settings['HOST'] or '127.0.0.1'} port={settings['PORT'] or 5432} " + (
@@ -70,7 +70,7 @@ def _hold_session_lock(session: ExamSession) -> tuple[threading.Event, threading
 
     threading.Thread(target=hold, daemon=True).start()
     assert locked.wait(10)
-    return locked, release
+    return release
 
 
 def _queue_behind_a_blocked_leader(
@@ -79,7 +79,7 @@ def _queue_behind_a_blocked_leader(
     """Block the leader on a locked session, queue ``calls`` behind it, then let all run:
     the queued calls run as one group. Returns each call's result or exception."""
     blocked = ExamSessionFactory()
-    _, release = _hold_session_lock(blocked)
+    release = _hold_session_lock(blocked)
     outcomes: list[Any] = [None] * len(calls)
 
     def leader(_: int) -> None:
