@@ -65,7 +65,7 @@ def _seal_key(chain: bytes) -> bytes:
 
 def head_mac(session_id: uuid.UUID | str, seq: int, head: str) -> str:
     message = f"{session_id}|{seq}|{head}".encode()
-    return "hmac-sha256:" + hmac.new(chain_key(), message, hashlib.sha256).hexdigest()
+    return "hmac-sha256:" + hmac.digest(chain_key(), message, "sha256").hex()
 
 
 def anchor_file(session_id: uuid.UUID | str) -> Path:

@@ -143,6 +143,12 @@ class AppendedRow:
     chain_version: int
 
 
+def _held_lock() -> threading.Lock:
+    lock = threading.Lock()
+    lock.acquire()
+    return lock
+
+
 @dataclass(eq=False, slots=True)
 class AppendRequest:
     """One event to append to ``session``: the statement's parameters (the names of
@@ -150,7 +156,9 @@ class AppendRequest:
 
     session: uuid.UUID
     params: Mapping[str, Any]
-    done: threading.Event = field(default_factory=threading.Event)
+    wake: threading.Lock = field(default_factory=_held_lock)
+    """Released once, when the request is finished or made the leader (the waiting thread
+    blocks acquiring it: cheaper than an ``Event``, and each request is woken at most once)."""
     lead: bool = False
     row: AppendedRow | None = None
     error: BaseException | None = None
@@ -179,11 +187,9 @@ class AppendGroups:
             self._queue.append(request)
             if not self._leading:
                 self._leading = request.lead = True
-        while not request.finished:
-            if not request.lead:
-                request.done.wait()
-                request.done.clear()
-                continue
+        if not request.lead:
+            request.wake.acquire()  # until finished, or made the leader
+        if not request.finished:
             self._lead(db)
         if request.error is not None:
             raise request.error
@@ -208,7 +214,8 @@ class AppendGroups:
                 self.fallbacks += len(group) > 1 and not grouped
                 for request in group:
                     request.finished = True
-                    request.done.set()
+                    if not request.lead:
+                        request.wake.release()
                 self._pass_lead(group)
 
     def _take(self) -> list[AppendRequest]:
@@ -234,7 +241,7 @@ class AppendGroups:
             return
         successor = self._queue[0]
         successor.lead = True
-        successor.done.set()
+        successor.wake.release()
 
 
 GROUPS = AppendGroups()

@@ -23,7 +23,6 @@ database (docs/spec/audit-chain.md).
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 from collections.abc import Mapping
 from typing import Any, Final
@@ -65,7 +64,7 @@ def personal_fields(wire: Mapping[str, Any]) -> list[str]:
 def seal(key: bytes, *, event_id: str, field: str, value: Any) -> str:
     """The keyed digest that stands for one personal field's value in the chain."""
     message = canonical_bytes({"eventId": event_id, "field": field, "value": value})
-    return SEAL_PREFIX + hmac.new(key, message, hashlib.sha256).hexdigest()
+    return SEAL_PREFIX + hmac.digest(key, message, "sha256").hex()
 
 
 def pseudonym(value: Any) -> Any:
