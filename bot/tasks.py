@@ -33,6 +33,7 @@ from celery.signals import (
 
 from bot.conf import bot_settings
 from bot.warmup import warm_on_start
+from sessions import chain_anchor
 
 logger = logging.getLogger(__name__)
 
@@ -138,8 +139,10 @@ def _shutting_down(**kwargs: object) -> None:
 @worker_shutdown.connect
 @worker_process_shutdown.connect
 def _shut_down(**kwargs: object) -> None:
-    """The process exits: wait for the drain (bounded)."""
+    """The process exits: wait for the drain (bounded), then write the chain anchors still
+    queued (a pool process exits without running ``atexit``)."""
     drain_host()
+    chain_anchor.flush(5.0)
 
 
 _drained = threading.Event()

@@ -26,7 +26,6 @@ import hashlib
 import hmac
 import json
 import logging
-import os
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -35,6 +34,7 @@ from pathlib import Path
 from django.conf import settings
 
 from ioa.events import ChainProblem
+from sessions.anchor_queue import AnchorQueue, QueuedHead, append_to
 
 logger = logging.getLogger(__name__)
 
@@ -64,8 +64,12 @@ def _seal_key(chain: bytes) -> bytes:
 
 
 def head_mac(session_id: uuid.UUID | str, seq: int, head: str) -> str:
-    message = f"{session_id}|{seq}|{head}".encode()
-    return "hmac-sha256:" + hmac.digest(chain_key(), message, "sha256").hex()
+    return _head_mac(chain_key(), str(session_id), seq, head)
+
+
+def _head_mac(key: bytes, session: str, seq: int, head: str) -> str:
+    message = f"{session}|{seq}|{head}".encode()
+    return "hmac-sha256:" + hmac.digest(key, message, "sha256").hex()
 
 
 def anchor_file(session_id: uuid.UUID | str) -> Path:
@@ -73,33 +77,46 @@ def anchor_file(session_id: uuid.UUID | str) -> Path:
 
 
 def anchor_head(*, session_id: uuid.UUID | str, seq: int, head: str) -> None:
-    """Append the session's head to its anchor file (one ``write`` of one line, O_APPEND).
+    """Queue the session's head for its anchor file (``sessions.anchor_queue``: written by
+    this process's ``chain-anchor`` thread within ``ANCHOR_INTERVAL``, the newest head of each
+    session per batch), under the anchor directory and key in force now.
 
     A failure to write is logged as an error, never raised: the event is stored already, and
     ``verify_session_log`` then reports the missing anchor."""
+    ANCHORS.submit(
+        QueuedHead(
+            directory=str(settings.VIVA_CHAIN_ANCHOR_DIR),
+            session=str(session_id),
+            seq=seq,
+            head=head,
+            key=chain_key(),
+        )
+    )
+
+
+def anchor_line(queued: QueuedHead) -> tuple[Path, bytes]:
+    """The anchor file of a queued head and its line (written by the queue's thread)."""
+    session = str(uuid.UUID(queued.session))
     line = json.dumps(
         {
-            "session": str(session_id),
-            "seq": seq,
-            "head": head,
+            "session": session,
+            "seq": queued.seq,
+            "head": queued.head,
             "at": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
-            "mac": head_mac(session_id, seq, head),
+            "mac": _head_mac(queued.key, session, queued.seq, queued.head),
         },
         separators=(",", ":"),
     )
-    path = anchor_file(session_id)
-    try:
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
-        except FileNotFoundError:  # the directory's first anchor: create it, once
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
-        try:
-            os.write(fd, (line + "\n").encode())
-        finally:
-            os.close(fd)
-    except OSError:
-        logger.exception("could not anchor session %s at seq %s", session_id, seq)
+    return Path(queued.directory) / f"{session}.jsonl", (line + "\n").encode()
+
+
+ANCHORS = AnchorQueue(anchor_line)
+"""This process's queued heads (:func:`anchor_head`)."""
+
+
+def flush(timeout: float = 5.0) -> bool:
+    """Write the heads this process has queued; returns once they are in their files."""
+    return ANCHORS.flush(timeout)
 
 
 def erasure_file(session_id: uuid.UUID | str) -> Path:
@@ -136,13 +153,7 @@ def anchor_erasure(
         + "\n"
         for seq, (digest, redacted) in sorted(digests.items())
     )
-    path = erasure_file(session_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
-    try:
-        os.write(fd, lines.encode())
-    finally:
-        os.close(fd)
+    append_to(erasure_file(session_id), lines.encode())
 
 
 def anchored_erasures(session_id: uuid.UUID | str) -> dict[int, tuple[str, str, str]]:
@@ -166,7 +177,9 @@ def anchored_erasures(session_id: uuid.UUID | str) -> dict[int, tuple[str, str, 
 
 
 def read_anchors(session_id: uuid.UUID | str) -> list[dict[str, object]] | None:
-    """The session's anchors, oldest first; ``None`` when it has no anchor file."""
+    """The session's anchors, oldest first (once this process's queued heads are written);
+    ``None`` when it has no anchor file."""
+    flush()
     path = anchor_file(session_id)
     try:
         text = path.read_text(encoding="utf-8")

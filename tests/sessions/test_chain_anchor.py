@@ -36,9 +36,10 @@ def anchors(settings: Any, tmp_path: Path) -> Path:
 def session_with(events: int = 6) -> ExamSession:
     session = ExamSessionFactory()
     entered = event_factory(session)(node_entered("q1"))
-    with TestCase.captureOnCommitCallbacks(execute=True):  # anchors are written on commit
-        for event in [entered, *transcripts(session, events - 1)]:  # one append, one anchor each
+    for event in [entered, *transcripts(session, events - 1)]:  # one append, one anchor each
+        with TestCase.captureOnCommitCallbacks(execute=True):  # anchors are queued on commit
             append_events(session=session, events=[event])
+        chain_anchor.flush()  # and written now, not merged with the next head (anchor_queue)
     session.refresh_from_db()
     return session
 
@@ -85,9 +86,10 @@ def test_a_truncated_log_with_rewound_counters_is_caught() -> None:
 def test_a_truncated_and_re_extended_log_is_caught() -> None:
     session = session_with(6)
     rewind(session, keep=4)
-    with TestCase.captureOnCommitCallbacks(execute=True):
-        for event in transcripts(session, 2):  # new events 5 and 6 replace the deleted ones
+    for event in transcripts(session, 2):  # new events 5 and 6 replace the deleted ones
+        with TestCase.captureOnCommitCallbacks(execute=True):
             append_events(session=session, events=[event])
+        chain_anchor.flush()
     assert "truncated: seq 5" in problems(session)
 
 
