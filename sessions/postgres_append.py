@@ -26,6 +26,7 @@ Statements are prepared (psycopg server-side binding): Postgres plans each once 
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import uuid
@@ -78,17 +79,15 @@ FROM head h JOIN inserted i ON i.session_id = h.id
 
 _APPEND_GROUP_SQL = """
 WITH request AS (
-    SELECT * FROM unnest(
-        %(session)s::uuid[], %(digest)s::text[], %(sealed)s::text[], %(expected)s::bigint[],
-        %(state)s::varchar[], %(event_id)s::uuid[], %(type)s::varchar[],
-        %(timestamp)s::timestamptz[], %(source)s::varchar[], %(correlation)s::varchar[],
-        %(payload)s::jsonb[], %(schema)s::varchar[]
-    ) AS r(session, digest, sealed, expected, state, event_id, type, at, source, correlation,
-           payload, schema)
+    SELECT * FROM json_to_recordset(%(rows)s::json) AS r(
+        session uuid, digest text, sealed text, expected bigint, state varchar, event_id uuid,
+        type varchar, at timestamptz, source varchar, correlation varchar, payload jsonb,
+        schema varchar
+    )
 ),
 locked AS (
     SELECT s.id FROM exam_sessions_examsession s
-    WHERE s.id = ANY(%(session)s::uuid[])
+    WHERE s.id IN (SELECT session FROM request)
     ORDER BY s.id
     FOR UPDATE
 ),
@@ -118,6 +117,9 @@ inserted AS (
 SELECT h.id, h.last_seq, h.head_hash, h.prev_head_hash, h.chain_version
 FROM head h JOIN inserted i ON i.session_id = h.id
 """
+"""The group statement takes its requests as one JSON array of records (:func:`group_record`):
+psycopg adapts twelve Python lists element by element, which cost more than the statement's
+other work in the leading thread (about 37 us per event against 3 us for the JSON)."""
 
 EVENT_COLUMNS: Final = (
     "event_id",
@@ -156,6 +158,8 @@ class AppendRequest:
 
     session: uuid.UUID
     params: Mapping[str, Any]
+    record: str = ""
+    """The request as a JSON record of the group statement (:func:`group_record`)."""
     wake: threading.Lock = field(default_factory=_held_lock)
     """Released once, when the request is finished or made the leader (the waiting thread
     blocks acquiring it: cheaper than an ``Event``, and each request is woken at most once)."""
@@ -182,7 +186,9 @@ class AppendGroups:
         """Append one event (autocommit; called outside any transaction) and return its row,
         or ``None`` when nothing was stored (the caller diagnoses why). Raises what its own
         statement raised."""
-        request = AppendRequest(session, {**params, "session": session})
+        request = AppendRequest(
+            session, {**params, "session": session}, group_record(session, params)
+        )
         with self._lock:
             self._queue.append(request)
             if not self._leading:
@@ -275,10 +281,30 @@ def execute_group(db: BaseDatabaseWrapper, group: Sequence[AppendRequest]) -> bo
     return False
 
 
-def _group_params(group: Sequence[AppendRequest]) -> dict[str, list[Any]]:
-    """One array per column, in id order (the order the rows are locked in)."""
+def group_record(session: uuid.UUID, params: Mapping[str, Any]) -> str:
+    """One request as a record of the group statement's JSON array: its scalar parameters,
+    and its payload (JSON text already) spliced in as is, not re-encoded."""
+    scalars = {
+        "session": str(session),
+        "digest": params["digest"],
+        "sealed": params["sealed"],
+        "expected": params["expected"],
+        "state": params["state"],
+        "event_id": str(params["event_id"]),
+        "type": params["type"],
+        "at": params["timestamp"].isoformat(),
+        "source": params["source"],
+        "correlation": params["correlation"],
+        "schema": params["schema"],
+    }
+    text = json.dumps(scalars, ensure_ascii=False, separators=(",", ":"))
+    return f'{text[:-1]},"payload":{params["payload"]}}}'
+
+
+def _group_params(group: Sequence[AppendRequest]) -> dict[str, str]:
+    """The group's records as one JSON array, in id order (the order the rows are locked in)."""
     ordered = sorted(group, key=lambda r: r.session)
-    return {name: [r.params[name] for r in ordered] for name in _COLUMNS}
+    return {"rows": "[" + ",".join(r.record for r in ordered) + "]"}
 
 
 def _execute(

@@ -18,7 +18,12 @@ from sessions.event_store import SessionNotFound, VersionConflict, append_event
 from sessions.models import ExamSession, SessionEvent
 from sessions.postgres_append import GROUPS
 from sessions.selectors import verify_log
-from tests.sessions.factories import ExamSessionFactory, event_factory, transcript_final
+from tests.sessions.factories import (
+    ExamSessionFactory,
+    event_factory,
+    exam_started,
+    transcript_final,
+)
 from tests.sessions.test_concurrency import run_threads
 
 pytestmark = [pytest.mark.services("postgres"), pytest.mark.django_db(transaction=True)]
@@ -176,3 +181,60 @@ def test_a_redelivered_event_in_a_group_is_returned_and_the_others_stored() -> N
     assert GROUPS.fallbacks - before[2] == 1  # the group statement failed as a whole, then each ran
     assert SessionEvent.objects.filter(session=again).count() == 1
     assert verify_log(session_id=fresh.pk) == []
+
+
+TRICKY_TEXTS = [
+    'She said "relax every edge" \\ then stopped',
+    "Línea\nnueva\ttab — emoji 🧪, null-free, \u2028 separator",
+    "日本語の答え: ダイクストラ法",
+    "}{ ] [ ,: braces and a trailing backslash \\",
+]
+
+
+def test_a_group_stores_each_event_exactly_as_a_lone_append_does() -> None:
+    """The group statement takes its requests as one JSON document (``group_record``): payload
+    text with quotes, backslashes, control characters, non-Latin scripts and emoji, a state
+    change, a correlation id and microsecond timestamps must be stored as the one-statement
+    path stores them."""
+    grouped = [ExamSessionFactory() for _ in TRICKY_TEXTS]
+    alone = [ExamSessionFactory() for _ in TRICKY_TEXTS]
+    changer, changer_alone = ExamSessionFactory(), ExamSessionFactory()
+    payloads: list[Any] = [transcript_final(turn=i, text=t) for i, t in enumerate(TRICKY_TEXTS)]
+    start = exam_started(changer)[0].payload
+
+    def events_for(sessions: list[ExamSession], state_session: ExamSession) -> list[Any]:
+        made = [
+            event_factory(s)(payload, correlation_id=f"corr-{i}")
+            for i, (s, payload) in enumerate(zip(sessions, payloads, strict=True))
+        ]
+        return [*made, event_factory(state_session)(start)]
+
+    in_group = events_for(grouped, changer)
+    on_their_own = events_for(alone, changer_alone)
+    before = _counters()
+    outcomes = _queue_behind_a_blocked_leader(
+        [
+            lambda e=e, s=s: append_event(session=s.pk, event=e)
+            for e, s in zip(in_group, [*grouped, changer], strict=True)
+        ]
+    )
+    assert all(o.seq == 1 for o in outcomes), outcomes
+    assert GROUPS.statements - before[0] == 2 and GROUPS.fallbacks == before[2]  # one group
+    for event, session in zip(on_their_own, [*alone, changer_alone], strict=True):
+        append_event(session=session.pk, event=event)
+
+    def stored(session: ExamSession) -> tuple[Any, ...]:
+        row = SessionEvent.objects.get(session=session, seq=1)
+        return (row.type, row.source, row.correlation_id, row.payload, row.schema_version)
+
+    for event, session in zip(in_group, [*grouped, changer], strict=True):
+        row = SessionEvent.objects.get(session=session, seq=1)
+        wire = event.to_wire()
+        assert row.payload == wire["payload"]
+        assert row.timestamp == event.timestamp_datetime
+        assert str(row.event_id) == event.eventId
+        assert verify_log(session_id=session.pk) == []
+    assert [stored(s) for s in grouped] == [stored(s) for s in alone]
+    changer.refresh_from_db()
+    changer_alone.refresh_from_db()
+    assert changer.state == changer_alone.state == "scaffolding"
