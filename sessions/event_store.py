@@ -220,14 +220,15 @@ def append_events(
     if problems:
         _refuse(session_id, problems)
 
+    db = connections[DEFAULT_DB_ALIAS]
+    in_transaction = db.in_atomic_block
     persisted = [e for e in envelopes if spec_for(e.type).persisted]
     if not persisted:  # live-only events: published, never stored
         live = tuple(StoredEvent(e.to_wire(), None, None, None) for e in envelopes)
-        _after_commit(session_id, live)
+        _after_commit(session_id, live, head=None, in_transaction=in_transaction)
         return AppendResult(events=live, last_seq=-1, head_hash="")
 
-    db = connections[DEFAULT_DB_ALIAS]
-    if len(persisted) == 1 and db.vendor == "postgresql" and not db.in_atomic_block:
+    if len(persisted) == 1 and db.vendor == "postgresql" and not in_transaction:
         stored_one, last_seq, head = _append_one_postgres(
             db, session_id, persisted[0], expected_version
         )
@@ -241,9 +242,8 @@ def append_events(
         stored[e.eventId] if e.eventId in stored else StoredEvent(e.to_wire(), None, None, None)
         for e in envelopes
     )
-    if any(not s.duplicate for s in stored.values()):
-        _anchor_on_commit(session_id, last_seq, head)
-    _after_commit(session_id, ordered)
+    new_head = (last_seq, head) if any(not s.duplicate for s in stored.values()) else None
+    _after_commit(session_id, ordered, head=new_head, in_transaction=in_transaction)
     return AppendResult(events=ordered, last_seq=last_seq, head_hash=head)
 
 
@@ -259,32 +259,37 @@ def append_event(
     ]
 
 
-def _after_commit(session_id: uuid.UUID, events: Sequence[StoredEvent]) -> None:
-    """Publish new and live-only events after commit, and tell the apps above of the newly
-    stored ones (``sessions.signals``: ``events_appended``, and ``session_completed`` when
+def _after_commit(
+    session_id: uuid.UUID,
+    events: Sequence[StoredEvent],
+    *,
+    head: tuple[int, str] | None,
+    in_transaction: bool,
+) -> None:
+    """Once the append has committed (at once in autocommit, where the statement has committed
+    already; on commit inside a transaction): anchor the new ``head`` (``chain_anchor``),
+    publish the new and live-only events, and tell the apps above of the newly stored ones
+    (``sessions.signals``: ``events_appended``, and ``session_completed`` when
     ``exam_completed`` is among them)."""
     fresh = [e.wire for e in events if not e.duplicate]
-    if fresh:
-        if connections[DEFAULT_DB_ALIAS].in_atomic_block:
-            transaction.on_commit(lambda: broadcast.publish_events(session_id, fresh))
-        else:  # autocommit: the statement has committed already
-            broadcast.publish_events(session_id, fresh)
     appended = tuple(e for e in events if e.seq and not e.duplicate)
-    if not appended:
+
+    def committed() -> None:
+        if head is not None:
+            chain_anchor.anchor_head(session_id=session_id, seq=head[0], head=head[1])
+        if fresh:
+            broadcast.publish_events(session_id, fresh)
+        if appended:
+            signals.send_now(signals.events_appended, session_id=session_id, events=appended)
+            if any(e.type == EventType.EXAM_COMPLETED for e in appended):
+                signals.send_now(signals.session_completed, session_id=session_id)
+
+    if head is None and not fresh and not appended:
         return
-    signals.send_on_commit(signals.events_appended, session_id=session_id, events=appended)
-    if any(e.type == EventType.EXAM_COMPLETED for e in appended):
-        signals.send_on_commit(signals.session_completed, session_id=session_id)
-
-
-def _anchor_on_commit(session_id: uuid.UUID, last_seq: int, head: str) -> None:
-    """Anchor the new head outside the event table once it has committed (chain_anchor)."""
-    if connections[DEFAULT_DB_ALIAS].in_atomic_block:
-        transaction.on_commit(
-            lambda: chain_anchor.anchor_head(session_id=session_id, seq=last_seq, head=head)
-        )
+    if in_transaction:
+        transaction.on_commit(committed)
     else:
-        chain_anchor.anchor_head(session_id=session_id, seq=last_seq, head=head)
+        committed()
 
 
 def _refuse(session_id: uuid.UUID, problems: Sequence[Violation]) -> None:

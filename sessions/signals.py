@@ -27,19 +27,24 @@ from __future__ import annotations
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.dispatch import Signal
 
+SENDER = "exam_sessions"
+"""The sender of every signal here (the sessions app's label)."""
+
 events_appended = Signal()
 session_completed = Signal()
 personal_data_erased = Signal()
 
 
+def send_now(signal: Signal, **kwargs: object) -> None:
+    """Send ``signal`` (sender: the sessions app's label) now: the write it tells of has
+    committed."""
+    signal.send(sender=SENDER, **kwargs)
+
+
 def send_on_commit(signal: Signal, **kwargs: object) -> None:
-    """Send ``signal`` (sender: the sessions app's label) once the current transaction commits;
-    at once outside a transaction, where the write has committed already."""
-
-    def send() -> None:
-        signal.send(sender="exam_sessions", **kwargs)
-
+    """Send ``signal`` once the current transaction commits; at once outside a transaction,
+    where the write has committed already."""
     if connections[DEFAULT_DB_ALIAS].in_atomic_block:
-        transaction.on_commit(send)
+        transaction.on_commit(lambda: send_now(signal, **kwargs))
     else:
-        send()
+        send_now(signal, **kwargs)
