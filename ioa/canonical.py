@@ -102,6 +102,19 @@ def canonical_bytes(document: object) -> bytes:
         ) from exc
 
 
+def plain_canonical_bytes(document: object) -> bytes:
+    """:func:`canonical_bytes` of a document that is plain JSON by construction (what
+    ``json.loads`` returns, or a pydantic model dumped in JSON mode), without the round-trip
+    check: that check exists to refuse tuples and non-string keys, which such producers never
+    emit, and it costs about as much as the serialisation. Anything ``json`` refuses (NaN,
+    infinity, cycles, other types) or a lone surrogate is handed to :func:`canonical_bytes`,
+    which raises its precise :class:`ioa.errors.CanonicalisationError`."""
+    try:
+        return _dumps(document).encode("utf-8")
+    except (TypeError, ValueError, RecursionError, UnicodeEncodeError):
+        return canonical_bytes(document)
+
+
 def checksum(document: object) -> str:
     """Return ``"sha256:<64 lower-case hex digits>"`` of the canonical bytes of ``document``.
 

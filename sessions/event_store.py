@@ -366,15 +366,18 @@ def _append_one_postgres(
 
 def _digests(session_id: uuid.UUID, wire: Mapping[str, Any]) -> tuple[str, str]:
     """The event's digests under chain versions 1 and 2 (the statement links the one its
-    session's version names); only the needed one is computed when the version is known."""
+    session's version names); only the needed one is computed when the version is known.
+    ``wire`` is ``EventEnvelope.to_wire()``'s: plain JSON, so the canonical form skips its
+    round-trip check (``ioa.canonical.plain_canonical_bytes``)."""
     version = _CHAIN_VERSIONS.get(session_id)
+    key = chain_anchor.seal_key()
     if version is not None and version >= CHAIN_V2:
-        sealed = chain_digest(wire, version=version, key=chain_anchor.seal_key())
+        sealed = chain_digest(wire, version=version, key=key, plain=True)
         return sealed, sealed
-    digest = body_digest(wire)  # version 1; version 2 differs only for personal fields
+    digest = body_digest(wire, plain=True)  # version 1; 2 differs only for personal fields
     if version is not None or not personal_fields(wire):
         return digest, digest
-    return digest, chain_digest(wire, version=CHAIN_V2, key=chain_anchor.seal_key())
+    return digest, chain_digest(wire, version=CHAIN_V2, key=key, plain=True)
 
 
 def _diagnose(

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from ioa.canonical import canonical_bytes
+from ioa.canonical import canonical_bytes, plain_canonical_bytes
 
 GENESIS_HASH: Final = "sha256:" + "0" * 64
 """``prev_hash`` of the first event of every session."""
@@ -28,10 +28,15 @@ HASH_FIELDS: Final = frozenset({"seq", "hash", "prevHash"})
 """Envelope keys left out of the digest (seq enters through the link instead)."""
 
 
-def body_digest(wire: Mapping[str, Any]) -> str:
-    """Hex sha256 of the canonical JSON of an envelope without its seq and hash fields."""
+def body_digest(wire: Mapping[str, Any], *, plain: bool = False) -> str:
+    """Hex sha256 of the canonical JSON of an envelope without its seq and hash fields.
+
+    ``plain``: the envelope is plain JSON by construction (``EventEnvelope.to_wire()``, or read
+    back from JSON), so the canonical form skips its round-trip check
+    (:func:`ioa.canonical.plain_canonical_bytes`); the digest is the same."""
     body = {key: value for key, value in wire.items() if key not in HASH_FIELDS}
-    return hashlib.sha256(canonical_bytes(body)).hexdigest()
+    encode = plain_canonical_bytes if plain else canonical_bytes
+    return hashlib.sha256(encode(body)).hexdigest()
 
 
 def link_hash(prev_hash: str, seq: int, digest: str) -> str:

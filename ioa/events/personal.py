@@ -27,7 +27,7 @@ import hmac
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ioa.canonical import canonical_bytes
+from ioa.canonical import canonical_bytes, plain_canonical_bytes
 from ioa.events.hashchain import body_digest
 
 CHAIN_V1: Final = 1
@@ -61,9 +61,11 @@ def personal_fields(wire: Mapping[str, Any]) -> list[str]:
     return sorted(name for name in names if payload.get(name) is not None)
 
 
-def seal(key: bytes, *, event_id: str, field: str, value: Any) -> str:
-    """The keyed digest that stands for one personal field's value in the chain."""
-    message = canonical_bytes({"eventId": event_id, "field": field, "value": value})
+def seal(key: bytes, *, event_id: str, field: str, value: Any, plain: bool = False) -> str:
+    """The keyed digest that stands for one personal field's value in the chain (``plain``:
+    the value is plain JSON by construction; see ``hashchain.body_digest``)."""
+    encode = plain_canonical_bytes if plain else canonical_bytes
+    message = encode({"eventId": event_id, "field": field, "value": value})
     return SEAL_PREFIX + hmac.digest(key, message, "sha256").hex()
 
 
@@ -79,7 +81,11 @@ def pseudonym(value: Any) -> Any:
 
 
 def sealed_wire(
-    wire: Mapping[str, Any], *, key: bytes, kept: Mapping[str, str] | None = None
+    wire: Mapping[str, Any],
+    *,
+    key: bytes,
+    kept: Mapping[str, str] | None = None,
+    plain: bool = False,
 ) -> dict[str, Any]:
     """The envelope chain version 2 hashes: each personal field replaced by its seal (the
     ``kept`` seal of an erased field, else the seal of its value)."""
@@ -91,7 +97,7 @@ def sealed_wire(
     event_id = str(wire["eventId"])
     for name in fields:
         payload[name] = kept.get(name) or seal(
-            key, event_id=event_id, field=name, value=payload[name]
+            key, event_id=event_id, field=name, value=payload[name], plain=plain
         )
     return {**wire, "payload": payload}
 
@@ -102,19 +108,21 @@ def chain_digest(
     version: int,
     key: bytes,
     kept: Mapping[str, str] | None = None,
+    plain: bool = False,
 ) -> str:
-    """The digest the chain links for an envelope under a chain version.
+    """The digest the chain links for an envelope under a chain version (``plain``: the
+    envelope is plain JSON by construction, see ``hashchain.body_digest``).
 
     Version 1 hashes the body in clear; for an event erased under version 1, ``kept`` holds the
     body digest recorded at erasure (``digest``) and the digest of the body as erased
     (``redacted``): the recorded digest stands in only while the body is still exactly the
     erased one (the record itself is checked against its MAC'd copy outside the database)."""
     if version < CHAIN_V2:
-        actual = body_digest(wire)
+        actual = body_digest(wire, plain=plain)
         if kept and kept.get("digest") and kept.get("redacted") == actual:
             return kept["digest"]
         return actual
-    return body_digest(sealed_wire(wire, key=key, kept=kept))
+    return body_digest(sealed_wire(wire, key=key, kept=kept, plain=plain), plain=plain)
 
 
 def erase(wire: Mapping[str, Any], *, key: bytes) -> tuple[dict[str, Any], dict[str, str]]:

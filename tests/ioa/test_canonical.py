@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from ioa.canonical import canonical_bytes, canonical_json, checksum
+from ioa.canonical import canonical_bytes, canonical_json, checksum, plain_canonical_bytes
 from ioa.errors import CanonicalisationError, IoaError
 from tests.ioa.builders import example
 
@@ -71,3 +73,51 @@ def test_too_deep_documents_raise_the_typed_error() -> None:
         deep = [deep]
     with pytest.raises(CanonicalisationError, match="nested too deeply"):
         canonical_bytes(deep)
+
+
+PLAIN_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=8), children, max_size=5)
+    ),
+    max_leaves=30,
+)
+
+
+@given(PLAIN_JSON)
+def test_the_plain_path_gives_the_same_bytes_for_any_plain_json(document: object) -> None:
+    try:
+        expected = canonical_bytes(document)
+    except CanonicalisationError:  # a lone surrogate in generated text: both refuse it
+        with pytest.raises(CanonicalisationError):
+            plain_canonical_bytes(document)
+        return
+    assert plain_canonical_bytes(document) == expected
+    assert plain_canonical_bytes(json.loads(expected)) == expected  # as read back from JSON
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{"x": float("nan")}, {"x": float("inf")}, {"x": {1, 2}}, {"x": b"bytes"}, {"x": "\ud800"}],
+)
+def test_the_plain_path_refuses_what_json_cannot_encode_with_the_typed_error(
+    value: object,
+) -> None:
+    with pytest.raises(CanonicalisationError):
+        plain_canonical_bytes(value)
+
+
+def test_the_plain_path_refuses_cycles_and_depth_with_the_typed_error() -> None:
+    cyclic: list[object] = []
+    cyclic.append(cyclic)
+    with pytest.raises(CanonicalisationError, match="cycle"):
+        plain_canonical_bytes(cyclic)
+    deep: object = "leaf"
+    for _ in range(5000):
+        deep = [deep]
+    with pytest.raises(CanonicalisationError, match="nested too deeply"):
+        plain_canonical_bytes(deep)
