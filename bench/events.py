@@ -274,26 +274,82 @@ def _concurrent(
 # --- helpers ----------------------------------------------------------------------------------
 
 
-def _anchor(args: argparse.Namespace, database_url: str, append_rate: float) -> float | None:
-    """Run the workload through ``eventsourcing`` (``bench/eventsourcing_anchor.py``) and print
-    its rate and our ratio to it; ``None`` when the library is not installed."""
-    from bench.eventsourcing_anchor import count_gap_free, create_tables
+def _anchor_available(database_url: str) -> bool:
+    """Create the ``eventsourcing`` tables; ``False`` when the library is not installed."""
+    from bench.eventsourcing_anchor import create_tables
 
     try:
         create_tables(database_url)  # imports the library: absent unless bench.txt was installed
     except ImportError:
         print("  eventsourcing anchor: skipped (pip install -r requirements/bench.txt)")
-        return None
-    ids = [f"anchor-{i}" for i in range(args.sessions)]
-    rate = _concurrent("eventsourcing", database_url, ids, args.per_session, args.processes)
-    stored, gap_free = count_gap_free(database_url, args.per_session)
-    ratio = append_rate / rate
+        return False
+    return True
+
+
+def _throughput_rounds(
+    args: argparse.Namespace, database_url: str, new_sessions: Callable[[int, str], list[Any]]
+) -> tuple[float, float, float | None]:
+    """Steps 2-3b, ``--rounds`` times in turn (append, plain INSERT, eventsourcing, then again),
+    so that a slow spell of the machine lands on every contender alike. Prints each round and
+    returns the medians: append events/s, append/plain and append/eventsourcing (the median of
+    each round's own ratio; ``None`` without the library)."""
+    from bench.eventsourcing_anchor import count_gap_free
+
+    anchor = _anchor_available(database_url)
+    rates: dict[str, list[float]] = {"append": [], "plain": [], "eventsourcing": []}
+    for round_ in range(1, args.rounds + 1):
+        sessions = new_sessions(args.sessions, f"multi{round_}")
+        ids = [str(s.pk) for s in sessions]
+        rates["append"].append(
+            _concurrent("append", database_url, ids, args.per_session, args.processes)
+        )
+        gapless = all(
+            list(s.events.order_by("seq").values_list("seq", flat=True))
+            == list(range(1, args.per_session + 1))
+            for s in sessions
+        )
+        plain = [str(s.pk) for s in new_sessions(args.sessions, f"plain{round_}")]
+        rates["plain"].append(
+            _concurrent("plain", database_url, plain, args.per_session, args.processes)
+        )
+        line = (
+            f"  round {round_}: append {rates['append'][-1]:5.0f} events/s (gap-free: {gapless}), "
+            f"plain INSERT {rates['plain'][-1]:5.0f}"
+        )
+        if anchor:
+            named = [f"anchor-{round_}-{i}" for i in range(args.sessions)]
+            rates["eventsourcing"].append(
+                _concurrent("eventsourcing", database_url, named, args.per_session, args.processes)
+            )
+            line += f", eventsourcing {rates['eventsourcing'][-1]:5.0f}"
+        print(line, flush=True)
+    return _medians(args, rates, anchor and count_gap_free(database_url, args.per_session))
+
+
+def _medians(
+    args: argparse.Namespace, rates: dict[str, list[float]], anchor_check: Any
+) -> tuple[float, float, float | None]:
+    """Print and return the median rate and the medians of the per-round ratios."""
+    append = statistics.median(rates["append"])
+    pairs = zip(rates["append"], rates["plain"], strict=True)
+    plain_ratio = statistics.median(a / p for a, p in pairs)
     print(
-        f"  {args.sessions} sessions concurrently (eventsourcing {_version()}): {rate:6.0f} "
+        f"  {args.sessions} sessions concurrently, median of {args.rounds} round(s): append "
+        f"{append:5.0f} events/s ({args.per_session} events per session), plain INSERT "
+        f"{statistics.median(rates['plain']):5.0f}"
+    )
+    print(f"  append / plain INSERT ratio (median):      {plain_ratio:6.2f}")
+    if not anchor_check:
+        return append, plain_ratio, None
+    stored, gap_free = anchor_check
+    anchored = zip(rates["append"], rates["eventsourcing"], strict=True)
+    anchor_ratio = statistics.median(a / e for a, e in anchored)
+    print(
+        f"  eventsourcing {_version()}: median {statistics.median(rates['eventsourcing']):5.0f} "
         f"events/s ({stored} events; versions gap-free: {gap_free})"
     )
-    print(f"  append / eventsourcing ratio:              {ratio:6.2f}")
-    return ratio
+    print(f"  append / eventsourcing ratio (median):     {anchor_ratio:6.2f}")
+    return append, plain_ratio, anchor_ratio
 
 
 def _version() -> str:
@@ -334,6 +390,9 @@ def main() -> int:
     parser.add_argument("--per-session", type=int, default=200, help="events per session")
     parser.add_argument(
         "--processes", type=int, default=2, help="writer processes the sessions are spread over"
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="rounds of steps 2-3b, in turn; medians judged"
     )
     parser.add_argument("--clients", type=int, default=100)
     parser.add_argument("--ws-seconds", type=float, default=10.0)
@@ -401,43 +460,15 @@ def _run(args: argparse.Namespace, test_name: str) -> int:
         f"({args.single} events, {elapsed:.2f} s)"
     )
 
-    # 2. N sessions concurrently, one writer thread each, spread over writer processes
+    # 2-3b. N sessions concurrently, one writer thread each, spread over writer processes:
+    # append, plain INSERT and eventsourcing in turn, --rounds times
     db = settings.DATABASES["default"]
     database_url = (
         f"postgres://{db.get('USER') or 'postgres'}"
         f"{':' + db['PASSWORD'] if db.get('PASSWORD') else ''}"
         f"@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
     )
-    total = args.sessions * args.per_session
-    sessions = new_sessions(args.sessions, "multi")
-    append_rate = _concurrent(
-        "append", database_url, [str(s.pk) for s in sessions], args.per_session, args.processes
-    )
-    gapless = all(
-        list(s.events.order_by("seq").values_list("seq", flat=True))
-        == list(range(1, args.per_session + 1))
-        for s in sessions
-    )
-    print(
-        f"  {args.sessions} sessions concurrently (append):       {append_rate:6.0f} events/s "
-        f"({total} events; seq 1..{args.per_session} gap-free in every session: {gapless})"
-    )
-
-    # 3. the same rows as plain INSERTs through psycopg, same harness
-    plain_sessions = new_sessions(args.sessions, "plain")
-    plain_rate = _concurrent(
-        "plain",
-        database_url,
-        [str(s.pk) for s in plain_sessions],
-        args.per_session,
-        args.processes,
-    )
-    ratio = append_rate / plain_rate
-    print(f"  {args.sessions} sessions concurrently (plain INSERT): {plain_rate:6.0f} events/s")
-    print(f"  append / plain INSERT ratio:               {ratio:6.2f}")
-
-    # 3b. the anchor: the same workload through the eventsourcing library, same harness
-    anchor_ratio = _anchor(args, database_url, append_rate)
+    append_rate, ratio, anchor_ratio = _throughput_rounds(args, database_url, new_sessions)
 
     # 4. persisted-to-WebSocket latency
     p50 = p99 = None
