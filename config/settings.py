@@ -153,7 +153,8 @@ if REDIS_URL:
             # redis-py 8 times out reads after 5 s while channels_redis blocks 5 s waiting for
             # messages: without a longer socket timeout an idle consumer dies with 1011.
             # The pool (per process) refuses a call beyond its size rather than waiting:
-            # sessions.broadcast keeps at most 16 sends in flight, far below it.
+            # sessions.broadcast keeps at most 16 sends in flight, far below it, and socket
+            # joins and presence updates wait for a free connection (sessions.layer_pool).
             "CONFIG": {
                 "hosts": [
                     {

@@ -46,6 +46,7 @@ from proctoring.presence import (
 from sessions.bot_channel import send_to_bot
 from sessions.broadcast import group_name
 from sessions.event_store import append_events
+from sessions.layer_pool import waiting_for_pool
 from sessions.models import ExamSession
 
 logger = logging.getLogger(__name__)
@@ -175,10 +176,9 @@ class CandidateSocket:
                     "presence of session %s: %s not recorded", self.session_id, change.transition
                 )
         try:
-            await self.layer.group_send(
-                group_name(self.session_id, Audience.PROCTOR),
-                presence_message(self.session_id, change.presence),
-            )
+            group = group_name(self.session_id, Audience.PROCTOR)
+            message = presence_message(self.session_id, change.presence)
+            await waiting_for_pool(lambda: self.layer.group_send(group, message))
         except Exception:  # best effort: the overview re-reads presence periodically
             logger.exception("presence of session %s: proctors not told", self.session_id)
 

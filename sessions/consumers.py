@@ -62,6 +62,7 @@ from sessions.broadcast import (
     event_seq,
     group_name,
 )
+from sessions.layer_pool import waiting_for_pool
 from sessions.models import ExamSession
 from sessions.presence_port import SocketPresence, presence_tracker
 from sessions.previews import preview_session
@@ -74,6 +75,12 @@ JOIN_RECHECK_SECONDS = MEMBERSHIP_TTL + COALESCE_SECONDS + 0.25
 """When a new connection re-reads the head once: after any publisher's "group is empty"
 answer from before it joined has expired."""
 
+
+TRY_AGAIN_LATER = 4013
+"""The close code after an ``unavailable`` error frame: 1013's meaning ("try again later") in
+the application range, since the server (daphne, through autobahn) refuses an application's
+close code outside 1000 and 3000-4999; 1013 raised inside the consumer and reached the client
+as 1011 with a traceback in the log."""
 
 CANDIDATE_FRAMES = ("candidate_ready", "answer", "command")
 """Frames a candidate's client may send besides ``ping``; forwarded to the session's bot."""
@@ -139,14 +146,15 @@ class SessionEventsConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsumer
         self._lock = asyncio.Lock()
         # Join the live stream before reading the backlog, so nothing falls between them.
         try:
-            await self.channel_layer.group_add(self.group, self.channel_name)
+            group, channel = self.group, self.channel_name
+            await waiting_for_pool(lambda: self.channel_layer.group_add(group, channel))
         except Exception as exc:  # the channel layer (Redis) is down: say so, never a 500
             if not is_outage(exc):
                 raise
             self.group = None
             await self.accept()
             await self._error("unavailable", "The live service is briefly unavailable.")
-            await self.close(code=1013)  # try again later: the page reconnects by itself
+            await self.close(code=TRY_AGAIN_LATER)  # the page reconnects by itself
             return
         await self.accept()
         head = await database_sync_to_async(_head)(self.session_id)

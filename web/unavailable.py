@@ -5,7 +5,7 @@ throttling, the channel layer, the Celery broker) or of the database, raised by 
 ``503 Service Unavailable`` with ``Retry-After``: a short page for people, or the REST API's
 error shape (``{"error": {"code": "service_unavailable", "message": ...}}``) for API clients.
 The outage is logged once per request. The session socket does the same at its handshake
-(``sessions.consumers``: an ``unavailable`` error frame, then close code 1013, "try again
+(``sessions.consumers``: an ``unavailable`` error frame, then close code 4013, "try again
 later"; the page reconnects by itself).
 """
 

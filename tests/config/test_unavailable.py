@@ -1,11 +1,14 @@
 """Redis down (a real daphne whose REDIS_URL is a closed port; Postgres): signing in is a clear
 503 page (JSON for API clients) with Retry-After, and the session socket's handshake says
-"unavailable" and closes with 1013 (try again later), never a raw 500."""
+"unavailable" and closes with 4013 (try again later), never a raw 500; and a burst of socket
+handshakes larger than the channel layer's connection pool waits for a connection instead."""
 
 from __future__ import annotations
 
 import json
 import re
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -16,18 +19,24 @@ from websockets.sync.client import connect
 
 from tests.factories import CandidateFactory
 from tests.sessions.factories import ExamSessionFactory
-from tests.support.processes import asgi_server, free_port
+from tests.support.processes import asgi_server_process, free_port
 
 pytestmark = [pytest.mark.services("postgres"), pytest.mark.django_db(transaction=True)]
 
 
-def test_signing_in_and_the_socket_handshake_with_redis_down_are_clear_503s() -> None:
+def test_signing_in_and_the_socket_handshake_with_redis_down_are_clear_503s(
+    tmp_path: Path,
+) -> None:
     candidate = CandidateFactory()
     session = ExamSessionFactory(candidate=candidate)
     browser = Client()
     browser.force_login(candidate)
     cookie = f"sessionid={browser.cookies['sessionid'].value}"
-    with asgi_server(REDIS_URL=f"redis://127.0.0.1:{free_port()}/0") as address:
+    log = tmp_path / "daphne.log"
+    with asgi_server_process(log_path=str(log), REDIS_URL=f"redis://127.0.0.1:{free_port()}/0") as (
+        address,
+        _,
+    ):
         with httpx.Client(base_url=f"http://{address}", timeout=30) as http:
             page = http.get("/accounts/login/")
             assert page.status_code == 200
@@ -71,6 +80,42 @@ def test_signing_in_and_the_socket_handshake_with_redis_down_are_clear_503s() ->
             }
             with pytest.raises(ConnectionClosed):
                 ws.recv(timeout=15)
-            # 1013 "try again later" as sent, or 1011 when Channels' receive loop on the dead
+            # 4013 "try again later" as sent, or 1011 when Channels' receive loop on the dead
             # layer ends the connection first: either way the page reconnects by itself.
-            assert ws.close_code in {1011, 1013}
+            assert ws.close_code in {1011, 4013}
+    # The consumer's own close is one the server accepts (1013 raised inside the consumer).
+    assert "invalid close code" not in log.read_text()
+
+
+@pytest.mark.services("redis")
+def test_a_burst_of_handshakes_beyond_the_pool_waits_for_a_connection(
+    settings: Any, tmp_path: Path
+) -> None:
+    """Twenty sockets open at once on a server whose channel-layer pool holds 4 connections:
+    each is told its backlog (``caught_up``), none "unavailable"."""
+    candidate = CandidateFactory()
+    session = ExamSessionFactory(candidate=candidate)
+    browser = Client()
+    browser.force_login(candidate)
+    cookie = f"sessionid={browser.cookies['sessionid'].value}"
+    log = tmp_path / "daphne.log"
+    with asgi_server_process(
+        log_path=str(log), REDIS_URL=settings.REDIS_URL, VIVA_CHANNEL_REDIS_POOL_SIZE="4"
+    ) as (address, _):
+
+        def open_socket(_: int) -> str:
+            with connect(
+                f"ws://{address}/ws/sessions/{session.pk}/events/?after_seq=0",
+                origin=f"http://{address}",  # type: ignore[arg-type]
+                additional_headers={"Cookie": cookie},
+                open_timeout=30,
+            ) as ws:
+                while True:
+                    frame = json.loads(ws.recv(timeout=30))
+                    if frame["kind"] in {"caught_up", "error"}:
+                        return str(frame.get("code", frame["kind"]))
+
+        with ThreadPoolExecutor(max_workers=20) as pool:
+            answers = list(pool.map(open_socket, range(20)))
+    assert answers == ["caught_up"] * 20, answers
+    assert "MaxConnectionsError" not in log.read_text()
