@@ -17,6 +17,7 @@ from django.test import Client
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
+from sessions.models import ExamSession
 from tests.factories import CandidateFactory
 from tests.sessions.factories import ExamSessionFactory
 from tests.support.processes import asgi_server_process, free_port
@@ -24,14 +25,19 @@ from tests.support.processes import asgi_server_process, free_port
 pytestmark = [pytest.mark.services("postgres"), pytest.mark.django_db(transaction=True)]
 
 
-def test_signing_in_and_the_socket_handshake_with_redis_down_are_clear_503s(
-    tmp_path: Path,
-) -> None:
+def signed_in_session() -> tuple[ExamSession, str]:
+    """A session and its candidate's session cookie."""
     candidate = CandidateFactory()
     session = ExamSessionFactory(candidate=candidate)
     browser = Client()
     browser.force_login(candidate)
-    cookie = f"sessionid={browser.cookies['sessionid'].value}"
+    return session, f"sessionid={browser.cookies['sessionid'].value}"
+
+
+def test_signing_in_and_the_socket_handshake_with_redis_down_are_clear_503s(
+    tmp_path: Path,
+) -> None:
+    session, cookie = signed_in_session()
     log = tmp_path / "daphne.log"
     with asgi_server_process(log_path=str(log), REDIS_URL=f"redis://127.0.0.1:{free_port()}/0") as (
         address,
@@ -46,7 +52,7 @@ def test_signing_in_and_the_socket_handshake_with_redis_down_are_clear_503s(
                 "/accounts/login/",
                 data={
                     "csrfmiddlewaretoken": token.group(1),
-                    "username": candidate.username,
+                    "username": session.candidate.username,
                     "password": "wrong",
                 },
                 headers={"Referer": f"http://{address}/accounts/login/"},
@@ -93,11 +99,7 @@ def test_a_burst_of_handshakes_beyond_the_pool_waits_for_a_connection(
 ) -> None:
     """Twenty sockets open at once on a server whose channel-layer pool holds 4 connections:
     each is told its backlog (``caught_up``), none "unavailable"."""
-    candidate = CandidateFactory()
-    session = ExamSessionFactory(candidate=candidate)
-    browser = Client()
-    browser.force_login(candidate)
-    cookie = f"sessionid={browser.cookies['sessionid'].value}"
+    session, cookie = signed_in_session()
     log = tmp_path / "daphne.log"
     with asgi_server_process(
         log_path=str(log), REDIS_URL=settings.REDIS_URL, VIVA_CHANNEL_REDIS_POOL_SIZE="4"

@@ -6,11 +6,11 @@ import json
 
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 
 from ioa.canonical import canonical_bytes, canonical_json, checksum, plain_canonical_bytes
 from ioa.errors import CanonicalisationError, IoaError
 from tests.ioa.builders import example
+from tests.support.json_values import json_values
 
 
 def test_keys_sorted_and_no_whitespace() -> None:
@@ -75,20 +75,7 @@ def test_too_deep_documents_raise_the_typed_error() -> None:
         canonical_bytes(deep)
 
 
-PLAIN_JSON = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
-    lambda children: (
-        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=8), children, max_size=5)
-    ),
-    max_leaves=30,
-)
-
-
-@given(PLAIN_JSON)
+@given(json_values)
 def test_the_plain_path_gives_the_same_bytes_for_any_plain_json(document: object) -> None:
     try:
         expected = canonical_bytes(document)

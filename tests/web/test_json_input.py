@@ -18,23 +18,12 @@ from hypothesis import strategies as st
 from tests.config.test_api_permissions import ROUTES, build_world
 from tests.factories import AdminFactory, AuthorFactory
 from tests.sessions.factories import ExamSessionFactory
+from tests.support.json_values import json_values
 from tests.support.processes import asgi_server
 from web.json_input import JsonInputError, nesting_depth, parse_json
 
 DEEP = "[" * 10_000 + "]" * 10_000
 DEEP_OBJECT = '{"a":' * 10_000 + "1" + "}" * 10_000
-
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
-    ),
-    max_leaves=30,
-)
 
 
 # --- the parser ----------------------------------------------------------------------------------
