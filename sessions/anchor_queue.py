@@ -71,7 +71,6 @@ class AnchorQueue:
         self._cond = threading.Condition(threading.Lock())
         self._pending: dict[tuple[str, str], QueuedHead] = {}
         self._submitted = 0  # heads submitted so far
-        self._taken = 0  # of those, how many a batch has taken
         self._written = 0  # of those, how many are written (or failed and logged)
         self._urgent = False
         self._thread: threading.Thread | None = None
@@ -106,7 +105,7 @@ class AnchorQueue:
                 self._cond.wait_for(lambda: bool(self._pending))
                 batch, self._pending = list(self._pending.values()), {}
                 self._urgent = False
-                taken = self._taken = self._submitted
+                taken = self._submitted  # what this batch covers
             began = time.monotonic()
             self._write(batch)
             with self._cond:

@@ -273,6 +273,8 @@ def _after_commit(
     ``exam_completed`` is among them)."""
     fresh = [e.wire for e in events if not e.duplicate]
     appended = tuple(e for e in events if e.seq and not e.duplicate)
+    if head is None and not fresh and not appended:
+        return
 
     def committed() -> None:
         if head is not None:
@@ -284,8 +286,6 @@ def _after_commit(
             if any(e.type == EventType.EXAM_COMPLETED for e in appended):
                 signals.send_now(signals.session_completed, session_id=session_id)
 
-    if head is None and not fresh and not appended:
-        return
     if in_transaction:
         transaction.on_commit(committed)
     else:

@@ -132,8 +132,6 @@ EVENT_COLUMNS: Final = (
 )
 """The parameters of an event row's own columns, shared by every append statement."""
 
-_COLUMNS: Final = ("session", "digest", "sealed", "expected", "state", *EVENT_COLUMNS)
-
 
 @dataclass(frozen=True, slots=True)
 class AppendedRow:
@@ -153,12 +151,12 @@ def _held_lock() -> threading.Lock:
 
 @dataclass(eq=False, slots=True)
 class AppendRequest:
-    """One event to append to ``session``: the statement's parameters (the names of
-    :data:`_COLUMNS`)."""
+    """One event to append to ``session``: the one-event statement's parameters (``session``,
+    ``digest``, ``sealed``, ``expected``, ``state`` and :data:`EVENT_COLUMNS`)."""
 
     session: uuid.UUID
     params: Mapping[str, Any]
-    record: str = ""
+    record: str
     """The request as a JSON record of the group statement (:func:`group_record`)."""
     wake: threading.Lock = field(default_factory=_held_lock)
     """Released once, when the request is finished or made the leader (the waiting thread
