@@ -7,6 +7,13 @@ they delayed the first session's Start and cut the opening. :func:`warm_on_start
 by the ASGI entry (``config/asgi.py``, the web process) and by a Celery worker when it is ready
 (``bot.tasks``), never by management commands, so ``manage.py`` stays fast.
 
+* Only a process that hosts bots loads anything: the web process with ``VIVA_BOT_RUNNER=inline``,
+  and a worker consuming the ``bots`` queue. With Celery bots the web process never builds a
+  pipeline (SmallWebRTC needs inline bots; LiveKit media goes to the worker), so it only checks
+  the configuration: loading there cost about 2.4 s of CPU in its first seconds (delaying the
+  first live events by up to 0.4 s, ``bench/events.py``), its decoder worker processes and
+  their memory, for nothing.
+
 * The speech configuration is checked first, synchronously: a misconfigured provider stops the
   process at start-up (``ImproperlyConfigured`` naming the variable), as the system check does
   for ``manage.py``.
@@ -116,9 +123,10 @@ def _warm_in_background() -> None:
     )
 
 
-def warm_on_start() -> threading.Thread | None:
-    """Check the speech configuration (raises ``ImproperlyConfigured``) and start loading the
-    voice dependencies in a background thread, once per process; ``None`` when turned off."""
+def warm_on_start(*, hosts_bots: bool = True) -> threading.Thread | None:
+    """Check the speech configuration (raises ``ImproperlyConfigured``) and, in a process that
+    ``hosts_bots``, start loading the voice dependencies in a background thread, once per
+    process; ``None`` when nothing loads (turned off, or no bots here)."""
     global _started
     if not _bool("VIVA_VOICE_WARMUP", True):
         return None
@@ -127,6 +135,8 @@ def warm_on_start() -> threading.Thread | None:
         resolve_speech("tts")
     except SpeechProviderError as exc:
         raise ImproperlyConfigured(str(exc)) from exc
+    if not hosts_bots:
+        return None
     with _lock:
         if _started is None:
             _started = threading.Thread(

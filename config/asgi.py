@@ -15,15 +15,17 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from django.conf import settings  # noqa: E402
 
 from bot.warmup import warm_on_start  # noqa: E402
 from config.daphne_http import install as install_body_passing_requests  # noqa: E402
 from config.routing import websocket_urlpatterns  # noqa: E402
 from config.ws_origin import ExactOriginValidator  # noqa: E402
 
-# The web process serves voice: check the speech providers now and load the voice dependencies
-# in the background, so the first candidate's offer does not wait for them (bot.warmup).
-warm_on_start()
+# Check the speech providers now. With inline bots the web process serves voice: load the voice
+# dependencies in the background, so the first candidate's offer does not wait for them; with
+# Celery bots the workers load them instead (bot.warmup).
+warm_on_start(hosts_bots=settings.VIVA_BOT_RUNNER == "inline")
 install_body_passing_requests()
 
 application = ProtocolTypeRouter(

@@ -1,6 +1,7 @@
 """A warm start (``bot.warmup``): the web process's ASGI entry loads the voice dependencies when
-it starts (in the background), a misconfigured speech provider stops it at start-up, and
-management commands load none of it. Each case runs in a fresh Python process, as a server or
+it starts (in the background) when it hosts the bots, and only checks them when Celery workers
+do; a misconfigured speech provider stops it at start-up, and management commands load none of
+it. Each case runs in a fresh Python process, as a server or
 ``manage.py`` starts."""
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_web_process_loads_voice_at_start() -> None:
-    run = python(ASGI_START)
+    run = python(ASGI_START, VIVA_BOT_RUNNER="inline")
     assert run.returncode == 0, run.stderr[-2000:]
     report = json.loads(run.stdout.strip().splitlines()[-1])
     assert report["loaded"] == {"pipecat": True, "aiortc": True, "onnxruntime": True}
@@ -65,9 +66,41 @@ def test_the_web_process_loads_voice_at_start() -> None:
 
 
 def test_a_misconfigured_provider_stops_the_web_process_at_start() -> None:
-    run = python(ASGI_START, VIVA_STT_PROVIDER="deepgram")
-    assert run.returncode != 0
-    assert "ImproperlyConfigured: VIVA_STT_PROVIDER=deepgram needs DEEPGRAM_API_KEY" in run.stderr
+    for runner in ("inline", "celery"):
+        run = python(ASGI_START, VIVA_STT_PROVIDER="deepgram", VIVA_BOT_RUNNER=runner)
+        assert run.returncode != 0, runner
+        assert (
+            "ImproperlyConfigured: VIVA_STT_PROVIDER=deepgram needs DEEPGRAM_API_KEY" in run.stderr
+        ), runner
+
+
+WEB_START_WITHOUT_BOTS = """
+import json, sys, threading, time, multiprocessing
+import config.asgi
+from bot import warmup
+time.sleep(1.0)  # a warm-up thread would be importing by now
+print(json.dumps({
+    "started": warmup._started is not None,
+    "threads": sorted(t.name for t in threading.enumerate() if t.name == "voice-warmup"),
+    "loaded": {m: m in sys.modules for m in ("pipecat", "aiortc", "onnxruntime", "pocketsphinx")},
+    "children": len(multiprocessing.active_children()),
+}))
+"""
+
+
+def test_the_web_process_loads_no_voice_when_celery_workers_host_the_bots() -> None:
+    """With ``VIVA_BOT_RUNNER=celery`` no pipeline ever runs in the web process: loading voice
+    there only took CPU from the first live events (and memory, and decoder processes)."""
+    run = python(WEB_START_WITHOUT_BOTS, VIVA_BOT_RUNNER="celery")
+    assert run.returncode == 0, run.stderr[-2000:]
+    report = json.loads(run.stdout.strip().splitlines()[-1])
+    assert report == {
+        "started": False,
+        "threads": [],
+        "loaded": {"pipecat": False, "aiortc": False, "onnxruntime": False, "pocketsphinx": False},
+        "children": 0,
+    }
+    assert "voice warm-up done" not in run.stderr
 
 
 def test_warm_up_can_be_turned_off() -> None:
