@@ -164,10 +164,17 @@ class SessionEventsConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsumer
             return
         self.last_seq = after_seq
         await self._catch_up(until=head)
+        # The join ends with presence (the candidate counted in, a proctor's snapshot sent), and
+        # only then ``caught_up``: a client told it is live has nothing of its join left pending.
+        await self._join_presence()
         await self.send_json(
             {"kind": "caught_up", "lastSeq": self.last_seq, "audience": self.audience.value}
         )
         self._heartbeat = asyncio.create_task(self._beat())
+
+    async def _join_presence(self) -> None:
+        """Count a candidate's socket in (recording a reconnection), or send a proctor the
+        session's presence now; nothing without a presence tracker."""
         tracker = presence_tracker()
         if tracker is None:
             return

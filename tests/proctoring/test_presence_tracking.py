@@ -138,8 +138,8 @@ def test_tabs_disconnection_alert_and_return_reach_the_dashboard_live(server: st
                 "alert": False,
                 "reconnectingMs": ALERT_SECONDS * 1000,
             }
-            await frame_where(page, lambda f: f["kind"] == "caught_up")
             await frame_where(page, presence_says(status="not_connected"))
+            await frame_where(page, lambda f: f["kind"] == "caught_up")
 
             # Two tabs: counted as two sockets, one connection.
             tab_a = await candidate_tab(server, session, candidate)
@@ -195,6 +195,33 @@ def test_tabs_disconnection_alert_and_return_reach_the_dashboard_live(server: st
     assert log[1]["closeCode"] == 1000  # the client closed normally
     assert log[2]["offlineMs"] >= ALERT_SECONDS * 1000
     assert "offlineMs" not in log[1] and "closeCode" not in log[2]
+
+
+def test_a_socket_told_caught_up_has_finished_its_join(server: str) -> None:
+    """``caught_up`` ends the join: a proctor's page has had its presence frame, and a
+    candidate's socket is counted in (its connection recorded). Before, both came after it, so
+    a burst of joins was still being worked through while the clients were told they were
+    live (the first second's events reached them up to 0.4 s late in ``bench/events.py``)."""
+    proctor = ProctorFactory()
+    session = ExamSessionFactory(sitting=SittingFactory(proctors=[proctor]))
+    start_exam(session)
+    staff, candidate = cookie_for(proctor), cookie_for(session.candidate)
+    path = f"/ws/sessions/{session.pk}/events/"
+
+    async def main() -> tuple[list[str], list[dict[str, Any]]]:
+        async with open_socket(server, path, staff) as page:
+            kinds: list[str] = []
+            while not kinds or kinds[-1] != "caught_up":
+                kinds.append(json.loads(await asyncio.wait_for(page.recv(), 15))["kind"])
+        async with open_socket(server, path, candidate) as tab:
+            await frame_where(tab, lambda f: f["kind"] == "caught_up")
+            log = await asyncio.to_thread(recorded, session)  # at once, the tab still open
+        return kinds, log
+
+    kinds, log = asyncio.run(main())
+    assert kinds.count("presence") == 1
+    assert kinds.index("presence") < kinds.index("caught_up")
+    assert [(e["status"], e["reconnects"]) for e in log] == [("connected", 0)]
 
 
 def test_the_waiting_room_is_not_recorded_but_is_shown(server: str) -> None:

@@ -162,7 +162,9 @@ def test_a_reconnecting_client_gets_exactly_the_missed_events_then_the_live_stre
     frames = asyncio.run(first_visit())
     assert seqs(frames) == list(range(1, 14))
     assert [f["kind"] for f in frames].count("caught_up") == 1
-    assert frames[10] == {"kind": "caught_up", "lastSeq": 10, "audience": "proctor"}
+    # The backlog, then the join's presence snapshot, then caught_up (the join is over).
+    assert frames[10]["kind"] == "presence"
+    assert frames[11] == {"kind": "caught_up", "lastSeq": 10, "audience": "proctor"}
 
     # Offline: four more events.
     for i in range(13, 17):
