@@ -58,14 +58,18 @@ def _check_json_value(document: object) -> None:
         raise CanonicalisationError(f"{where}: {type(value).__name__} is not a JSON value")
 
 
+_CANONICAL_ENCODER = json.JSONEncoder(
+    sort_keys=True,
+    separators=(",", ":"),
+    ensure_ascii=False,
+    allow_nan=False,
+)
+"""One encoder for every call: ``json.dumps`` with these options builds a new one each time
+(it keeps no state between calls, so sharing it across threads is safe)."""
+
+
 def _dumps(document: object) -> str:
-    return json.dumps(
-        document,
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-        allow_nan=False,
-    )
+    return _CANONICAL_ENCODER.encode(document)
 
 
 def canonical_json(document: object) -> str:

@@ -32,9 +32,8 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, NamedTuple
 
 logger = logging.getLogger(__name__)
 
@@ -42,9 +41,10 @@ ANCHOR_INTERVAL: Final = 0.05
 """Seconds between two batches of anchor lines: the most a queued head waits."""
 
 
-@dataclass(frozen=True, slots=True)
-class QueuedHead:
-    """A session's head to anchor, with the directory and MAC key in force when it was stored."""
+class QueuedHead(NamedTuple):
+    """A session's head to anchor, with the directory and MAC key in force when it was stored
+    (a named tuple: one is made per append, and a frozen dataclass costs several times more to
+    build)."""
 
     directory: str
     session: str

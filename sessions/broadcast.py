@@ -352,7 +352,12 @@ _inline_planner = Planner()
 
 
 def _background_sender(layer: BaseChannelLayer) -> _BackgroundSender:
+    """This process's sender for ``layer``, started on first use (a new one if the layer was
+    replaced). The lock is taken only to start one: every append publishes."""
     global _sender
+    sender = _sender
+    if sender is not None and sender.layer is layer:
+        return sender
     with _sender_lock:
         if _sender is None or _sender.layer is not layer:
             _sender = _BackgroundSender(layer)

@@ -180,7 +180,7 @@ def erase_session(
         )
         _swap_personal_fields(locked, erasure)
         signals.personal_data_erased.send(
-            sender="exam_sessions", session_id=locked.pk, erasure=erasure
+            sender=signals.SENDER, session_id=locked.pk, erasure=erasure
         )
         CandidateInput.objects.filter(session=locked).update(payload={})
         ProctorActionRequest.objects.filter(session=locked).update(reason=ERASED_TEXT)

@@ -45,7 +45,6 @@ transaction's fate.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -351,7 +350,7 @@ def _append_one_postgres(
         "timestamp": envelope.timestamp_datetime,
         "source": envelope.source.value,
         "correlation": envelope.correlationId or "",
-        "payload": json.dumps(wire["payload"], ensure_ascii=False, separators=(",", ":")),
+        "payload": postgres_append.compact_json(wire["payload"]),
         "schema": envelope.schemaVersion,
     }
     row = postgres_append.GROUPS.append(db, session_id, params)
@@ -493,7 +492,7 @@ class _ChainedBatch:
                 envelope.timestamp_datetime,
                 envelope.source.value,
                 envelope.correlationId or "",
-                json.dumps(wire["payload"], ensure_ascii=False, separators=(",", ":")),
+                postgres_append.compact_json(wire["payload"]),
                 envelope.schemaVersion,
                 hash_,
                 prev,

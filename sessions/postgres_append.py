@@ -279,6 +279,15 @@ def execute_group(db: BaseDatabaseWrapper, group: Sequence[AppendRequest]) -> bo
     return False
 
 
+_COMPACT_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
+def compact_json(value: object) -> str:
+    """``value`` as compact JSON text, non-ASCII as itself (as ``json.dumps`` with those options
+    writes it, with one shared encoder instead of a new one per call)."""
+    return _COMPACT_ENCODER.encode(value)
+
+
 def group_record(session: uuid.UUID, params: Mapping[str, Any]) -> str:
     """One request as a record of the group statement's JSON array: its scalar parameters,
     and its payload (JSON text already) spliced in as is, not re-encoded."""
@@ -295,7 +304,7 @@ def group_record(session: uuid.UUID, params: Mapping[str, Any]) -> str:
         "correlation": params["correlation"],
         "schema": params["schema"],
     }
-    text = json.dumps(scalars, ensure_ascii=False, separators=(",", ":"))
+    text = compact_json(scalars)
     return f'{text[:-1]},"payload":{params["payload"]}}}'
 
 

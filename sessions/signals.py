@@ -27,16 +27,29 @@ from __future__ import annotations
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.dispatch import Signal
 
-SENDER = "exam_sessions"
-"""The sender of every signal here (the sessions app's label)."""
 
-events_appended = Signal()
-session_completed = Signal()
-personal_data_erased = Signal()
+class SessionsApp:
+    """The sender of every signal here: the sessions app (``label``). An object rather than the
+    label string because Django caches a signal's receivers per sender in a weak-keyed map,
+    which a ``str`` cannot enter; uncached, every send took the signal's lock and re-listed its
+    receivers (one send per append)."""
+
+    label = "exam_sessions"
+
+    def __repr__(self) -> str:
+        return f"<sender {self.label}>"
+
+
+SENDER = SessionsApp()
+"""The sender of every signal here."""
+
+events_appended = Signal(use_caching=True)
+session_completed = Signal(use_caching=True)
+personal_data_erased = Signal(use_caching=True)
 
 
 def send_now(signal: Signal, **kwargs: object) -> None:
-    """Send ``signal`` (sender: the sessions app's label) now: the write it tells of has
+    """Send ``signal`` (sender: :data:`SENDER`) now: the write it tells of has
     committed."""
     signal.send(sender=SENDER, **kwargs)
 

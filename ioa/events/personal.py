@@ -23,6 +23,7 @@ database (docs/spec/audit-chain.md).
 
 from __future__ import annotations
 
+import functools
 import hmac
 from collections.abc import Mapping
 from typing import Any, Final
@@ -66,7 +67,16 @@ def seal(key: bytes, *, event_id: str, field: str, value: Any, plain: bool = Fal
     the value is plain JSON by construction; see ``hashchain.body_digest``)."""
     encode = plain_canonical_bytes if plain else canonical_bytes
     message = encode({"eventId": event_id, "field": field, "value": value})
-    return SEAL_PREFIX + hmac.digest(key, message, "sha256").hex()
+    mac = _keyed(key).copy()
+    mac.update(message)
+    return SEAL_PREFIX + mac.hexdigest()
+
+
+@functools.lru_cache(maxsize=8)
+def _keyed(key: bytes) -> hmac.HMAC:
+    """HMAC-SHA256 with ``key`` absorbed, to be copied per message: a copy costs about a third
+    less than keying anew (every stored transcript is sealed). Never updated itself."""
+    return hmac.new(key, digestmod="sha256")
 
 
 def pseudonym(value: Any) -> Any:
