@@ -25,6 +25,11 @@ Prints:
    goes to whichever worker takes it, nothing configured beyond the broker URL); then the
    back-to-back maximum of one worker. Every candidate frame goes the exam room's way: stored
    in the durable inbox, then forwarded. ``--celery-only`` skips parts 1-3's ramp.
+5. the largest number of voice sessions one worker process holds with end of speech -> first
+   examiner audio p95 < 1.5 s: ``bench/voice.py --only capacity`` run as a process of its own
+   (speech pipelines on one event loop, as ``bot.hosting`` hosts them, against speech peers
+   speaking Deepgram's and OpenAI's protocols on 127.0.0.1), its figures printed here.
+   ``--no-voice`` skips it.
 
 Everything is local: the offline examiner on 127.0.0.1, the in-memory channel layer (or Redis
 on ``REDIS_URL``), a throw-away database (SQLite file, or ``test_<name>_botbench`` on Postgres).
@@ -722,6 +727,7 @@ def main() -> int:
     parser.add_argument(
         "--celery-only", action="store_true", help="skip the in-process baseline ramp"
     )
+    parser.add_argument("--no-voice", action="store_true", help="skip part 5 (voice capacity)")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -736,7 +742,30 @@ def main() -> int:
 
                 connections.close_all()
                 drop_database(database)
+    if not args.no_voice:
+        voice_capacity()
     return 0
+
+
+def voice_capacity() -> None:
+    """Part 5: ``bench/voice.py --only capacity`` in a process of its own (one worker process's
+    loop), its report indented here."""
+    print(
+        "5. voice sessions one worker process holds (bench/voice.py --only capacity, a process "
+        "of its own):",
+        flush=True,
+    )
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "voice.py"), "--only", "capacity"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    for line in run.stdout.splitlines():
+        print(f"   {line}")
+    if run.returncode != 0:
+        print(f"   voice capacity failed (exit {run.returncode}): {run.stderr[-1000:]}")
 
 
 if __name__ == "__main__":
