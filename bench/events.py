@@ -28,13 +28,15 @@ Steps 2-3b run ``--rounds`` (3) times in turn and are judged on medians (the med
 the median of each round's own ratios): on this 2-core VM a single run's rates moved by 15-25%.
 
 Measured on the 2-core development machine (Postgres, Redis and the writers on the same two
-cores), five runs of three rounds after the anchor queue (``sessions.anchor_queue``), the JSON
-group statement and the plain-JSON digests: median append rate 2928-4357 events/s at 50
-sessions (2773/2927 in single runs before), 0.73-0.82 of plain INSERT, and 4.22x, 3.71x, 4.02x,
-5.49x, 4.52x eventsourcing (the 4x target holds in four of five runs; single runs before these
-changes: 2.68x-3.30x). Per event, the writers now spend most of their time on the chain digests
-and the group statement's round trip. Socket p99 39-631 ms, set by the first seconds after the
-100 clients join (the append call's own p99 is 6-9 ms); the 50 ms target is not met.
+cores), three runs of three rounds with the shared JSON encoders, keyed-HMAC copies and cached
+signal receivers: median append rate 4177-4990 events/s at 50 sessions, 0.80-0.86 of plain
+INSERT, and 4.39x, 4.51x, 4.25x eventsourcing (single rounds 3.3x-4.6x: one round in nine met a
+slow spell of the VM). Without those three changes, the same day: 4936 events/s, 0.73, 3.92x.
+Per event the writers now spend most of their CPU on
+the chain digests, the wake-ups of the group commit's followers and psycopg's statement.
+Socket delivery p99 15-23 ms (p50 10-13 ms) once the web process stopped loading voice it never
+serves (``bot.warmup``) and ``caught_up`` came after the join's presence work: before, the first
+second after the 100 clients joined had p99 185-401 ms, and the whole run 112-631 ms.
 
 Usage: ``DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/events.py``
 """
