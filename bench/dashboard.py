@@ -41,6 +41,9 @@ Measured (2-core development machine shared with other jobs; load average from `
   303/187/180 ms, baseline at 500 p99 147 ms (the first step missed, its baseline too).
   An earlier run at load 5.2 -> 8.5 kept every update but p99 was 130-850 ms, tracking the
   baseline (sustained 100): the machine, not the overview, limits.
+* with the web process no longer loading voice it never serves (``bot.warmup``), a quiet run:
+  50/100/200/300/400/500 sessions p99 49/40/41/41/110/94 ms (median 35/34/25/25/27/27 ms),
+  sustained 500, every update delivered; baseline at 500 median 18 ms, p99 73 ms.
 
 Usage: ``DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/dashboard.py``
 """
