@@ -29,6 +29,8 @@ from pipecat.processors.audio.vad_processor import VADProcessor
 from bot.activity import TimedVADProcessor
 from bot.speech_providers import build_hosted_stt, build_hosted_tts, resolve_speech
 from bot.voice.languages import VoiceLanguageError, offline_stt_available, offline_voice
+from bot.voice.turn_end import exam_user_params
+from bot.voice.turn_model import shared_turn_model
 
 if TYPE_CHECKING:
     from pipecat.frames.frames import Frame
@@ -48,9 +50,6 @@ VOICE_OUT_SAMPLE_RATE: Final = 24000
 VAD_STOP_SECS: Final = 0.6
 """Silence that ends a VAD segment. Longer than Pipecat's 0.2 s so a short pause inside an
 answer does not split it into many segments (each decoded and scored on its own)."""
-TURN_TIMEOUT_SECS: Final = 1.2
-"""Silence after the last segment before the candidate's turn is over and the LLM runs
-(``VIVA_VOICE_TURN_TIMEOUT_SECS``). Candidates pause to think; a long pause ends the turn."""
 
 
 def voice_setting(name: str, default: str) -> str:
@@ -140,24 +139,19 @@ def build_offline_tts(*, slower: bool = False, voice: str | None = None) -> Espe
     return EspeakTTSService(voice=voice, rate_wpm=rate_wpm)
 
 
-def voice_user_params(*, turn_timeout_secs: float | None = None) -> LLMUserAggregatorParams:
-    """``LLMUserAggregatorParams`` for voice: the candidate's turn ends after a pause of
-    ``VIVA_VOICE_TURN_TIMEOUT_SECS`` (speech-timeout strategy, cheap and predictable). VAD
-    frames come from the ``VADProcessor`` at the input (:func:`voice_io`)."""
-    from pipecat.processors.aggregators.llm_response_universal import LLMUserAggregatorParams
-    from pipecat.turns.user_stop.speech_timeout_user_turn_stop_strategy import (
-        SpeechTimeoutUserTurnStopStrategy,
-    )
-    from pipecat.turns.user_turn_strategies import UserTurnStrategies
-
-    timeout = turn_timeout_secs
-    if timeout is None:
-        timeout = float(voice_setting("VIVA_VOICE_TURN_TIMEOUT_SECS", str(TURN_TIMEOUT_SECS)))
-    return LLMUserAggregatorParams(
-        user_turn_strategies=UserTurnStrategies(
-            stop=[SpeechTimeoutUserTurnStopStrategy(user_speech_timeout=timeout)]
-        ),
-    )
+def voice_user_params(*, language: str = "en") -> LLMUserAggregatorParams:
+    """``LLMUserAggregatorParams`` for voice: the candidate's turn ends when the answer is over
+    (``bot.voice.turn_end``: the exam's end-of-turn policy with the smart-turn model, unless
+    ``VIVA_VOICE_TURN_MODEL=off``), not after a fixed silence. The waits are the defaults
+    until the session sets the package's (``tune_turn_taking``). VAD frames come from the
+    ``VADProcessor`` at the input (:func:`voice_io`)."""
+    model_setting = voice_setting("VIVA_VOICE_TURN_MODEL", "smart-turn").lower()
+    if model_setting not in {"smart-turn", "off"}:
+        raise ValueError(
+            f"VIVA_VOICE_TURN_MODEL must be 'smart-turn' or 'off', not {model_setting!r}"
+        )
+    model = shared_turn_model(enabled=model_setting == "smart-turn")
+    return exam_user_params(language=language, model=model)
 
 
 def offline_tts_language(language: str) -> dict[str, str]:
@@ -249,7 +243,7 @@ def voice_io(
         stt=stt,
         tts=tts,
         text_turns=False,
-        user_params=voice_user_params(),
+        user_params=voice_user_params(language=language),
         providers=providers,
         adjust_speech=adjust_speech,
     )

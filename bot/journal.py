@@ -88,6 +88,9 @@ class LoadedSession:
     artifacts: VersionArtifacts
     events: tuple[EventEnvelope, ...]
     state: str
+    extra_time_multiplier: Decimal = Decimal(1)
+    """The candidate's extra-time accommodation (it also lengthens their thinking pauses:
+    ``bot.voice.turn_end.tune_turn_taking``)."""
 
     @property
     def finished(self) -> bool:
@@ -186,7 +189,9 @@ def load_session(session_id: uuid.UUID | str) -> LoadedSession:
     )
     wires = [wire_from_row(r) for r in iter_rows(session_id=key)]
     stored = tuple(envelopes(wires, str(key)))
-    return LoadedSession(key, artifacts, stored, str(row["state"]))
+    return LoadedSession(
+        key, artifacts, stored, str(row["state"]), Decimal(row["extra_time_multiplier"])
+    )
 
 
 def stored_after(session_id: uuid.UUID, after_seq: int) -> list[EventEnvelope]:

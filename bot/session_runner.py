@@ -51,6 +51,7 @@ from bot.pipeline import (
 from bot.providers import LlmChoice, build_llm, resolve
 from bot.usage import UsageLedger, flush_usage
 from bot.voice.exam_text import bias_recogniser
+from bot.voice.turn_end import tune_turn_taking
 from sessions import bot_channel
 
 logger = logging.getLogger(__name__)
@@ -115,6 +116,7 @@ async def run_session(
         bias_recogniser(
             io.stt, loaded.artifacts.package, lambda: journal.controller.state.current_node_id
         )
+        tune_turn_taking(io.user_params, loaded.artifacts.package, loaded.extra_time_multiplier)
         ledger = UsageLedger(providers={"llm": (choice.provider, choice.model), **io.providers})
         core = ExaminerCore(journal=journal, db=db, config=config, usage=ledger, lease=lease)
         pipeline = build_pipeline(

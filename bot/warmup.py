@@ -76,6 +76,12 @@ def _load_vad() -> None:
     build_vad_analyzer()
 
 
+def _load_turn_model() -> None:
+    from bot.audio import voice_user_params
+
+    voice_user_params()  # loads the process's smart-turn model unless it is turned off
+
+
 def _load_offline_stt() -> None:
     from bot.voice.offline_stt import decoder_pool
 
@@ -95,6 +101,7 @@ def warm_voice() -> WarmupReport:
     report = WarmupReport()
     report.time("import Pipecat, aiortc, the bot", _import_transports)
     report.time("Silero VAD", _load_vad)
+    report.time("smart-turn model", _load_turn_model)
     if stt.offline:
         report.time("PocketSphinx decoder", _load_offline_stt)
     else:

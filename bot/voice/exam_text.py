@@ -8,6 +8,13 @@ path. Identifiers, enum values and URLs are left out (any string without a space
 Plus :data:`EXAM_PHRASES`: what candidates say to the exam itself in any exam (asking for a
 repeat, for time, to finish, yes and no), so those stay recognisable.
 
+Plus where candidates stop to think (:func:`spoken_fragments`): a VAD segment ends at a pause,
+so a segment often ends on an open word ("... a priority queue of") or a filler ("um"). A
+model of whole written sentences gives those endings almost no probability, and the recogniser
+drops the last word, the very word that says the answer goes on (issue #30: the end-of-turn
+policy reads it, ``ioa.runtime.answer_end``). Each sentence's prefixes that end on an open word,
+and the fillers alone and after a sentence's opening, are counted too.
+
 Per node (:func:`node_texts`): the node's own prose, the package's metadata prose (title,
 learning outcomes) and :data:`EXAM_PHRASES`; the recogniser decodes an answer with the model of
 the node the candidate is answering (:class:`bot.voice.exam_language_model.ExamModels`).
@@ -18,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Final
 
+from ioa.runtime.answer_end import CUES
 from ioa.schema import AssessmentPackage
 
 EXAM_PHRASES: Final = (
@@ -37,13 +45,41 @@ EXAM_PHRASES: Final = (
     "Let me think about that.",
     "I think the answer is.",
     "Yes. No. Okay. Thank you.",
+    "Um. Uh. Erm. Hmm. Let me think.",
+    "Um, let me think about that.",
+    "Uh, I think it is, um, the",
 )
+FRAGMENTS_PER_SENTENCE: Final = 6
+"""At most this many open-word prefixes of one sentence (:func:`spoken_fragments`)."""
 _SKIPPED_KEYS: Final = frozenset({"id", "type", "kind", "irVersion", "packageId", "language"})
 
 
 def package_texts(document: Mapping[str, object]) -> list[str]:
-    """The package's prose (module docstring), then :data:`EXAM_PHRASES`."""
-    return [*_prose(document), *EXAM_PHRASES]
+    """The package's prose (module docstring) and its spoken fragments, then
+    :data:`EXAM_PHRASES`."""
+    prose = list(_prose(document))
+    return [*prose, *spoken_fragments(prose), *EXAM_PHRASES]
+
+
+def spoken_fragments(texts: list[str]) -> list[str]:
+    """Where a candidate saying ``texts`` might stop to think (module docstring): each
+    sentence's prefixes ending on an English open word (at most
+    :data:`FRAGMENTS_PER_SENTENCE`, the longest first), and its first three words followed by
+    "um", each as a sentence of its own."""
+    open_words = CUES["en"].open_words
+    found: list[str] = []
+    for text in texts:
+        for sentence in text.replace("\n", ".").split("."):
+            tokens = sentence.split()
+            ends = [i for i, token in enumerate(tokens[1:], 1) if _bare(token) in open_words]
+            found += [" ".join(tokens[: i + 1]) + "." for i in ends[-FRAGMENTS_PER_SENTENCE:]]
+            if len(tokens) > 3:
+                found.append(" ".join(tokens[:3]) + " um.")
+    return found
+
+
+def _bare(token: str) -> str:
+    return token.strip(",;:!?()\"'").lower()
 
 
 def node_texts(document: Mapping[str, object]) -> dict[str, list[str]]:
@@ -55,7 +91,7 @@ def node_texts(document: Mapping[str, object]) -> dict[str, list[str]]:
     for node in nodes if isinstance(nodes, list) else []:
         own = list(_prose(node)) if isinstance(node, dict) else []
         if own and isinstance(node_id := node.get("nodeId"), str):
-            found[node_id] = [*own, *metadata, *EXAM_PHRASES]
+            found[node_id] = [*own, *spoken_fragments(own), *metadata, *EXAM_PHRASES]
     return found
 
 

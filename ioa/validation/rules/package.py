@@ -1,4 +1,4 @@
-"""Step 2: package rules (PKG-001..013)."""
+"""Step 2: package rules (PKG-001..014)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Final
 import langcodes
 
 from ioa.languages import SUPPORTED_LANGUAGES, primary_language
+from ioa.runtime.answer_end import turn_timing
 from ioa.schema.enums import StructureLevel
 from ioa.schema.fields import MAX_NODES, PACKAGE_ID_RE
 from ioa.schema.paths import JsonPath
@@ -603,3 +604,32 @@ def exam_language(inp: RuleInput) -> Iterator[Issue]:
     problem = language_problem(tag)
     if problem is not None:
         yield Issue(("metadata", "language"), problem)
+
+
+@rule(
+    "PKG-014",
+    phase=Phase.PACKAGE,
+    severity=Severity.ERROR,
+    summary=(
+        "metadata.extensions.voice, when present, MUST be an object whose pause settings "
+        "(finishedPauseSec, hesitantPauseSec, thinkingPauseSec) are numbers of seconds between "
+        "0 and 30 that grow in that order: they decide when a spoken answer is over."
+    ),
+    stages=PUBLISH_AND_RUNTIME,
+)
+def voice_pauses(inp: RuleInput) -> Iterator[Issue]:
+    """The end-of-turn pauses (``ioa.runtime.answer_end.turn_timing``) are usable."""
+    extensions = as_mapping(inp.doc.metadata.get("extensions"))
+    if extensions is None or "voice" not in extensions:
+        return
+    if as_mapping(extensions.get("voice")) is None:
+        yield Issue(
+            ("metadata", "extensions", "voice"),
+            "metadata.extensions.voice must be an object such as "
+            f'{{"thinkingPauseSec": 8}}, got {describe(extensions.get("voice"))}',
+        )
+        return
+    try:
+        turn_timing(extensions)
+    except ValueError as error:
+        yield Issue(("metadata", "extensions", "voice"), str(error))

@@ -154,6 +154,12 @@ CASES = [
         lambda d: put(d, "metadata.language", "es-419"),
         label="unregistered",
     ),
+    Case(
+        "PKG-014",
+        lambda d: put(d, "metadata.extensions", {"voice": {"thinkingPauseSec": 45}}),
+        lambda d: put(d, "metadata.extensions", {"voice": {"thinkingPauseSec": 9}}),
+        path="metadata.extensions.voice",
+    ),
 ]
 
 
@@ -234,3 +240,28 @@ def test_pkg_013_supported_languages_pass(tag: str) -> None:
 
 def test_pkg_013_absent_language_means_english() -> None:
     assert not findings_of(validate(delete(example(), "metadata.language")), "PKG-013")
+
+
+@pytest.mark.parametrize(
+    ("voice", "named"),
+    [
+        ("slow", "must be an object"),
+        ({"thinkingPauseSec": "8"}, "thinkingPauseSec"),
+        ({"hesitantPauseSec": 31}, "hesitantPauseSec"),
+        ({"hesitantPauseSec": 7, "thinkingPauseSec": 5}, "grow"),
+    ],
+)
+def test_pkg_014_unusable_pause_settings_are_errors_naming_the_setting(
+    voice: object, named: str
+) -> None:
+    document = put(example(), "metadata.extensions", {"voice": voice})
+    found = findings_of(validate(document), "PKG-014")
+    assert found and found[0].severity.value == "error"
+    assert named in found[0].message
+
+
+def test_pkg_014_usable_pause_settings_pass() -> None:
+    voice = {"thinkingPauseSec": 8, "hesitantPauseSec": 3}
+    document = put(example(), "metadata.extensions", {"voice": voice})
+    assert not findings_of(validate(document), "PKG-014")
+    assert not findings_of(validate(example()), "PKG-014")

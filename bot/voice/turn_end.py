@@ -1,0 +1,220 @@
+"""The candidate's spoken turn ends when the answer is over, not after a fixed silence
+(docs/voice.md "End of a turn", ``ioa.runtime.answer_end``).
+
+:class:`ExamTurnStopStrategy` is the user aggregator's stop strategy in voice mode. It follows
+the VAD (speaking or not, and when the speech ended, by the audio's own clock), the final
+transcripts of the turn so far, and the audio of the turn; when the VAD reports the end of a
+stretch of speech it asks the smart-turn model (``bot.voice.turn_model``) how finished it
+sounded, and the end-of-turn policy (:func:`ioa.runtime.answer_end.turn_wait`) how long the
+silence must last from those and the words. The turn ends when that silence has passed with the
+transcript in; any speech before then cancels it, and the turn goes on.
+
+The waits come from the package and the candidate's extra time (:func:`tune_turn_taking`). The
+aggregator's own watchdog (``user_turn_stop_timeout``) is set past the thinking pause, so it
+never cuts a thinking candidate short.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from decimal import Decimal
+from typing import TYPE_CHECKING, Final
+
+from pipecat.frames.frames import (
+    Frame,
+    InputAudioRawFrame,
+    TranscriptionFrame,
+    VADUserStartedSpeakingFrame,
+    VADUserStoppedSpeakingFrame,
+)
+from pipecat.processors.aggregators.llm_response_universal import LLMUserAggregatorParams
+from pipecat.turns.types import ProcessFrameResult
+from pipecat.turns.user_stop.base_user_turn_stop_strategy import BaseUserTurnStopStrategy
+from pipecat.turns.user_turn_strategies import UserTurnStrategies
+
+from bot.activity import speech_instant
+from bot.pipeline import transcript_confidence
+from ioa.runtime.answer_end import RELIABLE_CONFIDENCE, TurnTiming, turn_timing, turn_wait
+from ioa.schema import AssessmentPackage
+
+if TYPE_CHECKING:  # the model (onnxruntime) is loaded by voice sessions only: bot.audio
+    from bot.voice.turn_model import TurnModel
+
+logger = logging.getLogger(__name__)
+
+AUDIO_KEPT_SECS: Final = 8
+"""The turn's last seconds of audio kept for the model (``bot.voice.turn_model`` hears 8 s)."""
+
+WATCHDOG_MARGIN_SECS: Final = 3.0
+"""How far past the thinking pause the aggregator's watchdog is set (it ends a turn no
+strategy ended, counting from the last VAD or transcript activity)."""
+
+
+class ExamTurnStopStrategy(BaseUserTurnStopStrategy):  # type: ignore[no-untyped-call]
+    """Ends the candidate's turn by the exam's end-of-turn policy (module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        timing: TurnTiming | None = None,
+        language: str = "en",
+        model: TurnModel | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__()
+        self.timing = timing or TurnTiming()
+        self.language = language
+        self._model = model
+        self._clock = clock
+        self._audio: deque[bytes] = deque()
+        self._audio_bytes = 0
+        self._sample_rate = 16000
+        self._speaking = False
+        self._texts: list[str] = []
+        self._reliable = True
+        self._speech_end: float | None = None
+        self._probability: float | None = None
+        self._timer: asyncio.Task[None] | None = None
+        self.decisions: list[tuple[str, float, float | None]] = []
+        """(text, wait, probability) of each decision to end a turn: for tests and benches."""
+
+    async def handle_user_turn_started(self) -> None:
+        await self._new_turn()
+
+    async def handle_user_turn_stopped(self) -> None:
+        await self._new_turn()
+
+    async def cleanup(self) -> None:
+        await super().cleanup()  # type: ignore[no-untyped-call]
+        await self._cancel_timer()
+
+    async def _new_turn(self) -> None:
+        self._texts = []
+        self._probability = None
+        self._speech_end = None
+        await self._cancel_timer()
+
+    async def process_frame(self, frame: Frame) -> ProcessFrameResult:
+        await super().process_frame(frame)
+        if isinstance(frame, InputAudioRawFrame):
+            self._keep_audio(frame)
+        elif isinstance(frame, VADUserStartedSpeakingFrame):
+            self._speaking = True
+            self._probability = None
+            await self._cancel_timer()
+        elif isinstance(frame, VADUserStoppedSpeakingFrame):
+            self._speaking = False
+            self._speech_end = speech_instant(frame) or self._clock()
+            if self._model is not None:
+                self._probability = await self._model.judge(
+                    b"".join(self._audio), self._sample_rate
+                )
+            await self._arm()
+        elif isinstance(frame, TranscriptionFrame) and frame.text.strip():
+            self._texts.append(frame.text.strip())
+            self._reliable = transcript_confidence(frame) >= RELIABLE_CONFIDENCE
+            await self._arm()
+        return ProcessFrameResult.CONTINUE
+
+    def _keep_audio(self, frame: InputAudioRawFrame) -> None:
+        """The last :data:`AUDIO_KEPT_SECS` of audio, for the model."""
+        self._sample_rate = frame.sample_rate or self._sample_rate
+        self._audio.append(frame.audio)
+        self._audio_bytes += len(frame.audio)
+        limit = AUDIO_KEPT_SECS * self._sample_rate * 2
+        while self._audio and self._audio_bytes - len(self._audio[0]) >= limit:
+            self._audio_bytes -= len(self._audio.popleft())
+
+    @property
+    def text(self) -> str:
+        """The turn's words so far."""
+        return " ".join(self._texts)
+
+    async def _arm(self) -> None:
+        """(Re)schedule the end of the turn: silence, the speech's end and a transcript are
+        needed; the wait is the policy's."""
+        if self._speaking or self._speech_end is None or not self._texts:
+            return
+        await self._cancel_timer()
+        wait = turn_wait(
+            self.timing,
+            self.text,
+            self.language,
+            self._probability,
+            words_reliable=self._reliable,
+        )
+        delay = self._speech_end + wait - self._clock()
+        decision = (self.text, wait, self._probability if not self._reliable else None)
+        if delay <= 0:
+            await self._end(decision)
+            return
+        self._timer = self.task_manager.create_task(
+            self._end_after(delay, decision), f"{self}::end_after"
+        )
+
+    async def _end_after(self, delay: float, decision: tuple[str, float, float | None]) -> None:
+        try:
+            await asyncio.sleep(delay)
+        except asyncio.CancelledError:
+            return
+        self._timer = None
+        if not self._speaking:
+            await self._end(decision)
+
+    async def _end(self, decision: tuple[str, float, float | None]) -> None:
+        self.decisions.append(decision)
+        self._speech_end = None
+        await self.trigger_user_turn_stopped()
+
+    async def _cancel_timer(self) -> None:
+        timer, self._timer = self._timer, None
+        if timer is not None and not timer.done() and timer is not asyncio.current_task():
+            await self.task_manager.cancel_task(timer)
+
+
+def exam_user_params(
+    *, timing: TurnTiming | None = None, language: str = "en", model: TurnModel | None = None
+) -> LLMUserAggregatorParams:
+    """The user aggregator's parameters for voice: :class:`ExamTurnStopStrategy` alone, the
+    watchdog past the thinking pause."""
+    strategy = ExamTurnStopStrategy(timing=timing, language=language, model=model)
+    return LLMUserAggregatorParams(
+        user_turn_strategies=UserTurnStrategies(stop=[strategy]),
+        user_turn_stop_timeout=strategy.timing.thinking_secs + WATCHDOG_MARGIN_SECS,
+    )
+
+
+def turn_strategy(params: LLMUserAggregatorParams | None) -> ExamTurnStopStrategy | None:
+    """The :class:`ExamTurnStopStrategy` among ``params``' stop strategies, if any."""
+    strategies = params.user_turn_strategies if params is not None else None
+    for strategy in (strategies.stop or []) if strategies is not None else []:
+        if isinstance(strategy, ExamTurnStopStrategy):
+            return strategy
+    return None
+
+
+def tune_turn_taking(
+    params: LLMUserAggregatorParams | None,
+    package: AssessmentPackage,
+    multiplier: Decimal | float = 1,
+) -> TurnTiming | None:
+    """Set the package's turn timing (``metadata.extensions.voice``), scaled by the candidate's
+    extra time, on the voice strategy in ``params`` and the watchdog past it; None in text
+    mode. A package setting that is not valid is logged and the defaults kept (the publication
+    gate refuses such a package: PKG-014)."""
+    strategy = turn_strategy(params)
+    if strategy is None or params is None:
+        return None
+    try:
+        timing = turn_timing(package.metadata.extensions, float(multiplier))
+    except ValueError as error:
+        logger.warning("turn timing: %s; the defaults apply", error)
+        timing = TurnTiming().scaled(float(multiplier))
+    strategy.timing = timing
+    strategy.language = package.metadata.language or strategy.language
+    params.user_turn_stop_timeout = timing.thinking_secs + WATCHDOG_MARGIN_SECS
+    return timing

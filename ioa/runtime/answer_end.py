@@ -1,0 +1,269 @@
+"""When a spoken answer is over: the exam's end-of-turn policy (docs/spec/runtime-semantics.md
+§"End of a spoken turn").
+
+A candidate who stops speaking has not necessarily finished: they pause to think, mid-sentence
+or after "let me think". A fixed silence (the speech-timeout rule) ends such an answer, and what
+follows the pause is taken as the answer to the next question. The policy instead decides how
+long a silence must last before the turn is over from what was said so far and how it sounded:
+
+* **unfinished words** (:func:`unfinished_reason`): the transcript ends on a hesitation filler
+  ("um", "äh", "eh"), on a word that cannot end a clause (a conjunction, a preposition, an
+  article: "... a priority queue of"), on a request for time ("let me think", "un momento"),
+  or on a comma, dash or ellipsis a punctuating recogniser wrote. The candidate is given the
+  whole thinking pause (:attr:`TurnTiming.thinking_secs`, default 6 s: a pause of up to ~5 s
+  inside an answer never ends it).
+* **finished words the recogniser is sure of** (confidence at least
+  :data:`RELIABLE_CONFIDENCE`) end the turn :attr:`TurnTiming.finished_secs` after the speech,
+  as soon as the transcript is in.
+* **words it is not sure of** leave the decision to the sound: the acoustic end-of-turn model
+  (the smart-turn model, run by the bot) gives the probability that the speaker has finished;
+  surely unfinished (a filler's sound) gets the thinking pause, unfinished
+  (below :data:`FINISHED_PROBABILITY`) the hesitant pause
+  (:attr:`TurnTiming.hesitant_secs`), finished ends the turn.
+
+Why the sound does not overrule sure words: measured on the demo's answers spoken by five
+eSpeak NG voices (docs/voice.md), the model put 1 in 3 finished answers below 0.5, and on real
+speech a recogniser's words are the stronger evidence; where the recogniser is unsure (the
+offline one, on a pause-cut segment), the sound is all there is.
+
+Every wait is counted from the end of the candidate's speech, and the thinking pause is the most
+any silence waits. The waits come from the package (``metadata.extensions.voice``:
+``thinkingPauseSec``, ``hesitantPauseSec``, ``finishedPauseSec``) and are multiplied by the
+candidate's extra-time accommodation (:func:`turn_timing`). Pure and deterministic: the bot
+supplies the clock, the transcript and the model's probability.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Final
+
+from ioa.languages import exam_language
+from ioa.output_filters.text import normalise, words
+
+FINISHED_PROBABILITY: Final = 0.5
+"""The acoustic model's probability of "finished" below which the answer sounds unfinished."""
+SURELY_UNFINISHED_PROBABILITY: Final = 0.1
+"""Below this the answer surely sounds unfinished (a filler's "um", a rising "because...")."""
+RELIABLE_CONFIDENCE: Final = 0.6
+"""The recogniser's confidence in the turn's last words from which they are evidence of their
+own (the runtime's ``CLEAR_CONFIDENCE``)."""
+MAX_PAUSE_SECS: Final = 30.0
+"""The longest wait a package may set (beyond this a silence is not thinking time)."""
+
+
+class UnfinishedReason(StrEnum):
+    """Why the words so far do not end an answer."""
+
+    FILLER = "filler"
+    OPEN_WORD = "open_word"
+    ASKS_FOR_TIME = "asks_for_time"
+    OPEN_PUNCTUATION = "open_punctuation"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnTiming:
+    """How long a silence after speech must last before the candidate's turn is over, by how
+    finished the answer looks (module docstring), in seconds."""
+
+    finished_secs: float = 0.0
+    hesitant_secs: float = 2.5
+    thinking_secs: float = 6.0
+
+    def __post_init__(self) -> None:
+        for name in ("finished_secs", "hesitant_secs", "thinking_secs"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= MAX_PAUSE_SECS * 3:
+                raise ValueError(f"{name} must be between 0 and {MAX_PAUSE_SECS * 3} s: {value}")
+        if not self.finished_secs <= self.hesitant_secs <= self.thinking_secs:
+            raise ValueError("pauses must grow: finished <= hesitant <= thinking")
+
+    def scaled(self, multiplier: float) -> TurnTiming:
+        """The waits for a candidate with ``multiplier`` extra time (the finished wait stays:
+        a finished answer is not made to wait)."""
+        factor = max(1.0, float(multiplier))
+        return TurnTiming(
+            finished_secs=self.finished_secs,
+            hesitant_secs=round(self.hesitant_secs * factor, 3),
+            thinking_secs=round(self.thinking_secs * factor, 3),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Cues:
+    fillers: frozenset[str]
+    open_words: frozenset[str]
+    asks_for_time: re.Pattern[str]
+
+
+def _cues(fillers: str, open_words: str, asks_for_time: tuple[str, ...]) -> _Cues:
+    return _Cues(
+        fillers=frozenset(fillers.split()),
+        open_words=frozenset(open_words.split()),
+        asks_for_time=re.compile(r"(?:^|\b)(?:" + "|".join(asks_for_time) + r")\W*$"),
+    )
+
+
+CUES: Final = MappingProxyType(
+    {
+        "en": _cues(
+            "um umm uh uhm uhh er erm err hmm hm mm mmm ah eh",
+            "and but or because cause since which whose whereas although though if unless "
+            "until than as the a an of to for with into onto between via my your its our "
+            "their every each whether nor plus about in on at by from over under through "
+            "without is are was were be being would will can could should must",
+            (
+                r"let me (think|see|check|remember)( about (it|that|this))?",
+                r"give me (a|one) (moment|second|sec|minute)",
+                r"(just )?(a|one) (moment|second|sec|minute)",
+                r"hold on",
+                r"wait",
+                r"i need (a moment|a second|some time|to think)( to think)?",
+                r"how (do|can|should) i (put|say|explain) (this|it)",
+                r"what('s| is) (it|the word) called",
+                r"i mean",
+            ),
+        ),
+        "de": _cues(
+            "äh ähm ähh öh öhm hm hmm mh mhm ehm em",
+            "und aber oder denn weil dass ob wenn als wie sondern sowie obwohl während bevor "
+            "nachdem also der dem den des ein eine einen einem einer eines von für in im am "
+            "zum zur vom gegen ohne zwischen",
+            (
+                r"lass(en sie)? mich (kurz |mal )?(überlegen|nachdenken|nachdenke|überleg)",
+                r"(einen |ein )?(moment|momentchen|augenblick|sekunde)( bitte)?",
+                r"warte(n sie)?( mal| kurz)?",
+                r"wie sagt man( das)?",
+                r"wie heißt (das|es)( noch)?",
+                r"ich muss (kurz |mal )?(überlegen|nachdenken)",
+                r"ich meine",
+            ),
+        ),
+        "es": _cues(
+            "eh em ehm mm mmm hmm este esto pues ah",
+            "y e o u pero porque que cuyo donde cuando mientras aunque si sino como el la "
+            "los las un unos unas de del al a con sin en por para sobre entre hacia desde "
+            "hasta mi mis tu tus su sus cada ningún ni",
+            (
+                r"d[ée]jame (pensar|ver|pensarlo|recordar)",
+                r"(un|dame un) (momento|segundo|momentito)( por favor)?",
+                r"espera(me|d)?( un poco)?",
+                r"a ver",
+                r"c[óo]mo se (dice|llama)",
+                r"necesito (pensar|un momento)",
+                r"o sea",
+                r"quiero decir",
+            ),
+        ),
+    }
+)
+"""Per exam language, what marks words as unfinished (module docstring). The fillers are the
+ones recognisers write (PocketSphinx and hosted services alike); the open words are function
+words after which a clause rarely ends in an answer. The lists lean to "unfinished": a word that
+sometimes ends a sentence ("what it is", "what I thought about") costs a finished answer the
+thinking pause, while a missing one costs a thinking candidate their question."""
+
+_OPEN_PUNCTUATION: Final = re.compile(r"(,|;|:|-|\u2013|\u2014|\.\.\.|\u2026)\s*$")
+"""A comma, semicolon, colon, hyphen, en or em dash, or ellipsis at the end."""
+
+
+def unfinished_reason(text: str, language: str = "en") -> UnfinishedReason | None:
+    """Why the transcript ``text`` of an answer so far (in the exam's ``language``) is not a
+    finished answer, or None when its words could end one (module docstring). Empty text is
+    not judged (None)."""
+    stripped = text.strip()
+    if not stripped:
+        return None
+    if _OPEN_PUNCTUATION.search(stripped):
+        return UnfinishedReason.OPEN_PUNCTUATION
+    said = words(stripped)
+    if not said:
+        return None
+    cues = CUES[exam_language(language)]
+    if cues.asks_for_time.search(normalise(stripped).rstrip(" .!?")):
+        return UnfinishedReason.ASKS_FOR_TIME
+    last = said[-1]
+    if last in cues.fillers:
+        return UnfinishedReason.FILLER
+    if last in cues.open_words and not stripped.endswith(("?", "!", ".")):
+        return UnfinishedReason.OPEN_WORD
+    return None
+
+
+def turn_wait(
+    timing: TurnTiming,
+    text: str,
+    language: str = "en",
+    finished_probability: float | None = None,
+    *,
+    words_reliable: bool = True,
+) -> float:
+    """Seconds of silence after the end of speech before the turn is over (module docstring).
+
+    Unfinished words get the thinking pause. Words the recogniser is sure of
+    (``words_reliable``) otherwise end the turn at once: they are the best evidence there is.
+    Words it is not sure of leave it to the sound (``finished_probability`` from the acoustic
+    model, None when there is none): below :data:`SURELY_UNFINISHED_PROBABILITY` the thinking
+    pause, below :data:`FINISHED_PROBABILITY` (or no model) the hesitant pause, else at once."""
+    if unfinished_reason(text, language) is not None:
+        return timing.thinking_secs
+    if words_reliable:
+        return timing.finished_secs
+    if finished_probability is None:
+        return timing.hesitant_secs
+    if finished_probability < SURELY_UNFINISHED_PROBABILITY:
+        return timing.thinking_secs
+    if finished_probability < FINISHED_PROBABILITY:
+        return timing.hesitant_secs
+    return timing.finished_secs
+
+
+_EXTENSION_KEYS: Final = MappingProxyType(
+    {
+        "finishedPauseSec": "finished_secs",
+        "hesitantPauseSec": "hesitant_secs",
+        "thinkingPauseSec": "thinking_secs",
+    }
+)
+
+
+def turn_timing(
+    extensions: Mapping[str, object],
+    multiplier: float = 1.0,
+    default: TurnTiming | None = None,
+) -> TurnTiming:
+    """The package's turn timing (``metadata.extensions.voice``, any key left out keeps
+    ``default``'s value), scaled by the candidate's extra-time ``multiplier``. A value that is
+    not a number of seconds in [0, :data:`MAX_PAUSE_SECS`], or waits that do not grow, raise
+    ``ValueError`` naming the key."""
+    base = default or TurnTiming()
+    voice = extensions.get("voice")
+    values = {
+        "finished_secs": base.finished_secs,
+        "hesitant_secs": base.hesitant_secs,
+        "thinking_secs": base.thinking_secs,
+    }
+    if isinstance(voice, Mapping):
+        for key, field_name in _EXTENSION_KEYS.items():
+            if key not in voice:
+                continue
+            value = voice[key]
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not 0 <= value <= MAX_PAUSE_SECS
+            ):
+                raise ValueError(
+                    f"metadata.extensions.voice.{key} must be a number of seconds between 0 "
+                    f"and {MAX_PAUSE_SECS:g}: {value!r}"
+                )
+            values[field_name] = float(value)
+    try:
+        timing = TurnTiming(**values)
+    except ValueError as error:
+        raise ValueError(f"metadata.extensions.voice: {error}") from error
+    return timing.scaled(multiplier)

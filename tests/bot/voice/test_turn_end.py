@@ -1,0 +1,206 @@
+"""A thinking pause does not end the candidate's spoken turn; a finished answer ends it fast
+(issue #30, ``bot.voice.turn_end``, ``ioa.runtime.answer_end``).
+
+Spoken answers made with several eSpeak NG voices, with pauses of 2.5-4.5 s where candidates
+stop to think (mid-sentence, after a filler, after "let me think"), are played in real time
+(20 ms chunks at the wire's pace, as a transport delivers them) into the bot core's own voice
+pipeline (``bot.pipeline.build_pipeline`` with ``bot.audio.voice_io``: Silero VAD, the smart-turn
+model, and an OpenAI-compatible recogniser served by the local protocol peer, which hears each
+VAD segment as the words spoken in it, as a good hosted recogniser does). The user aggregator's
+turn ends are counted: each answer must be one turn, and a finished answer's turn must end soon
+after its speech. (The offline recogniser mishears the very words that tell a pause from an
+end on these voices: its figures are in docs/voice.md, measured by ``bench/turn_end.py``.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from pipecat.audio.utils import create_file_resampler
+from pipecat.frames.frames import EndFrame, InputAudioRawFrame
+from pipecat.workers.runner import WorkerRunner
+
+from bot.audio import VOICE_IN_SAMPLE_RATE, voice_io
+from bot.pipeline import build_pipeline
+from bot.voice.espeak import Voice, engine
+from bot.voice.turn_end import ExamTurnStopStrategy, turn_strategy
+from tests.bot.voice.support import RecordingCore, unused_llm
+from tests.support.speech_server import SpeechServer
+
+CHUNK_MS = 20
+
+
+@dataclass(frozen=True)
+class Part:
+    """Words spoken, or a silence (``pause`` seconds)."""
+
+    words: str = ""
+    pause: float = 0.0
+
+
+async def _pcm(parts: list[Part], voice: Voice) -> tuple[bytes, float]:
+    """The answer at 16 kHz and the second its last word ends."""
+    espeak = engine()
+    resampler = create_file_resampler()
+    pcm = bytes(VOICE_IN_SAMPLE_RATE)  # 0.5 s of silence before
+    for part in parts:
+        if part.words:
+            spoken = await asyncio.to_thread(espeak.synthesize, part.words, voice)
+            pcm += await resampler.resample(spoken, espeak.sample_rate, VOICE_IN_SAMPLE_RATE)
+        else:
+            pcm += bytes(int(part.pause * VOICE_IN_SAMPLE_RATE) * 2)
+    return pcm, len(pcm) / (2 * VOICE_IN_SAMPLE_RATE)
+
+
+@dataclass
+class Run:
+    stops: list[float]
+    """When each turn ended, in seconds after the first sample was sent."""
+    speech_end: float
+    transcripts: list[str]
+    strategy: ExamTurnStopStrategy | None
+
+
+@pytest.fixture
+def peer(settings: Any) -> Any:
+    """The recogniser: an OpenAI-compatible transcription peer on 127.0.0.1."""
+    with SpeechServer() as server:
+        settings.VIVA_STT_PROVIDER = "openai_compatible"
+        settings.VIVA_STT_API_KEY = "peer-key"
+        settings.VIVA_STT_BASE_URL = server.base_url
+        yield server
+
+
+async def _speak(parts: list[Part], voice: Voice, *, tail: float) -> Run:
+    """Play the answer in real time into the voice pipeline, then ``tail`` s of silence."""
+    pcm, speech_end = await _pcm(parts, voice)
+    pcm += bytes(int(tail * VOICE_IN_SAMPLE_RATE) * 2)
+    core = RecordingCore()
+    io = voice_io(output=None)
+    built = build_pipeline(core=core, llm=unused_llm(), io=io)
+    stops: list[float] = []
+    t0 = 0.0
+
+    @built.aggregators.user().event_handler("on_user_turn_stopped")
+    async def _stopped(*_: object) -> None:
+        stops.append(time.monotonic() - t0)
+
+    runner = WorkerRunner(handle_sigint=False)
+    await runner.add_workers(built.worker)
+    running = asyncio.create_task(runner.run())
+    try:
+        await asyncio.wait_for(built.started.wait(), timeout=30)
+        size = VOICE_IN_SAMPLE_RATE * CHUNK_MS // 1000 * 2
+        t0 = time.monotonic()
+        for index, start in enumerate(range(0, len(pcm), size)):
+            frame = InputAudioRawFrame(
+                audio=pcm[start : start + size], sample_rate=VOICE_IN_SAMPLE_RATE, num_channels=1
+            )
+            await built.worker.queue_frame(frame)
+            # At the wire's pace: chunk n is sent n * 20 ms after the first.
+            delay = t0 + (index + 1) * CHUNK_MS / 1000 - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+        await built.worker.queue_frame(EndFrame())
+        await asyncio.wait_for(running, timeout=60)
+    finally:
+        if not running.done():
+            await runner.cancel("test failed")
+            await asyncio.wait_for(running, timeout=10)
+    return Run(stops, speech_end, [t for t, _ in core.transcripts], turn_strategy(io.user_params))
+
+
+THINKING_ANSWERS = [
+    pytest.param(
+        [
+            Part("Dijkstra's algorithm keeps a priority queue of"),
+            Part(pause=3.5),
+            Part("the vertices, ordered by their distance from the source."),
+        ],
+        Voice(name="en-us+f2", rate_wpm=150),
+        id="mid-sentence-3.5s",
+    ),
+    pytest.param(
+        [
+            Part("The running time is, um,"),
+            Part(pause=4.0),
+            Part("O of E log V with a binary heap."),
+        ],
+        Voice(name="en-us", rate_wpm=165),
+        id="after-a-filler-4s",
+    ),
+    pytest.param(
+        [
+            Part("Hmm. Let me think."),
+            Part(pause=4.5),
+            Part("It relaxes the edges of the closest vertex."),
+        ],
+        Voice(name="en-gb", rate_wpm=140),
+        id="let-me-think-4.5s",
+    ),
+    pytest.param(
+        [
+            Part("I would model the shops as vertices and"),
+            Part(pause=2.5),
+            Part("the roads between them as weighted edges."),
+        ],
+        Voice(name="en-us+m3", rate_wpm=175),
+        id="after-and-2.5s",
+    ),
+]
+
+
+@pytest.mark.parametrize(("parts", "voice"), THINKING_ANSWERS)
+def test_a_thinking_pause_inside_an_answer_does_not_end_the_turn(
+    parts: list[Part], voice: Voice, peer: SpeechServer
+) -> None:
+    peer.script(*(part.words for part in parts if part.words))
+    run = asyncio.run(_speak(parts, voice, tail=8.0))
+
+    # One answer, one turn: it ended after the last words, never in the pause.
+    assert len(run.stops) == 1, (
+        run.stops,
+        run.transcripts,
+        run.strategy and run.strategy.decisions,
+    )
+    assert run.stops[0] > run.speech_end, (run.stops, run.speech_end, run.transcripts)
+    assert run.strategy is not None
+    assert len(run.strategy.decisions) == 1
+
+
+FINISHED_ANSWERS = [
+    pytest.param(
+        "It keeps the unvisited vertices in a priority queue ordered by distance.",
+        Voice(name="en-us+f2", rate_wpm=150),
+        id="en-us+f2",
+    ),
+    pytest.param(
+        "With negative costs I would need Bellman-Ford instead.",
+        Voice(name="en-us", rate_wpm=170),
+        id="en-us",
+    ),
+]
+
+
+@pytest.mark.parametrize(("words", "voice"), FINISHED_ANSWERS)
+def test_a_finished_answer_ends_the_turn_without_the_thinking_pause(
+    words: str, voice: Voice, peer: SpeechServer
+) -> None:
+    peer.script(words)
+    run = asyncio.run(_speak([Part(words)], voice, tail=9.0))
+
+    assert len(run.stops) == 1, (
+        run.stops,
+        run.transcripts,
+        run.strategy and run.strategy.decisions,
+    )
+    waited = run.stops[0] - run.speech_end
+    assert run.strategy is not None
+    timing = run.strategy.timing
+    # The VAD's 0.6 s and the transcription's round trip: no pause beyond them.
+    assert waited < 1.5 < timing.thinking_secs, (waited, run.strategy.decisions)
+    assert run.strategy.decisions[0][1] == timing.finished_secs

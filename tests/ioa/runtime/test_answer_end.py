@@ -1,0 +1,164 @@
+"""The end-of-turn policy (``ioa.runtime.answer_end``): unfinished words get the thinking
+pause, an unfinished sound the hesitant pause, a finished answer ends at once; the package
+and the extra-time accommodation set the waits."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ioa.runtime.answer_end import (
+    MAX_PAUSE_SECS,
+    TurnTiming,
+    UnfinishedReason,
+    turn_timing,
+    turn_wait,
+    unfinished_reason,
+)
+from tests.support.json_values import json_values
+
+TIMING = TurnTiming(finished_secs=0.0, hesitant_secs=2.5, thinking_secs=6.0)
+
+# What candidates say when they stop to think (transcripts as recognisers write them: the
+# offline one lower-case and unpunctuated, hosted ones punctuated).
+UNFINISHED = [
+    ("en", "dijkstra's algorithm keeps a priority queue of", UnfinishedReason.OPEN_WORD),
+    ("en", "It relaxes the edges and", UnfinishedReason.OPEN_WORD),
+    ("en", "the part I liked best was the one about", UnfinishedReason.OPEN_WORD),
+    ("en", "The time complexity is", UnfinishedReason.OPEN_WORD),
+    ("en", "i would use a heap because", UnfinishedReason.OPEN_WORD),
+    ("en", "The running time is, um", UnfinishedReason.FILLER),
+    ("en", "so the complexity would be uh", UnfinishedReason.FILLER),
+    ("en", "Hmm, let me think.", UnfinishedReason.ASKS_FOR_TIME),
+    ("en", "okay give me a second", UnfinishedReason.ASKS_FOR_TIME),
+    ("en", "I need a moment to think", UnfinishedReason.ASKS_FOR_TIME),
+    ("en", "how do I put this", UnfinishedReason.ASKS_FOR_TIME),
+    ("en", "It uses a priority queue,", UnfinishedReason.OPEN_PUNCTUATION),
+    ("en", "The first step is...", UnfinishedReason.OPEN_PUNCTUATION),
+    ("en", "Negative edges break it —", UnfinishedReason.OPEN_PUNCTUATION),
+    ("de", "Der Algorithmus wählt immer den Knoten mit der", UnfinishedReason.OPEN_WORD),
+    ("de", "Die Laufzeit ist, ähm", UnfinishedReason.FILLER),
+    ("de", "Moment, lass mich kurz überlegen", UnfinishedReason.ASKS_FOR_TIME),
+    ("de", "Er funktioniert nicht, weil", UnfinishedReason.OPEN_WORD),
+    ("es", "El algoritmo elige el vértice con la", UnfinishedReason.OPEN_WORD),
+    ("es", "La complejidad es, eh", UnfinishedReason.FILLER),
+    ("es", "Déjame pensar un momento", UnfinishedReason.ASKS_FOR_TIME),
+    ("es", "No funciona porque", UnfinishedReason.OPEN_WORD),
+]
+
+FINISHED = [
+    ("en", "It keeps a priority queue of the vertices ordered by distance."),
+    ("en", "dijkstra settles the closest unvisited vertex and relaxes its edges"),
+    ("en", "Yes."),
+    ("en", "I think so"),
+    ("en", "I'm not sure about that"),
+    ("en", "With negative costs I would need Bellman-Ford instead."),
+    ("en", "Could you repeat the question please?"),
+    ("de", "Das weiß ich nicht."),
+    ("de", "Der Algorithmus hört dann auf"),
+    ("de", "Mit einem binären Heap ist die Laufzeit O von E log V."),
+    ("es", "Creo que no."),
+    ("es", "Usa una cola de prioridad con los vértices"),
+]
+
+
+@pytest.mark.parametrize(("language", "text", "reason"), UNFINISHED)
+def test_words_that_stop_mid_thought_get_the_thinking_pause(
+    language: str, text: str, reason: UnfinishedReason
+) -> None:
+    assert unfinished_reason(text, language) is reason
+    assert turn_wait(TIMING, text, language, finished_probability=0.99) == 6.0
+
+
+@pytest.mark.parametrize(("language", "text"), FINISHED)
+def test_a_finished_answer_ends_at_once_when_it_also_sounds_finished(
+    language: str, text: str
+) -> None:
+    assert unfinished_reason(text, language) is None
+    assert turn_wait(TIMING, text, language, finished_probability=0.9) == 0.0
+    assert turn_wait(TIMING, text, language, finished_probability=None) == 0.0
+
+
+def test_sure_words_decide_and_unsure_words_leave_it_to_the_sound() -> None:
+    text = "It keeps a priority queue of the vertices"
+    assert turn_wait(TIMING, text, "en", finished_probability=0.2) == 0.0
+    unsure = {"words_reliable": False}
+    assert turn_wait(TIMING, text, "en", 0.2, **unsure) == 2.5
+    assert turn_wait(TIMING, text, "en", 0.05, **unsure) == 6.0
+    assert turn_wait(TIMING, text, "en", 0.7, **unsure) == 0.0
+    assert turn_wait(TIMING, text, "en", None, **unsure) == 2.5
+    # Unfinished words get the thinking pause whatever the sound.
+    assert turn_wait(TIMING, "and then um", "en", 0.99, **unsure) == 6.0
+
+
+def test_empty_text_is_not_judged() -> None:
+    assert unfinished_reason("", "en") is None
+    assert unfinished_reason("  ...  ", "en") is UnfinishedReason.OPEN_PUNCTUATION
+    assert turn_wait(TIMING, "", "en") == 0.0
+
+
+@given(
+    text=st.text(max_size=80),
+    language=st.sampled_from(["en", "de", "es", "en-GB"]),
+    probability=st.none() | st.floats(0.0, 1.0),
+    reliable=st.booleans(),
+)
+def test_every_wait_is_one_of_the_three_and_never_beyond_the_thinking_pause(
+    text: str, language: str, probability: float | None, reliable: bool
+) -> None:
+    wait = turn_wait(TIMING, text, language, probability, words_reliable=reliable)
+    assert wait in {TIMING.finished_secs, TIMING.hesitant_secs, TIMING.thinking_secs}
+
+
+@given(
+    prefix=st.text(max_size=60),
+    filler=st.sampled_from(["um", "uh", "erm", "hmm"]),
+    probability=st.none() | st.floats(0.0, 1.0),
+    reliable=st.booleans(),
+)
+def test_an_answer_ending_on_a_filler_always_gets_the_thinking_pause(
+    prefix: str, filler: str, probability: float | None, reliable: bool
+) -> None:
+    text = f"{prefix} {filler}"
+    wait = turn_wait(TIMING, text, "en", probability, words_reliable=reliable)
+    assert wait == TIMING.thinking_secs
+
+
+def test_the_package_sets_the_waits_and_extra_time_lengthens_the_thinking_pause() -> None:
+    extensions = {"voice": {"thinkingPauseSec": 8, "hesitantPauseSec": 3.0}}
+    timing = turn_timing(extensions)
+    assert timing == TurnTiming(finished_secs=0.0, hesitant_secs=3.0, thinking_secs=8.0)
+    longer = turn_timing(extensions, multiplier=1.5)
+    assert longer == TurnTiming(finished_secs=0.0, hesitant_secs=4.5, thinking_secs=12.0)
+    assert turn_timing({}) == TurnTiming()
+    assert turn_timing({"marking": {}}, multiplier=1.0) == TurnTiming()
+
+
+@pytest.mark.parametrize(
+    ("voice", "named"),
+    [
+        ({"thinkingPauseSec": "long"}, "thinkingPauseSec"),
+        ({"thinkingPauseSec": True}, "thinkingPauseSec"),
+        ({"hesitantPauseSec": -1}, "hesitantPauseSec"),
+        ({"finishedPauseSec": MAX_PAUSE_SECS + 1}, "finishedPauseSec"),
+        ({"hesitantPauseSec": 9, "thinkingPauseSec": 4}, "grow"),
+    ],
+)
+def test_a_bad_package_setting_is_refused_by_name(voice: dict[str, object], named: str) -> None:
+    with pytest.raises(ValueError, match=named):
+        turn_timing({"voice": voice})
+
+
+@given(extensions=st.dictionaries(st.sampled_from(["voice", "x"]), json_values, max_size=2))
+def test_any_json_in_the_extension_gives_a_timing_or_a_clear_error(
+    extensions: dict[str, object],
+) -> None:
+    try:
+        timing = turn_timing(extensions, multiplier=2.0)
+    except ValueError as error:
+        message = str(error)
+    else:
+        assert timing.finished_secs <= timing.hesitant_secs <= timing.thinking_secs
+        return
+    assert "metadata.extensions.voice" in message
