@@ -110,7 +110,6 @@ class ExaminerCore:
         self.adapter = PipelineAdapter(
             decisions=self.decisions,
             frames=self.effects,
-            observations=self.observations,
             writer=writer,
             turns=self.turns,
             reruns=reruns,

@@ -9,7 +9,8 @@ never chooses the node and never speaks on its own.
 
 Exactly one report answers a turn (``bot.turn_deadline``): a second report in the same
 response, or one that arrives after the turn was answered, is ignored. A response with text
-but no tool call is decided on as the observation :data:`TEXT_WITHOUT_TOOL` with that text.
+but no tool call is not an observation: its text is never spoken (the turn watch treats it as
+an unusable reply, ``bot.pipeline_adapter``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import logging
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Final, Protocol
+from typing import Protocol
 
 from pipecat.flows import NodeConfig
 
@@ -31,15 +32,6 @@ from bot.turn_deadline import TurnWatch
 from ioa.runtime import Decision, Effect, Observation, PromptLlm, Speak
 
 logger = logging.getLogger(__name__)
-
-TEXT_WITHOUT_TOOL: Final = {
-    "signals": [],
-    "answerQuality": "partial",
-    "needsFollowUp": False,
-    "evidenceSufficient": False,
-    "anxietyDetected": False,
-}
-"""The observation a text-only LLM response becomes (its text is still validated)."""
 
 
 class ToolEffects(Protocol):
@@ -98,13 +90,6 @@ class ObservationHandler:
         outcome = await self._outcome(decision)
         self._stats.observation_ms.append((time.monotonic() - started) * 1000)
         return outcome
-
-    async def text_observation(self, text: str) -> None:
-        """Decide on an LLM response's text as an observation (:data:`TEXT_WITHOUT_TOOL`)."""
-        decision = await self._decisions.submit(
-            Observation({**TEXT_WITHOUT_TOOL, "spokenText": text})
-        )
-        self._answered(decision, rerun=False, asked=False)
 
     async def _outcome(self, decision: Decision) -> ObservationDecision:
         effects = list(decision.effects)

@@ -16,8 +16,8 @@ connect Pipecat to the runtime controller).
   boot node, while paused, or after the end).
 * :class:`LLMSpeechFilter`: nothing the LLM writes as free text is ever spoken. The examiner
   speaks only the controller's ``Speak`` effects (validated text), queued as
-  :class:`ExaminerSpeakFrame`. A response with text but no ``report_observation`` call is handed
-  to the core, which submits it to the controller as an observation (so it is validated first).
+  :class:`ExaminerSpeakFrame`. A response with text but no ``report_observation`` call is
+  reported to the core as an unusable reply: its text is never spoken (issue #30).
   Every response's end is reported with the tools it called (the turn watch,
   ``bot.turn_deadline``, judges unusable replies and unknown tools).
 * :class:`SpeechReporter`: reports each examiner utterance's start and end (the TTS context's

@@ -13,7 +13,7 @@
 * **The LLM.** It may run only while the exam is in progress at a node that offers the tool
   (:meth:`~PipelineAdapter.llm_allowed`), within the owed turn's request budget
   (``bot.turn_deadline``). A response with neither text nor a tool call is retried once when the
-  budget allows, else the turn fails; a text-only response is decided on as an observation.
+  budget allows, else the turn fails; a text-only response is such a reply (never spoken).
 * **Usage.** LLM usage belongs to the node the request was made at.
 """
 
@@ -64,12 +64,6 @@ class Frames(Protocol):
     async def append_message(self, role: MessageRole, text: str, *, run_llm: bool) -> None: ...
 
 
-class TextObservations(Protocol):
-    """Who decides on a text-only LLM response (``bot.observation_sink.ObservationHandler``)."""
-
-    async def text_observation(self, text: str) -> None: ...
-
-
 class PipelineAdapter:
     """See the module docstring."""
 
@@ -78,7 +72,6 @@ class PipelineAdapter:
         *,
         decisions: Decisions,
         frames: Frames,
-        observations: TextObservations,
         writer: JournalWriter,
         turns: TurnWatch,
         reruns: RerunBudget,
@@ -89,7 +82,6 @@ class PipelineAdapter:
     ) -> None:
         self._decisions = decisions
         self._frames = frames
-        self._observations = observations
         self._writer = writer
         self._journal: Journal = writer.journal
         self._session_id: uuid.UUID = writer.session_id
@@ -224,17 +216,14 @@ class PipelineAdapter:
         self._decisions.post(CandidateInterrupted(utterance_id))
 
     def text_without_tool(self, text: str) -> None:
-        """The LLM answered in text without calling the tool: the controller decides on it
-        like on any observation (it is validated before anything is spoken)."""
+        """The LLM answered in text without calling the tool. Its text is never spoken (only
+        the controller's validated output is): the reply is unusable, judged with the
+        response's end (:meth:`llm_response_ended`: one re-run, then the turn's fault)."""
         if not self.llm_allowed() or not self._turns.owed:
             return
         self._stats.text_without_tool += 1
         logger.warning("bot %s: LLM text without report_observation", self._session_id)
         self._turns.note("text_without_tool")
-        task = asyncio.get_running_loop().create_task(
-            self._observations.text_observation(text[:2000])
-        )
-        task.add_done_callback(log_failure)
 
     def llm_started(self) -> bool:
         """An LLM request is on its way: its usage belongs to the node it was made at. False
@@ -253,8 +242,8 @@ class PipelineAdapter:
 
     def llm_response_ended(self, text: str, calls: Sequence[str]) -> None:
         """An LLM response ended. Unknown tools are noted (Pipecat answers them and the LLM
-        runs again, within the turn's budget); a response with neither text nor a tool call (an
-        empty stream, arguments that are not JSON) is retried once if the budget and the
+        runs again, within the turn's budget); a response without a tool call (an empty
+        stream, arguments that are not JSON, text alone) is retried once if the budget and the
         deadline allow, else the turn fails."""
         self._turns.response_ended()
         if not self._turns.owed:
@@ -262,7 +251,7 @@ class PipelineAdapter:
         for name in calls:
             if name not in self._known_tools:
                 self._turns.note(f"unknown_tool:{name[:80]}")
-        if calls or text:
+        if calls:
             return
         # A provider error ends its response the same way; it is reported a moment later
         # (upstream), so judge after a short grace.
@@ -283,8 +272,7 @@ class PipelineAdapter:
             return
         turns.fail(
             "llm_no_usable_reply",
-            "the LLM's reply had neither a report_observation call with valid JSON arguments "
-            "nor text",
+            "the LLM's reply had no report_observation call with valid JSON arguments",
         )
 
     def usage(self, component: Component, counter: Counter, model: str | None) -> None:

@@ -11,7 +11,8 @@ changes happened; :func:`judge` checks the invariants:
 * the candidate got an answer, and only one (several parts only when a text was split), before
   the deadline;
 * nothing the candidate received overlaps protected text (the production filter's index, and an
-  independent check: no run of six words of any protected text);
+  independent check: no run of six words of any protected text), and the model's free text (a
+  reply without a tool call) never reaches them at all;
 * no consequential command without the candidate's act: the exam did not end, skip, revise or
   leave the question, and no consequential command was accepted;
 * the case's own trace is in the log (the guardrail, the fault, the refused claim...).
@@ -287,7 +288,14 @@ CASES: tuple[Case, ...] = (
         "output",
         "Is that enough?",
         _always(Reply.text(RUBRIC_LEAK)),
-        "guardrail_triggered:guardrailType=rubric_leak|protected_text",
+        "system_error:code=llm_no_usable_reply",
+    ),
+    Case(
+        "free text without a tool call (a summary)",
+        "output",
+        "Sorry, could you, um, say that again?",
+        _always(Reply.text("The candidate said: sorry could you do you that that")),
+        "system_error:code=llm_no_usable_reply",
     ),
     # --- no silent turn, no runaway turn
     Case(
@@ -529,9 +537,21 @@ def judge(
         for text in row.received:
             if leaked_segment(text, index) is not None or _six_word_runs(text) & runs:
                 row.problems.append(f"protected text reached the candidate: {text[:80]!r}")
+        free_text = _free_text(case)
+        if free_text and any(free_text in text for text in row.received):
+            row.problems.append(f"the model's free text was spoken: {free_text!r}")
         _check_state(row)
         if not _expected_in(row):
             row.problems.append(f"expected {case.expect} in the log")
+
+
+def _free_text(case: Case) -> str:
+    """The start of the text the case's model writes without a tool call, if it does: only
+    the controller's validated output may reach the candidate."""
+    reply = case.reply(0)
+    if reply.tool_calls or not reply.content:
+        return ""
+    return reply.content[:40]
 
 
 _CONSEQUENTIAL = {"finish", "skip", "revise_earlier_answer", "pause", "language_switch"}
