@@ -9,7 +9,9 @@ after ``maxAttempts`` attempts, the handler escalates. The episode ends with
 
 Escalation: a ``policy_escalation`` transition of the node matching the escalation is taken
 first (array order); otherwise ``skip_node`` forces the node's exit, ``pause_session`` pauses
-the exam (the episode resolves on resume), ``terminate`` ends the exam at the terminated (or,
+the exam (the episode resolves on resume; a pause for low STT confidence is a *recognition
+pause*, :data:`RECOGNITION_PAUSE`, that the candidate's next words end: issue #30),
+``terminate`` ends the exam at the terminated (or,
 for technical scenarios, technical-failure) end node, ``retry`` and ``rephrase`` start again.
 
 Scenarios without a handler at the node: ``anxiety`` uses :data:`DEFAULT_HANDLERS` (calm
@@ -71,6 +73,9 @@ ANXIETY_ACTIONS: Final = frozenset({A.CALM_SUPPORT, A.PAUSE_TIMER})
 """POL-008: the only actions allowed when the candidate is anxious."""
 
 TECHNICAL: Final = frozenset({S.NETWORK_ISSUE, S.STT_LOW_CONFIDENCE})
+RECOGNITION_PAUSE: Final = f"recovery_escalation:{S.STT_LOW_CONFIDENCE}"
+"""The pause reason of a low-STT-confidence escalation: the candidate's next words end it
+(``ioa.runtime.transcripts``), whatever the recogniser makes of them."""
 
 ACTION_FIELDS: Final[dict[RecoveryAction, str]] = {
     A.GENTLE_REPROMPT: "gentle_reprompt",
@@ -216,7 +221,13 @@ def escalate(
         _skip_node(step, plan_node, description)
         return Escalated(scenario, escalation, True)
     if escalation is E.PAUSE_SESSION:
-        pause_exam(step, f"recovery_escalation:{scenario}", step.plan.texts.paused_escalation)
+        lines = step.plan.texts
+        text = (
+            lines.paused_recognition
+            if scenario is RecoveryScenario.STT_LOW_CONFIDENCE
+            else lines.paused_escalation
+        )
+        pause_exam(step, f"recovery_escalation:{scenario}", text)
         return Escalated(scenario, escalation, False)
     if escalation is E.TERMINATE:
         _terminate(step, scenario, description)

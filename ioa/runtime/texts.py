@@ -28,6 +28,8 @@ class RuntimeTexts:
     paused: str
     paused_by_proctor: str
     paused_escalation: str
+    paused_recognition: str
+    """The recogniser kept mishearing: a pause that the candidate's next words end (issue #30)."""
     paused_distress: str
     resumed: str
     wait_for_proctor: str
@@ -68,6 +70,10 @@ ENGLISH: Final = RuntimeTexts(
     paused_escalation=(
         "Let's take a short pause. Your proctor has been notified. Take all the time you need, "
         "and let me know when you are ready to continue."
+    ),
+    paused_recognition=(
+        "I'm having trouble hearing you clearly, so let's pause for a moment. Your time is not "
+        "running. When you are ready, just start speaking again."
     ),
     paused_distress=(
         "Let's stop for a moment. Your proctor has been notified and will join you. There is no "
@@ -117,6 +123,10 @@ GERMAN: Final = RuntimeTexts(
         "Machen wir eine kurze Pause. Ihre Prüfungsaufsicht wurde informiert. Nehmen Sie sich "
         "alle Zeit, die Sie brauchen, und sagen Sie mir Bescheid, wenn Sie bereit sind "
         "weiterzumachen."
+    ),
+    paused_recognition=(
+        "Ich kann Sie gerade nicht gut verstehen, deshalb machen wir eine kurze Pause. Ihre "
+        "Zeit läuft nicht weiter. Wenn Sie bereit sind, sprechen Sie einfach weiter."
     ),
     paused_distress=(
         "Halten wir kurz inne. Ihre Prüfungsaufsicht wurde informiert und kommt zu Ihnen. Es "
@@ -172,6 +182,10 @@ SPANISH: Final = RuntimeTexts(
     paused_escalation=(
         "Hagamos una breve pausa. Se ha avisado a su supervisor. Tómese todo el tiempo que "
         "necesite y avíseme cuando quiera continuar."
+    ),
+    paused_recognition=(
+        "Me cuesta entenderle bien, así que hagamos una breve pausa. Su tiempo no corre. Cuando "
+        "esté listo, simplemente vuelva a hablar."
     ),
     paused_distress=(
         "Detengámonos un momento. Se ha avisado a su supervisor, que se unirá a usted. No hay "

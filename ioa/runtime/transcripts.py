@@ -12,7 +12,7 @@ Each segment of the current node becomes a ``transcript_final`` (source ``bot``)
   low STT confidence once a segment is clear again, confidence >= :data:`CLEAR_CONFIDENCE`);
 * the safety-net classifier looks for a prompt-injection attempt (recorded, the LLM is warned,
   the turn is distrusted) and, while the exam is paused, for the candidate saying they are
-  ready to resume.
+  ready to resume (after a recognition pause, any words resume).
 
 Segments before the exam starts (scaffolding) or after it ends are not recorded.
 """
@@ -150,10 +150,16 @@ def _flag_injection(step: Step, turn_id: str, text: str, node_id: str) -> bool:
 
 
 def _resume_by_voice(step: Step, turn_id: str, text: str) -> None:
-    """While paused, the candidate saying they are ready resumes (a classifier command)."""
-    if (
-        step.state.exam_state is ExamState.PAUSED
-        and candidate_command(text, step.plan.texts.language) is CandidateCommandType.RESUME
+    """While paused, the candidate saying they are ready resumes (a classifier command); a
+    recognition pause (:data:`ioa.runtime.recovery.RECOGNITION_PAUSE`) is ended by any words
+    at all: the recogniser that could not hear the answer cannot be relied on to hear "I'm
+    ready" either, and the candidate was told to just start speaking."""
+    state = step.state
+    if state.exam_state is not ExamState.PAUSED:
+        return
+    spoke_again = state.pause_reason == recovery.RECOGNITION_PAUSE
+    if spoke_again or (
+        candidate_command(text, step.plan.texts.language) is CandidateCommandType.RESUME
     ):
         dispatch(
             step,

@@ -112,7 +112,7 @@
     outbox: [],
     finished: false,
     voice: null,
-    pausedBy: null, // "proctor" when the proctor paused: only the proctor resumes (issue 15)
+    pausedBy: null, // who holds a pause (static/js/events/exam-room.js): proctor, system, recognition
     draftNode: null, // the part the text in the answer box was written for
   };
 
@@ -156,6 +156,13 @@
     } else if (S.view.examState === "paused" && S.view.pausedBy === "proctor") {
       kind = "paused";
       message = gettext("Your proctor paused the exam. Both clocks have stopped. Only your proctor can resume it: please wait.");
+    } else if (S.view.examState === "paused" && S.view.pausedBy === "system") {
+      kind = "paused";
+      message = gettext("The exam is paused for a technical problem on our side. Both clocks have stopped and there is nothing you need to do: it continues by itself.");
+    } else if (S.view.examState === "paused" && S.view.pausedBy === "recognition") {
+      kind = "paused";
+      message = gettext("The exam is paused because the examiner could not hear you clearly. Both clocks have stopped. Start speaking again when you are ready, or press “Resume the exam”.");
+      resume.hidden = false;
     } else if (S.view.examState === "paused") {
       kind = "paused";
       message = gettext("The exam is paused. Both clocks have stopped. Resume when you are ready.");
@@ -290,7 +297,7 @@
       } else if (type === "pause") {
         show = !paused;
       } else if (type === "resume") {
-        show = paused && S.view.pausedBy !== "proctor";
+        show = paused && S.view.pausedBy !== "proctor" && S.view.pausedBy !== "system";
       }
       button.hidden = !show;
       button.disabled = !S.connected;

@@ -57,6 +57,21 @@ test("proctor_action: a proctor's pause is the proctor's to resume; an extension
   assert.equal(state.node.budget, 20000 + 400000);
 });
 
+test("exam_state_changed: a fault's pause lifts itself, a recognition pause is the candidate's to end", () => {
+  const paused = (reason) =>
+    fold([...started, ev(5, "exam_state_changed", { fromState: "in_progress", toState: "paused", reason }, 20)]).state;
+  assert.equal(paused("technical_fault").pausedBy, "system");
+  assert.equal(paused("candidate_disconnected").pausedBy, "system");
+  assert.equal(paused("recovery_escalation:stt_low_confidence").pausedBy, "recognition");
+  assert.equal(paused("candidate_request").pausedBy, null, "the candidate's own pause");
+  const state = examRoom.step(
+    paused("technical_fault"),
+    ev(6, "exam_state_changed", { fromState: "paused", toState: "in_progress", reason: "fault_cleared" }, 30),
+    ctx,
+  ).state;
+  assert.equal(state.pausedBy, null, "resumed: nobody holds the pause");
+});
+
 test("node_entered: the part, its budget and clock, a fresh warning and no recovery", () => {
   const { state, out } = fold([...started, ev(5, "recovery_started", { recoveryId: "r-1" }, 12), ev(6, "node_entered", { nodeId: "q-2", timeBudgetMs: 90000 }, 15)]);
   assert.equal(state.nodeId, "q-2");

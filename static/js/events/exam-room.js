@@ -32,7 +32,10 @@
       offset: 0,
       examState: examState || "scheduled",
       finished: false,
-      pausedBy: null, // "proctor" when the proctor paused: only the proctor resumes (issue 15)
+      // Who holds a pause: "proctor" (only the proctor resumes, issue 15), "system" (a lost
+      // connection or a technical fault: it lifts itself), "recognition" (the recogniser kept
+      // mishearing: speaking again or Resume ends it, issue 30), or null (the candidate's own).
+      pausedBy: null,
       botReady: false,
       nodeId: null,
       partIndex: -1,
@@ -55,8 +58,17 @@
     return (parts || []).findIndex((part) => Array.isArray(part.nodeIds) && part.nodeIds.indexOf(nodeId) >= 0);
   }
 
-  function withState(s, to, at) {
-    const next = { examState: to, pausedBy: to === "paused" ? s.pausedBy : null };
+  const SYSTEM_PAUSES = new Set(["technical_fault", "candidate_disconnected"]);
+
+  function pauseHolder(s, reason) {
+    if (s.pausedBy) return s.pausedBy;
+    if (SYSTEM_PAUSES.has(reason)) return "system";
+    if (reason === "recovery_escalation:stt_low_confidence") return "recognition";
+    return null;
+  }
+
+  function withState(s, to, at, reason) {
+    const next = { examState: to, pausedBy: to === "paused" ? pauseHolder(s, reason) : null };
     if (to === "in_progress") {
       next.exam = log.run(s.exam, at);
       next.node = s.nodeId !== null ? log.run(s.node, at) : s.node;
@@ -79,7 +91,7 @@
     },
     exam_state_changed(s, p, at) {
       if (typeof p.toState !== "string") return [null, []];
-      return [withState(s, p.toState, at), [{ kind: "state", from: s.examState, to: p.toState }]];
+      return [withState(s, p.toState, at, p.reason), [{ kind: "state", from: s.examState, to: p.toState }]];
     },
     proctor_action(s, p, at) {
       const changes = {};
