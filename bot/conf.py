@@ -166,7 +166,8 @@ def bot_settings() -> BotSettings:
 
 def runtime_timing() -> Timing:
     """The controller's host settings (issue 15; docs/configuration.md): how long a lost
-    connection is waited for before the exam pauses itself and before it ends ``aborted``, the
+    connection is waited for before the exam pauses itself and before it ends ``aborted``, how
+    long a provider outage may pause an exam before it ends it (``VIVA_OUTAGE_LIMIT_SECONDS``), the
     recogniser's latency after speech, the grace for a typed draft to be sent."""
     defaults = Timing()
     return Timing(
@@ -175,6 +176,9 @@ def runtime_timing() -> Timing:
         ),
         absence_limit_ms=round(
             1000 * _float("VIVA_ABSENCE_LIMIT_SECONDS", defaults.absence_limit_ms / 1000)
+        ),
+        outage_limit_ms=round(
+            1000 * _float("VIVA_OUTAGE_LIMIT_SECONDS", defaults.outage_limit_ms / 1000)
         ),
         recogniser_latency_ms=round(
             1000 * _float("VIVA_RECOGNISER_LATENCY_SECONDS", defaults.recogniser_latency_ms / 1000)

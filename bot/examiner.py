@@ -117,6 +117,7 @@ class ExaminerCore:
             usage=usage,
             inbox=self.inbox,
             known_tools=frozenset(self.hydrator.flow.get("functions", {})),
+            provider_worked=self.faults.provider_worked,
         )
         self.composing = ComposingWatch(self.adapter.candidate_activity)
         self.channel = ChannelInputs(

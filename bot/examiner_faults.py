@@ -6,11 +6,16 @@ the pipeline's errors:
 * **A failed turn** (the LLM missed the deadline, used up its requests, gave no usable reply)
   becomes a ``TurnFault``: what the LLM is still doing for it is interrupted and the controller
   records the fault and answers with the current question.
-* **A provider error** (LLM/STT/TTS) becomes a ``Fault``: the controller pauses under a
-  ``network_issue`` recovery; a transient fault is cleared after
-  ``VIVA_BOT_FAULT_RETRY_SECONDS`` and escalates to the technical-failure end if it keeps
-  happening. A transient LLM error during an owed turn only fails that turn (the fallback
-  answers it) unless it keeps happening (``provider_failures_to_pause``).
+* **A provider error** (LLM/STT/TTS) becomes a ``Fault``: the controller pauses the exam
+  (``ioa.runtime.outage``: the candidate's clocks stop, nothing for them to do). A transient
+  fault is cleared as soon as the provider is seen working (a transcript, a reply with a tool
+  call: :meth:`FaultWatch.provider_worked`), else after a back-off (:class:`OutageBackoff`:
+  ``VIVA_BOT_FAULT_RETRY_SECONDS``, doubling while the provider keeps failing, at most
+  :data:`MAX_RETRY_SECONDS`), and errors of
+  a provider whose fault is still open are counted, not reported again: one pause per outage,
+  no pause/resume flapping. Only the outage limit ends an exam (``VIVA_OUTAGE_LIMIT_SECONDS``).
+  A transient LLM error during an owed turn only fails that turn (the fallback answers it)
+  unless it keeps happening (``provider_failures_to_pause``).
 * **A failing ``report_observation`` handler** is logged (by the hydrator) and stored as a
   ``system_error``; the LLM gets a neutral fallback (bounded retries, ``bot.rerun_budget``).
 """
@@ -19,7 +24,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
+from dataclasses import dataclass
 from typing import Final, Literal
 
 from pipecat.frames.frames import ErrorFrame, InterruptionWorkerFrame
@@ -38,6 +45,30 @@ logger = logging.getLogger(__name__)
 INTERRUPTION_WAIT_SECONDS: Final = 0.5
 """How long a timed-out turn waits for its interruption to pass the pipeline before the
 controller answers anyway (the watch gives up at 80 % of the deadline, so this stays inside)."""
+MAX_RETRY_SECONDS: Final = 60.0
+"""The longest wait before a failing provider is tried again."""
+STABLE_SECONDS: Final = 120.0
+"""A provider that has worked this long since its last fault starts its back-off afresh."""
+
+
+@dataclass
+class OutageBackoff:
+    """When a failing provider is tried again: ``base`` seconds after its first fault, then
+    twice as long each time it fails again (within an open fault or soon after a clearing), at
+    most :data:`MAX_RETRY_SECONDS`."""
+
+    base: float
+    delay: float = 0.0
+    cleared_at: float | None = None
+    errors: int = 0
+
+    def next_delay(self, now: float) -> float:
+        """The wait before the next clearing, after one more error at ``now``."""
+        self.errors += 1
+        if self.cleared_at is not None and now - self.cleared_at > STABLE_SECONDS:
+            self.delay = 0.0
+        self.delay = self.base if self.delay <= 0 else min(self.delay * 2, MAX_RETRY_SECONDS)
+        return self.delay
 
 
 class FaultWatch:
@@ -51,6 +82,7 @@ class FaultWatch:
         self._pipeline: ExaminerPipeline | None = None
         self._io: BotIO | None = None
         self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._backoffs: dict[str, OutageBackoff] = {}
         self._interrupting: set[asyncio.Task[None]] = set()
         self.turns = TurnWatch(
             TurnLimits(
@@ -137,6 +169,9 @@ class FaultWatch:
             detail = str(frame.error)[:1000]
             if not self.turns.provider_failed(detail):
                 return  # this turn gets the fallback; only repeated failures pause the exam
+        if severity == "transient" and component in self._timers:
+            self._still_failing(component)
+            return
         self._stats.faults += 1
         logger.warning(
             "bot %s: %s %s fault: %s", self._session_id, component, severity, frame.error
@@ -144,11 +179,39 @@ class FaultWatch:
         self._decisions.post(
             Fault(component=component, severity=severity, detail=str(frame.error)[:1000])
         )
-        if severity == "transient" and component not in self._timers:
-            loop = asyncio.get_running_loop()
+        if severity == "transient":
+            self._arm_clearing(component)
 
-            def clear() -> None:
-                self._timers.pop(component, None)
-                self._decisions.post(FaultCleared(component=component))
+    def provider_worked(self, component: str) -> None:
+        """``component`` was seen working (a transcript, a reply with a tool call): its open
+        fault clears now rather than at the end of its back-off."""
+        timer = self._timers.pop(component, None)
+        if timer is None:
+            return
+        timer.cancel()
+        self._backoffs[component].cleared_at = time.monotonic()
+        self._decisions.post(FaultCleared(component=component))
 
-            self._timers[component] = loop.call_later(self._retry_seconds, clear)
+    def _still_failing(self, component: str) -> None:
+        """Another error while the provider's fault is open: no new fault (the exam is
+        already paused for it), the clearing moves further out."""
+        timer = self._timers.pop(component, None)
+        if timer is not None:
+            timer.cancel()
+        backoff = self._backoffs.get(component)
+        if backoff is not None and backoff.errors == 1:
+            logger.warning(
+                "bot %s: %s still failing; trying again with back-off", self._session_id, component
+            )
+        self._arm_clearing(component)
+
+    def _arm_clearing(self, component: str) -> None:
+        backoff = self._backoffs.setdefault(component, OutageBackoff(self._retry_seconds))
+        delay = backoff.next_delay(time.monotonic())
+
+        def clear() -> None:
+            self._timers.pop(component, None)
+            backoff.cleared_at = time.monotonic()
+            self._decisions.post(FaultCleared(component=component))
+
+        self._timers[component] = asyncio.get_running_loop().call_later(delay, clear)

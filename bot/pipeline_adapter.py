@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from pipecat.frames.frames import Frame, LLMRunFrame
@@ -79,6 +79,7 @@ class PipelineAdapter:
         usage: UsageLedger,
         inbox: CandidateInbox,
         known_tools: frozenset[str],
+        provider_worked: Callable[[str], None] = lambda component: None,
     ) -> None:
         self._decisions = decisions
         self._frames = frames
@@ -91,6 +92,8 @@ class PipelineAdapter:
         self._usage = usage
         self._inbox = inbox
         self._known_tools = known_tools or frozenset({"report_observation"})
+        self._provider_worked = provider_worked
+        """Told when a provider is seen working (``FaultWatch.provider_worked``)."""
         self._llm_node: str | None = None
 
     def llm_allowed(self) -> bool:
@@ -150,7 +153,10 @@ class PipelineAdapter:
     ) -> None:
         """A final transcript in voice mode (the turn strategies decide when the LLM runs).
         ``spoken``: when its speech started and ended (wall-clock seconds, by the VAD), so the
-        stored times and the hesitation before it are the audio's, not the recogniser's."""
+        stored times and the hesitation before it are the audio's, not the recogniser's. A
+        recognised transcript is the recogniser working: an open fault of it clears at once."""
+        if input_id is None:
+            self._provider_worked("stt")
         self._reruns.reset()
         start_ms = end_ms = None
         if spoken is not None:
@@ -246,6 +252,8 @@ class PipelineAdapter:
         stream, arguments that are not JSON, text alone) is retried once if the budget and the
         deadline allow, else the turn fails."""
         self._turns.response_ended()
+        if calls:
+            self._provider_worked("llm")
         if not self._turns.owed:
             return
         for name in calls:

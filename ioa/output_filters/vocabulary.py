@@ -55,6 +55,7 @@ PROCEDURAL_WORDS: Final = _word_list(
     choose chose chosen pick picked compute find found get got put call called come back
     stay current present presented problem problems follow following hello welcome whenever
     whether ask asked asking add adding correct correcting last final end ending finished
+    having trouble hearing clearly running
     frage fragen antwort antworten antwortet erklären erklärung beschreiben denken meinen
     bedeutet bedeutung beispiel bitte bitten fortfahren fahren fort zeit nehmen nehmen
     wiederholen wiederholung weiter weitermachen machen sagen gesagt bereit danke vielen dank
@@ -65,6 +66,7 @@ PROCEDURAL_WORDS: Final = _word_list(
     erhalten bleiben ja nein notiert ende gelegenheit frühere ergänzen korrigieren entschuldigung
     verstanden einmal letzten punkt beendet scheint geben gab brauchen sie kommt alle alles
     haben bescheid weiterzumachen jetzt genug fortzufahren frage
+    kann gerade verstehen deshalb läuft einfach gut
     pregunta preguntas respuesta respuestas responder responda explicar describir pensar
     significa significado ejemplo favor continuar continúe continuemos sigamos seguir adelante
     tiempo tómese tomar repetir repita repetirlo reformule pausa hacemos hagamos gracias
@@ -74,6 +76,7 @@ PROCEDURAL_WORDS: Final = _word_list(
     desea terminar terminado anotado final oportunidad completar corregir anteriores entendido
     podría último punto disculpe detengámonos unirá prisa ninguna breve todo cuando quiera
     lo hasta sí
+    cuesta entenderle así corre esté listo simplemente vuelva hablar
     """
 )
 """Words an examiner uses whatever the topic: they neither prove nor disprove topic drift."""

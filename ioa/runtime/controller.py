@@ -37,13 +37,12 @@ from ioa.runtime.interruption import handle_interruption
 from ioa.runtime.lifecycle import (
     bot_ready,
     candidate_ready,
-    fault,
-    fault_cleared,
     proctor_action,
     utterance_finished,
     utterance_started,
 )
 from ioa.runtime.observe import FALLBACK_RESULT, handle_observation
+from ioa.runtime.outage import fault, fault_cleared
 from ioa.runtime.pacing import fire_due_timers, next_deadline
 from ioa.runtime.plan import ExamPlan
 from ioa.runtime.state import RuntimeState

@@ -1,23 +1,19 @@
 """Session lifecycle inputs: the bot getting ready, the candidate getting ready, the bot's
-speech reports, proctor control actions (each recorded as ``proctor_action``) and faults (our 03
-chapter §2, §9).
+speech reports and proctor control actions (each recorded as ``proctor_action``) (our 03 chapter
+§2, §9). Faults are :mod:`ioa.runtime.outage`'s.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Final
 
 from ioa.errors import InvalidInputError
 from ioa.events import EventSource, ExamState
 from ioa.events import payloads as p
-from ioa.runtime import recovery
 from ioa.runtime.command_handlers import pause, resume
 from ioa.runtime.effects import EnterBootNode
 from ioa.runtime.inputs import (
-    Fault,
-    FaultCleared,
     ProctorAction,
     TimeScope,
     UtteranceFinished,
@@ -25,10 +21,7 @@ from ioa.runtime.inputs import (
 from ioa.runtime.moves import enter_node, stop_exam, take_edge
 from ioa.runtime.step import MAX_TEXT, PendingUtterance, Step
 from ioa.runtime.transitions import forced_exit
-from ioa.schema import EndType, RecoveryScenario
-
-TECHNICAL_PAUSE_REASON: Final = "technical_fault"
-BOT_COMPONENTS: Final = frozenset({"bot", "stt", "tts", "llm", "pipeline"})
+from ioa.schema import EndType
 
 
 def bot_ready(step: Step, input_mode: str = "voice") -> None:
@@ -332,51 +325,3 @@ def _extend(step: Step, action: ProctorAction, reason: str | None) -> None:
         correlation_id=correlation,
     )
     step.result.update({"status": "extended", "remainingMs": remaining})
-
-
-def fault(step: Step, report: Fault) -> None:
-    """A transient fault pauses the exam under a ``network_issue`` recovery (escalating to the
-    technical-failure end); a fatal one ends the exam there at once."""
-    state = step.state
-    if state.completed:
-        step.result.update({"status": "ignored", "reason": "the exam is over"})
-        return
-    component = report.component.lower()
-    step.emit(
-        p.SystemErrorPayload(
-            code=f"{component}_{'failure' if report.severity == 'fatal' else 'fault'}"[:200],
-            message=(report.detail or f"{component} {report.severity} fault")[:2000],
-            component="bot" if component in BOT_COMPONENTS else "other",
-            severity="fatal" if report.severity == "fatal" else "error",
-            userMessage=(
-                "A technical problem ended the examination."
-                if report.severity == "fatal"
-                else "We are having a technical problem. Please wait."
-            ),
-            details={"component": component, "nodeId": state.current_node_id},
-        )
-    )
-    if report.severity == "fatal":
-        stop_exam(
-            step,
-            end_type=EndType.TECHNICAL_FAILURE,
-            reason="system_error",
-            to_state=ExamState.ABORTED,
-            description=f"fatal {component} failure",
-        )
-        return
-    if state.node is None or state.exam_state is not ExamState.IN_PROGRESS:
-        return
-    outcome = recovery.attempt(step, RecoveryScenario.NETWORK_ISSUE, f"{component} fault")
-    if isinstance(outcome, recovery.Attempt):
-        recovery.pause_exam(step, TECHNICAL_PAUSE_REASON, step.plan.texts.technical_pause)
-
-
-def fault_cleared(step: Step, report: FaultCleared) -> None:
-    """The fault is over: resume an exam paused for it."""
-    state = step.state
-    if state.exam_state is ExamState.PAUSED and state.pause_reason == TECHNICAL_PAUSE_REASON:
-        resume(step, "technical_recovered")
-        step.result.update({"status": "resumed"})
-    else:
-        step.result.update({"status": "ignored"})

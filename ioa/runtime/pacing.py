@@ -18,6 +18,8 @@ silence            the package's window (``afterSec``; text mode ``textAfterSec`
                    not while a proctor instruction runs)
 absence            a lost connection: the grace period, then the pause; the absence limit,
                    then the end, ``aborted`` (:mod:`ioa.runtime.absence`; also while paused)
+outage limit       paused for a provider outage that long: the technical-failure end
+                   (:mod:`ioa.runtime.outage`; only while paused for it)
 =================  ========================================================================
 
 No part is skipped while the candidate is composing or speaking: the node budget, the
@@ -40,7 +42,7 @@ from typing import Final
 
 from ioa.events import ExamState
 from ioa.events import payloads as p
-from ioa.runtime import absence, recovery
+from ioa.runtime import absence, outage, recovery
 from ioa.runtime.activity import hold_silence, silence_anchor, silence_window_ms
 from ioa.runtime.effects import PromptLlm
 from ioa.runtime.moves import move_to, stop_exam, take_edge
@@ -62,6 +64,7 @@ class TimerKind(IntEnum):
     SILENCE = 5
     CONNECTION_GRACE = 6
     ABSENCE_LIMIT = 7
+    OUTAGE_LIMIT = 8
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -79,6 +82,9 @@ def deadlines(step: Step) -> list[Deadline]:
         Deadline(at, TimerKind.CONNECTION_GRACE if kind == "grace" else TimerKind.ABSENCE_LIMIT)
         for kind, at in absence.deadlines(step)
     ]
+    outage_at = outage.deadline(step)
+    if outage_at is not None:
+        found.append(Deadline(outage_at, TimerKind.OUTAGE_LIMIT))
     if state.exam_state is not ExamState.IN_PROGRESS:
         return found
     now = step.now
@@ -283,6 +289,10 @@ def _absence_limit(step: Step) -> None:
     absence.fire(step, "limit")
 
 
+def _outage_limit(step: Step) -> None:
+    outage.fire(step)
+
+
 _ON_DEADLINE: Final[Mapping[TimerKind, Callable[[Step], None]]] = {
     TimerKind.NODE_BUDGET: _node_budget,
     TimerKind.EXAM_LIMIT: _exam_limit,
@@ -292,6 +302,7 @@ _ON_DEADLINE: Final[Mapping[TimerKind, Callable[[Step], None]]] = {
     TimerKind.SILENCE: _silence,
     TimerKind.CONNECTION_GRACE: _connection_grace,
     TimerKind.ABSENCE_LIMIT: _absence_limit,
+    TimerKind.OUTAGE_LIMIT: _outage_limit,
 }
 """What each deadline does when it fires (the module docstring's table)."""
 

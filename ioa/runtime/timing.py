@@ -14,6 +14,9 @@ class Timing:
     """A lost connection pauses the exam after this long without the candidate."""
     absence_limit_ms: int = 600_000
     """Away this long in all, the exam ends ``aborted`` (``candidate_absent``)."""
+    outage_limit_ms: int = 300_000
+    """Paused this long for one provider outage, the exam ends at the technical-failure end
+    (:mod:`ioa.runtime.outage`); a shorter outage never ends an exam."""
     recogniser_latency_ms: int = 8_000
     """After the candidate stops speaking, the silence clock waits this long for the final
     transcript before it counts."""

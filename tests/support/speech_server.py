@@ -17,7 +17,7 @@ What an utterance *says* comes from :attr:`SpeechServer.transcribe`, a callable
 ``(pcm16k: bytes) -> str``, and its interim results from :attr:`SpeechServer.upcoming` (what the
 utterance being heard will say): a test scripts them (a FIFO of answers, :meth:`script`), or
 passes its own (e.g. the answer to the current question, or a recogniser). Failures can be
-injected (:meth:`fail_next`) to test provider
+injected (:meth:`fail_next`, or an outage of some seconds: :meth:`fail_for`) to test provider
 faults. Every request is recorded (:attr:`transcriptions`, :attr:`speeches`, :attr:`sockets`).
 """
 
@@ -91,7 +91,10 @@ class SpeechServer:
         self.transcriptions: list[dict[str, Any]] = []
         self.speeches: list[dict[str, Any]] = []
         self.sockets: list[LiveSocket] = []
+        self.refused: list[str] = []
+        """The endpoint of every request refused by an outage (:meth:`fail_for`)."""
         self._failures: deque[tuple[str, int]] = deque()
+        self._down_until: dict[str, tuple[float, int]] = {}
         self._voiced: dict[str, bytes] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
@@ -110,6 +113,11 @@ class SpeechServer:
         ``listen``) fail with HTTP ``status`` (``listen``: the handshake is refused)."""
         self._failures.extend([(endpoint, status)] * times)
 
+    def fail_for(self, endpoint: str, seconds: float, status: int = 503) -> None:
+        """Every request to ``endpoint`` fails with HTTP ``status`` for the next ``seconds``
+        (an outage; its requests are recorded in :attr:`refused`)."""
+        self._down_until[endpoint] = (time.monotonic() + seconds, status)
+
     def _next_scripted(self, pcm16k: bytes) -> str:
         return self._scripted.popleft() if self._scripted else ""
 
@@ -117,6 +125,10 @@ class SpeechServer:
         return self._scripted[0] if self._scripted else ""
 
     def _failure(self, endpoint: str) -> int | None:
+        down = self._down_until.get(endpoint)
+        if down is not None and time.monotonic() < down[0]:
+            self.refused.append(endpoint)
+            return down[1]
         for item in list(self._failures):
             if item[0] == endpoint:
                 self._failures.remove(item)

@@ -124,13 +124,17 @@ def test_fatal_fault_ends_at_the_technical_failure_node(h: Harness) -> None:
     assert h.state.exam_state.value == "aborted"
 
 
-def test_repeated_transient_faults_escalate_to_the_technical_end(h: Harness) -> None:
+def test_repeated_transient_faults_never_end_the_exam(h: Harness) -> None:
+    # Issue #30: this used to escalate the fourth fault to the technical end, so a provider
+    # that flapped for a few seconds cost the candidate their exam. Only the outage limit
+    # (tests/ioa/runtime/test_outage.py) ends an exam for a fault now.
     h.to_q1()
     for _ in range(4):
         h.send(Fault("network", "transient"))
         h.send(FaultCleared())
-    assert h.node == "end-technical"
-    assert h.of("exam_completed")[0].reason == "system_error"
+    assert h.node == "q-dijkstra"
+    assert h.of("exam_completed") == []
+    assert h.state.exam_state.value == "in_progress"
 
 
 def test_malformed_observation_gives_system_error_and_fallback(h: Harness) -> None:

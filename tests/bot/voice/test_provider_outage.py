@@ -1,0 +1,110 @@
+"""A recogniser outage pauses the exam and never ends it (issue #30).
+
+Seen before: a recogniser down for ~12 s flapped the exam paused/resumed three times in 8 s and
+then ended it as a technical failure, while the banner told the candidate to resume.
+
+The whole bot core runs a session (``bot.runners.run_bot``, the offline examiner); the recogniser
+is OpenAI's transcription endpoint served by the local peer, which refuses every request for
+20 s (HTTP 503). The candidate keeps talking through the outage, every 4 s, as a person who
+does not know the recogniser is down would. The exam must pause for it (clocks stopped, a
+``system_error`` on record), never end, not flap with every refused segment, and carry on
+hearing the candidate once the recogniser is back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.audio import VOICE_IN_SAMPLE_RATE, input_audio_frames, read_wav, voice_io
+from bot.runners import run_bot
+from bot.session_runner import BotOptions
+from tests.bot.conftest import Candidate, Watcher
+from tests.bot.voice.support import ANSWER, spoken_wav
+from tests.bot.voice.test_speech_peers import configure
+from tests.bot.voice.test_voice_exam import Loudspeaker, Microphone
+from tests.support.speech_server import SpeechServer
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+OUTAGE_SECONDS = 20.0
+TALK_SECONDS = 32.0
+
+
+async def _talk(microphone: Microphone, pcm: bytes, seconds: float) -> None:
+    """Say ``pcm`` every 4 s for ``seconds``, at the wire's pace."""
+    period = bytes(int(4 * VOICE_IN_SAMPLE_RATE) * 2)
+    clip = (pcm + period)[: len(period)]
+    frames = list(input_audio_frames(clip * int(seconds / 4), VOICE_IN_SAMPLE_RATE))
+    started = time.monotonic()
+    for index, frame in enumerate(frames):
+        await microphone.push_frame(frame)
+        delay = started + (index + 1) * 0.02 - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+
+def test_a_recogniser_outage_pauses_the_exam_without_ending_or_flapping_it(
+    exam_session: Any, bot_settings: Any, tmp_path: Path
+) -> None:
+    bot_settings.VIVA_BOT_FAULT_RETRY_SECONDS = 2.0
+    watcher = Watcher()
+    microphone = Microphone()
+    loudspeaker = Loudspeaker()
+    with SpeechServer() as peer:
+        configure(bot_settings, peer, stt="openai_compatible", tts="openai_compatible")
+        peer.script(*[ANSWER] * 20)
+
+        async def main() -> None:
+            watcher.bind()
+            pcm, _ = read_wav(await spoken_wav(tmp_path / "answer.wav", ANSWER))
+            options = BotOptions(
+                io_factory=lambda: voice_io(input=microphone, output=loudspeaker),
+                on_stored=watcher,
+            )
+            bot = asyncio.create_task(run_bot(exam_session.pk, options=options))
+            try:
+                await watcher.until_count("bot_ready", 1)
+                await Candidate(exam_session.pk, watcher).ready()
+                await watcher.until_count("examiner_utterance_final", 1, timeout=30)
+                peer.fail_for("transcriptions", OUTAGE_SECONDS)
+                await _talk(microphone, pcm, TALK_SECONDS)
+                await asyncio.sleep(3)
+            finally:
+                bot.cancel()
+                await asyncio.gather(bot, return_exceptions=True)
+
+        asyncio.run(asyncio.wait_for(main(), 120))
+        refused = len(peer.refused)
+
+    assert refused >= 3, "the outage was not met"
+    faults = [e["payload"] for e in watcher.of("system_error")]
+    assert faults and {f["code"] for f in faults} == {"stt_fault"}, faults
+    # The exam never ended for an outage shorter than the limit.
+    assert watcher.of("exam_completed") == []
+    states = [e["payload"] for e in watcher.of("exam_state_changed")]
+    pauses = [s for s in states if s["toState"] == "paused"]
+    assert pauses and {s["reason"] for s in pauses} == {"technical_fault"}, states
+    # No flapping: fewer pauses than refused segments (the back-off holds the pause).
+    assert len(pauses) < refused, (len(pauses), refused)
+    assert len(pauses) <= 4, states
+    # Back after the outage: in progress, and the candidate heard again.
+    assert states[-1]["toState"] == "in_progress", states
+    last_resume = max(e["seq"] for e in watcher.of("exam_state_changed"))
+    heard_after = [
+        e
+        for e in watcher.of("transcript_final")
+        if e["payload"]["speaker"] == "candidate" and e["seq"] > last_resume
+    ]
+    assert heard_after, "; ".join(
+        str(x)
+        for x in [
+            (e["seq"], e["type"], e["payload"].get("toState") or e["payload"].get("text"))
+            for e in watcher.events
+            if e["type"] in ("exam_state_changed", "transcript_final", "system_error")
+        ]
+    )
