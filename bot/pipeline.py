@@ -97,6 +97,13 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_STT_CONFIDENCE = 1.0
 """Confidence of a transcript whose STT service reports none (text, or a service without it)."""
+MIN_UNHEARD_SPEECH_SECS = 0.5
+"""Speech shorter than this (a cough, a click) that the recogniser gives no words for is let go."""
+UNHEARD_WAIT_SECS = 3.0
+"""How long after speech ends its transcript is waited for before the speech counts as unheard,
+plus half the speech's length (a segmented recogniser decodes at up to ~0.3x real time), at most
+:data:`UNHEARD_WAIT_MAX_SECS`."""
+UNHEARD_WAIT_MAX_SECS = 12.0
 
 
 @dataclass
@@ -135,6 +142,8 @@ class PipelineCore(Protocol):
     ) -> None: ...
 
     def candidate_partial(self, text: str, stability: float) -> None: ...
+
+    def candidate_unheard(self, duration_ms: int) -> None: ...
 
     def utterance_started(self, utterance_id: str) -> None: ...
 
@@ -223,9 +232,56 @@ class SpeechSpans:
         return span
 
 
+class UnheardSpeech:
+    """Speech the recogniser gives no words for (issue #30): the VAD heard the candidate, and
+    no final transcript came for it within :data:`UNHEARD_WAIT_SECS` (plus half its length)
+    after it ended. ``report(duration_ms)`` is called once for it; a transcript, or more speech,
+    restarts the wait."""
+
+    def __init__(self, report: Callable[[int], None]) -> None:
+        self._report = report
+        self._speech_secs = 0.0
+        self._started: float | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    def vad(self, frame: VADUserStartedSpeakingFrame | VADUserStoppedSpeakingFrame) -> None:
+        """Speech started or stopped (timed by the audio, ``bot.activity.speech_instant``)."""
+        instant = speech_instant(frame) or time.time()
+        if isinstance(frame, VADUserStartedSpeakingFrame):
+            self._cancel()
+            self._started = instant
+            return
+        if self._started is None:
+            return
+        self._speech_secs += max(0.0, instant - self._started)
+        self._started = None
+        wait = min(UNHEARD_WAIT_MAX_SECS, UNHEARD_WAIT_SECS + 0.5 * self._speech_secs)
+        self._timer = asyncio.get_running_loop().call_later(wait, self._expired)
+
+    def heard(self) -> None:
+        """A final transcript with words: the speech so far was heard."""
+        self._cancel()
+        self._speech_secs = 0.0
+
+    def close(self) -> None:
+        self._cancel()
+
+    def _cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _expired(self) -> None:
+        self._timer = None
+        speech, self._speech_secs = self._speech_secs, 0.0
+        if self._started is None and speech >= MIN_UNHEARD_SPEECH_SECS:
+            self._report(round(speech * 1000))
+
+
 class TranscriptHook(FrameProcessor):
     """Feeds final candidate transcripts to the controller (module docstring), in voice mode
-    with when their speech started and ended (:class:`SpeechSpans`)."""
+    with when their speech started and ended (:class:`SpeechSpans`), and speech that got no
+    words at all (:class:`UnheardSpeech`)."""
 
     def __init__(self, core: PipelineCore, *, text_turns: bool) -> None:
         super().__init__()
@@ -233,11 +289,19 @@ class TranscriptHook(FrameProcessor):
         self._text_turns = text_turns
         self._last_partial = ""
         self._spans = SpeechSpans()
+        self._unheard = UnheardSpeech(core.candidate_unheard)
+
+    async def cleanup(self) -> None:
+        await super().cleanup()  # type: ignore[no-untyped-call]
+        self._unheard.close()
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         await super().process_frame(frame, direction)
         if isinstance(frame, VADUserStartedSpeakingFrame | VADUserStoppedSpeakingFrame):
             self._spans.vad(frame)
+            self._unheard.vad(frame)
+        if isinstance(frame, TranscriptionFrame) and frame.text.strip():
+            self._unheard.heard()
         if direction is FrameDirection.DOWNSTREAM and isinstance(frame, TranscriptionFrame):
             confidence = transcript_confidence(frame)
             input_id = getattr(frame, "input_id", None)  # a typed answer from the inbox

@@ -45,6 +45,7 @@ from ioa.runtime import (
     CandidateInterrupted,
     Decision,
     Speak,
+    SpeechUnheard,
     TranscriptSegment,
     UtteranceFinished,
     UtteranceStarted,
@@ -173,6 +174,11 @@ class PipelineAdapter:
             input_ids=(input_id,) if input_id else (),
         )
         self._inbox.delivered(input_id)
+
+    def candidate_unheard(self, duration_ms: int) -> None:
+        """The candidate spoke and the recogniser gave no words (``bot.pipeline.UnheardSpeech``):
+        the controller has the examiner say it did not catch that."""
+        self._decisions.post(SpeechUnheard(duration_ms))
 
     def candidate_activity(self, activity: Activity, active: bool, when: float | None) -> None:
         """The candidate started or stopped typing or speaking (``bot.activity``): the

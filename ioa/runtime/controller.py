@@ -48,7 +48,7 @@ from ioa.runtime.plan import ExamPlan
 from ioa.runtime.state import RuntimeState
 from ioa.runtime.step import Outbox, PendingUtterance, Step
 from ioa.runtime.timing import Timing
-from ioa.runtime.transcripts import handle_transcript
+from ioa.runtime.transcripts import handle_transcript, handle_unheard
 from ioa.runtime.turn_faults import turn_fault
 from ioa.schema import AssessmentPackage
 
@@ -168,6 +168,8 @@ class RuntimeController:
             fault_cleared(step, item)
         elif isinstance(item, i.CandidateInterrupted):
             handle_interruption(step, item)
+        elif isinstance(item, i.SpeechUnheard):
+            handle_unheard(step, item)
         elif isinstance(item, i.TurnFault):
             turn_fault(step, item)
         else:  # pragma: no cover - the union is closed

@@ -188,6 +188,14 @@ class CandidateInterrupted:
 
 
 @dataclass(frozen=True, slots=True)
+class SpeechUnheard:
+    """The candidate spoke (the VAD heard ``duration_ms`` of speech) and the recogniser gave no
+    words for it (issue #30): the examiner says it did not catch that, never nothing."""
+
+    duration_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class TurnFault:
     """The examiner's LLM failed a turn (our chapter 04 §6): no usable reply before the deadline
     or within the turn's request budget. ``code`` names the fault (``llm_timeout``,
@@ -214,6 +222,7 @@ RuntimeInput = (
     | UtteranceStarted
     | UtteranceFinished
     | CandidateInterrupted
+    | SpeechUnheard
     | TurnFault
 )
 """Everything :meth:`ioa.runtime.RuntimeController.handle` accepts."""

@@ -30,7 +30,7 @@ from ioa.runtime.agent_boundary import candidate_command
 from ioa.runtime.classifier import detect_injection
 from ioa.runtime.command_handlers import dispatch
 from ioa.runtime.effects import InjectContext
-from ioa.runtime.inputs import TranscriptSegment
+from ioa.runtime.inputs import SpeechUnheard, TranscriptSegment
 from ioa.runtime.interruption import resolve_if_heard
 from ioa.runtime.step import Step, guardrail_payload
 from ioa.schema import CandidateCommandType, RecoveryScenario
@@ -91,6 +91,28 @@ def handle_transcript(step: Step, segment: TranscriptSegment) -> None:
     _resolve_by_speech(step, segment.confidence)
     if not _flag_injection(step, turn_id, text, node.node_id):
         _resume_by_voice(step, turn_id, text)
+
+
+def handle_unheard(step: Step, item: SpeechUnheard) -> None:
+    """The candidate spoke and the recogniser heard no words (issue #30): while the exam is in
+    progress the examiner says it did not catch that. It is the ``stt_low_confidence``
+    scenario at confidence zero: an attempt of the node's handler (its re-prompt; its
+    escalation, a recognition pause, after ``maxAttempts``), or without a handler the re-prompt
+    alone. A paused exam is not resumed by it (nothing was heard to say so)."""
+    state = step.state
+    if state.node is None or state.exam_state is not ExamState.IN_PROGRESS:
+        step.result.update({"status": "ignored"})
+        return
+    outcome = recovery.attempt(
+        step,
+        RecoveryScenario.STT_LOW_CONFIDENCE,
+        f"{item.duration_ms} ms of speech in which the recogniser heard no words",
+    )
+    if isinstance(outcome, recovery.Escalated):
+        step.result.update({"status": "recovery", "recovery": "stt_low_confidence"})
+        return
+    step.say(step.plan.texts.stt_reprompt, "recovery" if outcome is not None else "prompt")
+    step.result.update({"status": "recovery", "recovery": "stt_low_confidence"})
 
 
 def _span(

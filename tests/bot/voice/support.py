@@ -124,6 +124,7 @@ class RecordingCore:
         self.transcripts: list[tuple[str, float]] = []
         self.turns: list[tuple[str, float]] = []
         self.partials: list[tuple[str, float]] = []
+        self.unheard: list[int] = []
         self.spans: list[tuple[float, float] | None] = []
         self.started: list[str] = []
         self.finished: list[tuple[str, int]] = []
@@ -168,6 +169,9 @@ class RecordingCore:
 
     def candidate_partial(self, text: str, stability: float) -> None:
         self.partials.append((text, stability))
+
+    def candidate_unheard(self, duration_ms: int) -> None:
+        self.unheard.append(duration_ms)
 
     def utterance_started(self, utterance_id: str) -> None:
         self.started.append(utterance_id)

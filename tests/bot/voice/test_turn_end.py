@@ -63,6 +63,8 @@ class Run:
     speech_end: float
     transcripts: list[str]
     strategy: ExamTurnStopStrategy | None
+    unheard: list[int]
+    """The durations (ms) of speech reported as heard without words."""
 
 
 @pytest.fixture
@@ -111,7 +113,8 @@ async def _speak(parts: list[Part], voice: Voice, *, tail: float) -> Run:
         if not running.done():
             await runner.cancel("test failed")
             await asyncio.wait_for(running, timeout=10)
-    return Run(stops, speech_end, [t for t, _ in core.transcripts], turn_strategy(io.user_params))
+    transcripts = [t for t, _ in core.transcripts]
+    return Run(stops, speech_end, transcripts, turn_strategy(io.user_params), core.unheard)
 
 
 THINKING_ANSWERS = [
@@ -204,3 +207,23 @@ def test_a_finished_answer_ends_the_turn_without_the_thinking_pause(
     # The VAD's 0.6 s and the transcription's round trip: no pause beyond them.
     assert waited < 1.5 < timing.thinking_secs, (waited, run.strategy.decisions)
     assert run.strategy.decisions[0][1] == timing.finished_secs
+
+
+def test_speech_the_recogniser_gives_no_words_for_is_reported_once(peer: SpeechServer) -> None:
+    # Issue #30: a recogniser that returned empty text left the candidate with no response.
+    peer.script("")
+    voice = Voice(name="en-us+f2", rate_wpm=150)
+    run = asyncio.run(_speak([Part("It keeps a priority queue of the vertices.")], voice, tail=7.0))
+
+    assert run.transcripts == []
+    assert len(run.unheard) == 1, run.unheard
+    assert 1500 <= run.unheard[0] <= 4500, run.unheard
+
+
+def test_speech_with_words_is_never_reported_unheard(peer: SpeechServer) -> None:
+    peer.script("It keeps a priority queue of the vertices.")
+    voice = Voice(name="en-gb", rate_wpm=150)
+    run = asyncio.run(_speak([Part("It keeps a priority queue of the vertices.")], voice, tail=7.0))
+
+    assert run.transcripts == ["It keeps a priority queue of the vertices."]
+    assert run.unheard == []

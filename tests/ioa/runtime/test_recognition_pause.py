@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from ioa.runtime import BotReady, CandidateReady, SpeechUnheard
 from tests.ioa.runtime.harness import Harness
 
 MISHEARD = [
@@ -62,3 +63,37 @@ def test_a_proctor_pause_is_not_ended_by_speech(h: Harness) -> None:
     assert h.state.exam_state.value == "paused"
     h.say("hello can you hear me", 0.92, at=30)
     assert h.state.exam_state.value == "paused"
+
+
+def test_speech_the_recogniser_heard_no_words_in_gets_a_reply(h: Harness) -> None:
+    # Issue #30: a recogniser that returned nothing left the candidate with no response.
+    h.to_q1()
+    h.at(20)
+    decision = h.send(SpeechUnheard(duration_ms=2400))
+    assert decision.result["status"] == "recovery"
+    assert h.texts()[-1] == "I'm sorry, I didn't catch that clearly. Could you say it again?"
+    (started,) = h.of("recovery_started")
+    assert started.recoveryType == "stt_low_confidence"
+    assert "heard no words" in started.triggerDescription
+    # It counts like a misheard answer: repeated, it ends in the recognition pause.
+    for at in (30, 40):
+        h.at(at)
+        h.send(SpeechUnheard(duration_ms=1800))
+    assert h.state.pause_reason == "recovery_escalation:stt_low_confidence"
+    # ...which the candidate's next words end.
+    h.say("can you hear me now", 0.5, at=50)
+    assert h.state.exam_state.value == "in_progress"
+
+
+def test_unheard_speech_before_the_start_or_while_paused_is_not_answered(h: Harness) -> None:
+    h.at(0)
+    h.send(BotReady("voice"))  # before the candidate pressed Start
+    h.send(SpeechUnheard(duration_ms=1500))
+    assert h.texts() == []
+    h.send(CandidateReady())
+    h.to_q1()
+    h.at(20)
+    h.proctor("pause")
+    spoken = len(h.texts())
+    h.send(SpeechUnheard(duration_ms=1500))
+    assert len(h.texts()) == spoken
