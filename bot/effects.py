@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final, Literal
@@ -167,6 +168,8 @@ class EffectApplier:
             config = self.hydrator.return_node(effect.node_id)
         else:
             assert isinstance(effect, EnterNode)
+            if effect.starts_exam:
+                await self._start_answers()
             additions = list(effect.task_additions)
             messages = [{"role": "developer", "content": text} for text in additions]
             messages += [{"role": "assistant", "content": s.text} for s in speaks]
@@ -184,6 +187,14 @@ class EffectApplier:
         if prompt is not None and isinstance(effect, EnterBootNode | ReturnToNode):
             rest.insert(0, PromptLlm(prompt))
         return config, rest, bool(config.get("functions"))
+
+    async def _start_answers(self) -> None:
+        """The exam starts: what the candidate said before is not an answer. The transcript
+        hook drops late transcripts of earlier speech, and the user aggregator forgets the
+        words it was gathering (the node's context starts empty: ``EnterNode.starts_exam``)."""
+        assert self.pipeline is not None
+        self.pipeline.hook.answers_from(time.time())
+        await self.pipeline.aggregators.user().reset()  # type: ignore[no-untyped-call]
 
     async def apply_one(self, effect: Effect) -> None:
         """Apply one effect that is not an entry's (a stray entry sets its node alone)."""

@@ -290,6 +290,13 @@ class TranscriptHook(FrameProcessor):
         self._last_partial = ""
         self._spans = SpeechSpans()
         self._unheard = UnheardSpeech(core.candidate_unheard)
+        self._answers_from: float | None = None
+
+    def answers_from(self, instant: float) -> None:
+        """The exam started at ``instant`` (wall-clock seconds): a transcript whose speech was
+        over before it is dropped, never reported nor handed to the LLM (issue #30: audio from
+        before Start is never an answer; speech running across the start counts)."""
+        self._answers_from = instant
 
     async def cleanup(self) -> None:
         await super().cleanup()  # type: ignore[no-untyped-call]
@@ -308,8 +315,12 @@ class TranscriptHook(FrameProcessor):
             if self._text_turns:
                 await self._core.candidate_turn(frame.text, confidence, input_id=input_id)
                 return
+            spoken = self._spans.transcript(frame)
+            if input_id is None and self._before_start(spoken):
+                logger.info("transcript of speech from before the start dropped")
+                return
             self._core.candidate_transcript(
-                frame.text, confidence, input_id=input_id, spoken=self._spans.transcript(frame)
+                frame.text, confidence, input_id=input_id, spoken=spoken
             )
         elif direction is FrameDirection.DOWNSTREAM and isinstance(
             frame, InterimTranscriptionFrame
@@ -324,9 +335,15 @@ class TranscriptHook(FrameProcessor):
             self._last_partial = ""
         await self.push_frame(frame, direction)
 
+    def _before_start(self, spoken: tuple[float, float] | None) -> bool:
+        start = self._answers_from
+        return start is not None and spoken is not None and spoken[1] < start
+
 
 class LLMRunGate(FrameProcessor):
-    """Lets an inference request through only while the exam is in progress."""
+    """Lets an inference request through only while the exam is in progress, and only when
+    there is something new to answer: a request whose context ends on the examiner's own
+    words (a voice turn that ended with no words, by the aggregator's watchdog) is dropped."""
 
     def __init__(self, core: PipelineCore) -> None:
         super().__init__()
@@ -338,11 +355,21 @@ class LLMRunGate(FrameProcessor):
         if (
             direction is FrameDirection.DOWNSTREAM
             and isinstance(frame, LLMContextFrame)
-            and (not self._core.llm_allowed() or not self._core.llm_started())
+            and (
+                _nothing_new(frame) or not self._core.llm_allowed() or not self._core.llm_started()
+            )
         ):
             self.dropped += 1
             return
         await self.push_frame(frame, direction)
+
+
+def _nothing_new(frame: LLMContextFrame) -> bool:
+    """The context's last message is the examiner's (``assistant``): no candidate words and no
+    runtime instruction since it spoke."""
+    messages = frame.context.messages
+    last = messages[-1] if messages else None
+    return isinstance(last, Mapping) and last.get("role") == "assistant"
 
 
 class LLMSpeechFilter(FrameProcessor):
@@ -549,6 +576,7 @@ class ExaminerPipeline:
     llm: LLMService
     reporter: SpeechReporter
     gate: LLMRunGate
+    hook: TranscriptHook
     started: asyncio.Event = field(default_factory=asyncio.Event)
     finished: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -585,6 +613,7 @@ def build_pipeline(
     sink = io.output or (io.transport.output() if io.transport is not None else None)
     gate = LLMRunGate(core)
     reporter = SpeechReporter(core)
+    hook = TranscriptHook(core, text_turns=io.text_turns)
     processors: list[FrameProcessor] = []
     if source is not None:
         processors.append(source)
@@ -594,7 +623,7 @@ def build_pipeline(
         # Silero VAD's start/stop: the controller's silence clock follows the candidate.
         processors.append(VoiceActivityHook(core.candidate_activity))
     processors += [
-        TranscriptHook(core, text_turns=io.text_turns),
+        hook,
         aggregators.user(),
         gate,
         llm,
@@ -614,7 +643,7 @@ def build_pipeline(
     flow_manager = FlowManager(
         worker=worker, llm=llm, context_aggregator=aggregators, transport=io.transport
     )
-    built = ExaminerPipeline(worker, flow_manager, aggregators, llm, reporter, gate)
+    built = ExaminerPipeline(worker, flow_manager, aggregators, llm, reporter, gate, hook)
 
     @worker.event_handler("on_pipeline_started")
     async def _started(worker: PipelineWorker, frame: Frame) -> None:

@@ -29,13 +29,16 @@ class EnterNode:
     """Switch the flow to ``node_id`` (Pipecat ``set_node_from_config``) with its context
     strategy. ``task_additions`` are appended to the node's task messages (pending queued
     proctor instructions). The opening question, if any, follows as a ``Speak``; when the node
-    has none, a ``PromptLlm`` follows instead."""
+    has none, a ``PromptLlm`` follows instead. ``starts_exam``: the exam's first node, entered
+    at Start: its context starts empty and nothing the candidate said before is an answer
+    (issue #30)."""
 
     node_id: str
     context_strategy: str
     summary_prompt: str | None = None
     task_additions: tuple[str, ...] = ()
     is_end: bool = False
+    starts_exam: bool = False
 
 
 @dataclass(frozen=True, slots=True)

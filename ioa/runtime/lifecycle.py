@@ -75,7 +75,7 @@ def _start(step: Step, reason: str) -> None:
     step.emit(
         p.ExamStateChanged(fromState=ExamState.READY, toState=ExamState.IN_PROGRESS, reason=reason)
     )
-    enter_node(step, step.plan.initial_node_id, "trans-000")
+    enter_node(step, step.plan.initial_node_id, "trans-000", starts_exam=True)
     step.result.update({"status": "started", "nodeId": step.plan.initial_node_id})
 
 

@@ -128,8 +128,11 @@ def activate_admin(step: Step) -> None:
     step.effect(PromptLlm(texts.ADMIN_INSTRUCTION.format(text=instruction.text)))
 
 
-def enter_node(step: Step, node_id: str, correlation_id: str | None = None) -> None:
-    """Emit ``node_entered`` and tell the bot to switch node and open it."""
+def enter_node(
+    step: Step, node_id: str, correlation_id: str | None = None, *, starts_exam: bool = False
+) -> None:
+    """Emit ``node_entered`` and tell the bot to switch node and open it (``starts_exam``: the
+    first node, with an empty context whatever the node's strategy)."""
     plan_node = step.plan.node(node_id)
     step.emit(_node_entered_payload(plan_node), correlation_id=correlation_id)
     additions = tuple(
@@ -139,10 +142,11 @@ def enter_node(step: Step, node_id: str, correlation_id: str | None = None) -> N
     step.effect(
         EnterNode(
             node_id=node_id,
-            context_strategy=plan_node.context_strategy,
+            context_strategy="reset" if starts_exam else plan_node.context_strategy,
             summary_prompt=plan_node.summary_prompt,
             task_additions=additions,
             is_end=plan_node.is_end,
+            starts_exam=starts_exam,
         )
     )
     if plan_node.is_end:

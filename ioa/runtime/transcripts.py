@@ -14,7 +14,8 @@ Each segment of the current node becomes a ``transcript_final`` (source ``bot``)
   the turn is distrusted) and, while the exam is paused, for the candidate saying they are
   ready to resume (after a recognition pause, any words resume).
 
-Segments before the exam starts (scaffolding) or after it ends are not recorded.
+Segments before the exam starts (scaffolding), whose speech was over before it started (audio
+from before Start whose transcript came late), or after it ends are not recorded.
 """
 
 from __future__ import annotations
@@ -67,6 +68,9 @@ def handle_transcript(step: Step, segment: TranscriptSegment) -> None:
     opened = state.opened_ms if state.opened_ms is not None else step.now
     previous_end = _previous_candidate_end(step)
     examiner_end = state.examiner_ended_ms
+    if _before_start(step, segment, opened):
+        step.result.update({"status": "ignored", "reason": "speech from before the start"})
+        return
     start_abs, end_abs = _span(step, segment, text, node.entered_ms, opened, previous_end)
     turn_id = f"turn-{len(state.turn_order) + 1:03d}"
     step.emit(
@@ -91,6 +95,14 @@ def handle_transcript(step: Step, segment: TranscriptSegment) -> None:
     _resolve_by_speech(step, segment.confidence)
     if not _flag_injection(step, turn_id, text, node.node_id):
         _resume_by_voice(step, turn_id, text)
+
+
+def _before_start(step: Step, segment: TranscriptSegment, opened: int) -> bool:
+    """The segment's speech was over before the exam started (audio from before Start whose
+    transcript came late): never an answer (issue #30). Speech that runs across the start
+    counts: the candidate was answering as the exam began."""
+    started = step.state.started_ms
+    return segment.end_ms is not None and started is not None and opened + segment.end_ms < started
 
 
 def handle_unheard(step: Step, item: SpeechUnheard) -> None:

@@ -11,6 +11,7 @@ confidence, ends the candidate's turn, and the examiner answers (spoken again).
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +35,18 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 class Microphone(FrameProcessor):
-    """The candidate's microphone: pushes a recording into the pipeline on demand."""
+    """The candidate's microphone: pushes a recording into the pipeline on demand, at the
+    wire's pace (20 ms of audio every 20 ms), as a transport delivers it: audio cannot arrive
+    before it was spoken, and the bot's audio clock (``bot.activity.AudioClock``) times speech
+    by it (since issue #30 a transcript of speech that was over before Start is dropped)."""
 
     async def speak(self, pcm: bytes, sample_rate: int) -> None:
-        for frame in input_audio_frames(pcm, sample_rate):
+        started = time.monotonic()
+        for index, frame in enumerate(input_audio_frames(pcm, sample_rate)):
             await self.push_frame(frame)
+            delay = started + (index + 1) * 0.02 - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         await super().process_frame(frame, direction)
