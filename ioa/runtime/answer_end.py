@@ -13,8 +13,8 @@ long a silence must last before the turn is over from what was said so far and h
   whole thinking pause (:attr:`TurnTiming.thinking_secs`, default 6 s: a pause of up to ~5 s
   inside an answer never ends it).
 * **finished words the recogniser is sure of** (confidence at least
-  :data:`RELIABLE_CONFIDENCE`) end the turn :attr:`TurnTiming.finished_secs` after the speech,
-  as soon as the transcript is in.
+  :data:`RELIABLE_CONFIDENCE`) end the turn :attr:`TurnTiming.finished_secs` (1.5 s) after the
+  speech, once the transcript is in: a pause between two sentences of one answer is shorter.
 * **words it is not sure of** leave the decision to the sound: the acoustic end-of-turn model
   (the smart-turn model, run by the bot) gives the probability that the speaker has finished;
   surely unfinished (a filler's sound) gets the thinking pause, unfinished
@@ -70,7 +70,9 @@ class TurnTiming:
     """How long a silence after speech must last before the candidate's turn is over, by how
     finished the answer looks (module docstring), in seconds."""
 
-    finished_secs: float = 0.0
+    finished_secs: float = 1.5
+    """Above a natural pause between two sentences of one answer (about 1 s), plus the VAD's
+    0.2 s to hear speech start again: shorter, a speaker's next sentence is cut off."""
     hesitant_secs: float = 2.5
     thinking_secs: float = 6.0
 

@@ -204,8 +204,12 @@ def test_a_finished_answer_ends_the_turn_without_the_thinking_pause(
     waited = run.stops[0] - run.speech_end
     assert run.strategy is not None
     timing = run.strategy.timing
-    # The VAD's 0.6 s and the transcription's round trip: no pause beyond them.
-    assert waited < 1.5 < timing.thinking_secs, (waited, run.strategy.decisions)
+    # The finished pause (above a pause between sentences) and the transcription's round
+    # trip: never the thinking pause.
+    assert waited < timing.finished_secs + 0.8 < timing.thinking_secs, (
+        waited,
+        run.strategy.decisions,
+    )
     assert run.strategy.decisions[0][1] == timing.finished_secs
 
 
@@ -227,3 +231,16 @@ def test_speech_with_words_is_never_reported_unheard(peer: SpeechServer) -> None
 
     assert run.transcripts == ["It keeps a priority queue of the vertices."]
     assert run.unheard == []
+
+
+def test_a_short_pause_between_two_sentences_does_not_end_the_turn(peer: SpeechServer) -> None:
+    # Sentences of one answer, a natural 0.9 s apart: each is a VAD segment of its own, and
+    # each reads as finished. The old 1.2 s timeout held them; the finished pause must too.
+    first = "I enjoyed the part of the course on graph algorithms the most."
+    second = "Shortest paths were my favourite topic."
+    peer.script(first, second)
+    voice = Voice(name="en-us", rate_wpm=160)
+    run = asyncio.run(_speak([Part(first), Part(pause=0.9), Part(second)], voice, tail=6.0))
+
+    assert run.transcripts == [first, second]
+    assert len(run.stops) == 1 and run.stops[0] > run.speech_end, (run.stops, run.speech_end)

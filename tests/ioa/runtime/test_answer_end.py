@@ -128,9 +128,10 @@ def test_an_answer_ending_on_a_filler_always_gets_the_thinking_pause(
 def test_the_package_sets_the_waits_and_extra_time_lengthens_the_thinking_pause() -> None:
     extensions = {"voice": {"thinkingPauseSec": 8, "hesitantPauseSec": 3.0}}
     timing = turn_timing(extensions)
-    assert timing == TurnTiming(finished_secs=0.0, hesitant_secs=3.0, thinking_secs=8.0)
+    assert timing == TurnTiming(finished_secs=1.5, hesitant_secs=3.0, thinking_secs=8.0)
     longer = turn_timing(extensions, multiplier=1.5)
-    assert longer == TurnTiming(finished_secs=0.0, hesitant_secs=4.5, thinking_secs=12.0)
+    assert longer == TurnTiming(finished_secs=1.5, hesitant_secs=4.5, thinking_secs=12.0)
+    assert turn_timing({"voice": {"finishedPauseSec": 0.4}}).finished_secs == 0.4
     assert turn_timing({}) == TurnTiming()
     assert turn_timing({"marking": {}}, multiplier=1.0) == TurnTiming()
 
