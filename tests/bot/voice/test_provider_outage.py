@@ -14,13 +14,12 @@ hearing the candidate once the recogniser is back.
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bot.audio import VOICE_IN_SAMPLE_RATE, input_audio_frames, read_wav, voice_io
+from bot.audio import VOICE_IN_SAMPLE_RATE, read_wav, voice_io
 from bot.runners import run_bot
 from bot.session_runner import BotOptions
 from tests.bot.conftest import Candidate, Watcher
@@ -39,13 +38,7 @@ async def _talk(microphone: Microphone, pcm: bytes, seconds: float) -> None:
     """Say ``pcm`` every 4 s for ``seconds``, at the wire's pace."""
     period = bytes(int(4 * VOICE_IN_SAMPLE_RATE) * 2)
     clip = (pcm + period)[: len(period)]
-    frames = list(input_audio_frames(clip * int(seconds / 4), VOICE_IN_SAMPLE_RATE))
-    started = time.monotonic()
-    for index, frame in enumerate(frames):
-        await microphone.push_frame(frame)
-        delay = started + (index + 1) * 0.02 - time.monotonic()
-        if delay > 0:
-            await asyncio.sleep(delay)
+    await microphone.speak(clip * int(seconds / 4), VOICE_IN_SAMPLE_RATE)
 
 
 def test_a_recogniser_outage_pauses_the_exam_without_ending_or_flapping_it(

@@ -13,14 +13,13 @@ the warm-up node, and the examiner must say nothing until the answer is over.
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pipecat.audio.utils import create_file_resampler
 
-from bot.audio import VOICE_IN_SAMPLE_RATE, input_audio_frames, voice_io
+from bot.audio import VOICE_IN_SAMPLE_RATE, voice_io
 from bot.runners import run_bot
 from bot.session_runner import BotOptions
 from bot.voice.espeak import Voice, engine
@@ -49,16 +48,6 @@ async def _said(text: str, voice: Voice) -> bytes:
     espeak = engine()
     pcm = await asyncio.to_thread(espeak.synthesize, text, voice)
     return await create_file_resampler().resample(pcm, espeak.sample_rate, VOICE_IN_SAMPLE_RATE)
-
-
-async def _play(microphone: Microphone, pcm: bytes) -> None:
-    """``pcm`` into the pipeline at the wire's pace (20 ms a chunk)."""
-    started = time.monotonic()
-    for index, frame in enumerate(input_audio_frames(pcm, VOICE_IN_SAMPLE_RATE)):
-        await microphone.push_frame(frame)
-        delay = started + (index + 1) * 0.02 - time.monotonic()
-        if delay > 0:
-            await asyncio.sleep(delay)
 
 
 @pytest.mark.parametrize(("answer", "voice"), ANSWERS)
@@ -90,7 +79,7 @@ def test_a_thinking_pause_inside_the_warm_up_answer_keeps_the_warm_up_question(
                 await watcher.until_count("examiner_utterance_final", 1, timeout=30)
                 silence = bytes(int(pause * VOICE_IN_SAMPLE_RATE) * 2)
                 pcm = await _said(first, voice) + silence + await _said(rest, voice)
-                await _play(microphone, pcm + bytes(VOICE_IN_SAMPLE_RATE * 2))
+                await microphone.speak(pcm + bytes(VOICE_IN_SAMPLE_RATE * 2), VOICE_IN_SAMPLE_RATE)
                 await watcher.until_count("examiner_utterance_final", 2, timeout=30)
             finally:
                 bot.cancel()
