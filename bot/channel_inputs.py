@@ -6,6 +6,7 @@ input seen before is dropped by its ``inputId``):
 
 * a typed answer → a transcription frame into the pipeline (the pipeline adapter records it);
 * the candidate composing → the composing watch (``bot.activity``);
+* a correction of what the recogniser heard → a ``TranscriptCorrection`` input;
 * a command envelope → a ``Command`` input;
 * the candidate being ready and proctor inputs → ``bot.proctoring`` (which answers the proctor);
 * a connection change the web tier stored → folded in, then a ``Tick`` so the controller decides.
@@ -32,7 +33,7 @@ from bot.journal_writer import JournalWriter
 from bot.text_transport import typed_answer_frame
 from ioa.events import ExamState
 from ioa.events import payloads as p
-from ioa.runtime import Command, Tick
+from ioa.runtime import Command, Tick, TranscriptCorrection
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +59,16 @@ def command_input(fields: Mapping[str, object]) -> Command:
         source=str(command.get("source", "candidate")),
         payload=dict(command.get("payload") or {}),
     )
+
+
+def correction_input(fields: Mapping[str, object]) -> TranscriptCorrection | None:
+    """The ``TranscriptCorrection`` a ``candidate_correction`` message carries (None without
+    words; the controller refuses a turn that cannot be corrected)."""
+    text = str(fields.get("text", "")).strip()
+    if not text:
+        return None
+    turn_id = fields.get("turnId")
+    return TranscriptCorrection(text, turn_id=str(turn_id) if turn_id is not None else None)
 
 
 def _number(value: object) -> float:
@@ -105,6 +116,10 @@ class ChannelInputs:
                 frame = typed_answer_frame(text, min(1.0, max(0.0, confidence)), input_id=input_id)
                 self._inbox.in_flight(input_id)
                 await self._frames.push(frame)
+        elif kind == "candidate_correction":
+            correction = correction_input(fields)
+            if correction is not None:
+                self._decisions.post(correction, input_ids=ids)
         elif kind == "candidate_activity":
             self._composing.signal(fields.get("active") is True)
         elif kind == "presence_changed":

@@ -9,6 +9,8 @@ group :func:`bot_group` of its session and reads messages of type ``bot.input``:
 ``candidate_ready``       consent, briefing and audio check are done: the exam starts
 ``candidate_text``        ``text`` (and optional ``confidence``, default 1.0): a typed answer, a
                           final transcript of the candidate (text mode)
+``candidate_correction``  ``text`` and optional ``turnId``: the voice candidate's answer to a
+                          recognition check, what they said instead of the misheard turn
 ``command``               ``command``: a chapter 05 command envelope (``commandId``, ``type``,
                           ``source``, ``payload``) from an exam-room button or the proctor
 ``proctor_instruction``   ``mode`` (``queued``/``immediate``), ``text``, optional ``proctorId``,
@@ -49,6 +51,7 @@ KINDS: Final = frozenset(
     {
         "candidate_ready",
         "candidate_text",
+        "candidate_correction",
         "command",
         "proctor_instruction",
         "proctor_action",

@@ -29,7 +29,8 @@ counted in the session's presence once it is live, kept counted at each heartbea
 when it closes. A proctor's socket gets ``{"kind": "presence", "presence": {...}}`` after
 ``caught_up`` and whenever the candidate's connection changes.
 
-Client → server frames: ``ping``; a candidate's ``candidate_ready``, ``answer`` and ``command``
+Client → server frames: ``ping``; a candidate's ``candidate_ready``, ``answer``, ``correction``
+and ``command``
 (stored in the durable inbox, acknowledged, then forwarded to the bot: ``sessions.inbox``); and
 ``{"kind": "composing", "active": bool}``, the exam room's throttled typing signal, forwarded to
 the bot as ``candidate_activity`` and never stored (a signal, not an input: issue 15).
@@ -82,7 +83,7 @@ the application range, since the server (daphne, through autobahn) refuses an ap
 close code outside 1000 and 3000-4999; 1013 raised inside the consumer and reached the client
 as 1011 with a traceback in the log."""
 
-CANDIDATE_FRAMES = ("candidate_ready", "answer", "command")
+CANDIDATE_FRAMES = ("candidate_ready", "answer", "correction", "command")
 """Frames a candidate's client may send besides ``ping``; forwarded to the session's bot."""
 COMPOSING_FRAME = "composing"
 """``{"kind": "composing", "active": bool}``: the candidate is typing (or stopped); forwarded

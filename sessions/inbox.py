@@ -1,8 +1,9 @@
 """The durable inbox: every candidate input is stored before the bot sees it.
 
-A candidate's client sends typed answers, exam-room commands and "I am ready" as frames on the
-session socket (``sessions.consumers``), each with a client-generated id (``id`` for ``answer``
-and ``candidate_ready``, the envelope's ``commandId`` for ``command``). :func:`receive_frame`:
+A candidate's client sends typed answers, corrections of what the recogniser heard (voice),
+exam-room commands and "I am ready" as frames on the session socket (``sessions.consumers``),
+each with a client-generated id (``id`` for ``answer``, ``correction`` and ``candidate_ready``,
+the envelope's ``commandId`` for ``command``). :func:`receive_frame`:
 
 1. parses the frame (:func:`parse_frame`; :class:`InvalidInput` names what is wrong);
 2. stores it as a :class:`~sessions.models.CandidateInput` under ``(session, input_id)``
@@ -43,7 +44,12 @@ logger = logging.getLogger(__name__)
 
 INPUT_ID: Final = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
 """What a client-generated input id may look like (a UUID in practice)."""
-FRAME_KINDS: Final = {"answer": "candidate_text", "command": "command", "candidate_ready": ""}
+FRAME_KINDS: Final = {
+    "answer": "candidate_text",
+    "correction": "candidate_correction",
+    "command": "command",
+    "candidate_ready": "",
+}
 """Socket frame kind → the bot input kind it becomes (``candidate_ready`` keeps its name)."""
 
 
@@ -88,6 +94,8 @@ def parse_frame(content: Mapping[str, object]) -> InboxItem:
             raise InvalidInput("an answer needs a non-empty text")
         input_id = _input_id(content.get("id"), what="the answer's id")
         return InboxItem(input_id, "candidate_text", {"text": text.strip()[:MAX_TEXT]})
+    if kind == "correction":
+        return _correction(content)
     if kind == "command":
         command = content.get("command")
         if not isinstance(command, dict):
@@ -97,6 +105,22 @@ def parse_frame(content: Mapping[str, object]) -> InboxItem:
     if kind == "candidate_ready":
         return InboxItem(_input_id(content.get("id"), what="the frame's id"), "candidate_ready", {})
     raise InvalidInput(f"candidate frames: {', '.join(FRAME_KINDS)}")
+
+
+def _correction(content: Mapping[str, object]) -> InboxItem:
+    """A voice candidate's answer to a recognition check: ``text``, what they said, and
+    ``turnId``, the misheard turn (absent: speech of which no words were heard)."""
+    text = content.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInput("a correction needs a non-empty text")
+    turn_id = content.get("turnId")
+    if turn_id is not None and (not isinstance(turn_id, str) or not INPUT_ID.match(turn_id)):
+        raise InvalidInput("a correction's turnId must be a turn id such as 'turn-004'")
+    input_id = _input_id(content.get("id"), what="the correction's id")
+    fields: dict[str, object] = {"text": text.strip()[:MAX_TEXT]}
+    if turn_id is not None:
+        fields["turnId"] = turn_id
+    return InboxItem(input_id, "candidate_correction", fields)
 
 
 def store_input(*, session_id: uuid.UUID, item: InboxItem) -> Receipt:

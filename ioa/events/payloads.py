@@ -707,6 +707,32 @@ class CandidateActivity(Payload):
     atMs: Count | None = None
 
 
+class RecognitionCheck(Payload):
+    """The examiner asked the candidate to check what the recogniser heard (issue #30): the
+    candidate's ``turnIds`` of this node were heard with low confidence (empty: the candidate
+    spoke and no words were recognised). The exam room shows the heard words and lets the
+    candidate confirm them or type what they said (``transcript_corrected`` follows)."""
+
+    type: Literal["recognition_check"] = "recognition_check"
+    nodeId: Id
+    turnIds: list[Id] = Field(default_factory=list)
+
+
+class TranscriptCorrected(Payload):
+    """The candidate confirmed or typed what they said in place of what the recogniser heard
+    (issue #30). ``correctionTurnId`` is the ``transcript_final`` (confidence 1) stored just
+    before, carrying the candidate's own words; ``turnId`` is the misheard turn it replaces
+    (``None`` when the recogniser heard no words). ``originalText`` keeps what was heard:
+    the transcript is superseded, never rewritten."""
+
+    type: Literal["transcript_corrected"] = "transcript_corrected"
+    nodeId: Id
+    turnId: Id | None = None
+    correctionTurnId: Id
+    how: Literal["typed", "confirmed"]
+    originalText: AnyText | None = None
+
+
 EventPayload = Annotated[
     BotReady
     | NodeEntered
@@ -735,7 +761,9 @@ EventPayload = Annotated[
     | ProctorActionTaken
     | CandidateConnectionChanged
     | ResultReleased
-    | CandidateActivity,
+    | CandidateActivity
+    | RecognitionCheck
+    | TranscriptCorrected,
     Field(discriminator="type"),
 ]
 """Any event payload, discriminated by ``type``."""

@@ -248,6 +248,21 @@ REGISTRY: Final[Mapping[EventType, EventTypeSpec]] = {
             {P, S},
             "candidate started or stopped typing or speaking",
         ),
+        _spec(
+            T.RECOGNITION_CHECK,
+            p.RecognitionCheck,
+            {C, P, S},
+            "examiner asked the candidate to check what was heard",
+            node_scoped=True,
+        ),
+        _spec(
+            T.TRANSCRIPT_CORRECTED,
+            p.TranscriptCorrected,
+            {C, P, S, M},
+            "candidate confirmed or corrected what was heard",
+            {"nodeId", "turnId", "correctionTurnId", "how"},
+            node_scoped=True,
+        ),
     )
 }
 """Every event type, in :class:`EventType` order."""

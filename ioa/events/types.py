@@ -43,6 +43,8 @@ class EventType(StrEnum):
     CANDIDATE_CONNECTION_CHANGED = "candidate_connection_changed"
     RESULT_RELEASED = "result_released"
     CANDIDATE_ACTIVITY = "candidate_activity"
+    RECOGNITION_CHECK = "recognition_check"
+    TRANSCRIPT_CORRECTED = "transcript_corrected"
 
 
 CHAPTER_EVENT_TYPES: Final = tuple(EventType)[:17]

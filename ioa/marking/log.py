@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from pydantic import ValidationError
@@ -48,7 +48,13 @@ MINIMUM_STREAM: Final = frozenset(
 """Chapter 05 §6.3: the minimum viable event stream for marking replay."""
 
 CONTEXT_TYPES: Final = frozenset(
-    {"misconception_detected", "exam_state_changed", "proctor_instruction", "proctor_action"}
+    {
+        "misconception_detected",
+        "exam_state_changed",
+        "proctor_instruction",
+        "proctor_action",
+        "transcript_corrected",
+    }
 )
 FLAG_ONLY_TYPES: Final = frozenset({"recovery_started", "recovery_resolved", "system_error"})
 READ_TYPES: Final = MINIMUM_STREAM | CONTEXT_TYPES | FLAG_ONLY_TYPES
@@ -73,6 +79,10 @@ class Turn:
     confidence: float
     start_ms: int
     end_ms: int
+    corrected_by: str | None = None
+    """A misheard turn: the candidate's correction turn that superseded it (issue #30)."""
+    correction: str | None = None
+    """A correction turn: ``typed`` or ``confirmed`` by the candidate."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,7 +297,9 @@ class SessionLog:
         return [
             t
             for t in turns
-            if t.speaker == "candidate" and (node_id is None or t.node_id == node_id)
+            if t.speaker == "candidate"
+            and t.corrected_by is None
+            and (node_id is None or t.node_id == node_id)
         ]
 
     def turns_at(self, node_id: str) -> list[Turn]:
@@ -321,6 +333,17 @@ def _read_transcript_final(
     if turn.turn_id not in log.turns:
         log.turn_order.append(turn.turn_id)
     log.turns[turn.turn_id] = turn
+
+
+def _read_transcript_corrected(
+    log: SessionLog, seq: int, p: ev.TranscriptCorrected, envelope: Mapping[str, Any]
+) -> None:
+    """The misheard turn is marked superseded (its words kept) and the correction turn says
+    how the candidate gave it."""
+    if p.turnId is not None and p.turnId in log.turns:
+        log.turns[p.turnId] = replace(log.turns[p.turnId], corrected_by=p.correctionTurnId)
+    if p.correctionTurnId in log.turns:
+        log.turns[p.correctionTurnId] = replace(log.turns[p.correctionTurnId], correction=p.how)
 
 
 def _read_examiner_utterance_final(
@@ -610,6 +633,7 @@ def _on[P: ev.Payload](
 _READERS: Final[Mapping[str, tuple[type[ev.Payload], _Reader]]] = dict(
     (
         _on(ev.TranscriptFinal, _read_transcript_final),
+        _on(ev.TranscriptCorrected, _read_transcript_corrected),
         _on(ev.ExaminerUtteranceFinal, _read_examiner_utterance_final),
         _on(ev.NodeEntered, _read_node_entered),
         _on(ev.NodeExited, _read_node_exited),

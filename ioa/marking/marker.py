@@ -273,20 +273,24 @@ def _utterance_row(utterance: Utterance) -> dict[str, Any]:
 def _transcript(log: SessionLog) -> tuple[dict[str, Any], ...]:
     """Both voices in order: candidate turns (``transcript_final``) and what the examiner said
     (``examiner_utterance_final``, as heard: :func:`_utterance_row`), each with its seq; the
-    candidate's with STT confidence."""
+    candidate's with STT confidence, a misheard turn with ``correctedBy`` and the candidate's
+    correction of it with ``correction`` (``typed``/``confirmed``)."""
     rows: list[dict[str, Any]] = []
     for turn_id in log.turn_order:
         turn = log.turns[turn_id]
-        rows.append(
-            {
-                "seq": turn.seq,
-                "id": turn.turn_id,
-                "speaker": turn.speaker,
-                "nodeId": turn.node_id,
-                "text": turn.text,
-                "confidence": turn.confidence,
-            }
-        )
+        row: dict[str, Any] = {
+            "seq": turn.seq,
+            "id": turn.turn_id,
+            "speaker": turn.speaker,
+            "nodeId": turn.node_id,
+            "text": turn.text,
+            "confidence": turn.confidence,
+        }
+        if turn.corrected_by is not None:
+            row["correctedBy"] = turn.corrected_by
+        if turn.correction is not None:
+            row["correction"] = turn.correction
+        rows.append(row)
     rows.extend(_utterance_row(u) for u in log.utterances)
     rows.sort(key=lambda r: (r["seq"], r["id"]))
     # an examiner transcript_final and its utterance may both exist; keep the utterance

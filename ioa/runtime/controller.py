@@ -29,6 +29,7 @@ from ioa.runtime import inputs as i
 from ioa.runtime.clock import Clock
 from ioa.runtime.command_handlers import dispatch
 from ioa.runtime.commands import canonical
+from ioa.runtime.corrections import handle_correction
 from ioa.runtime.effects import Effect
 from ioa.runtime.evolve import apply_event
 from ioa.runtime.ids import Rng, SeededRng
@@ -170,6 +171,8 @@ class RuntimeController:
             handle_interruption(step, item)
         elif isinstance(item, i.SpeechUnheard):
             handle_unheard(step, item)
+        elif isinstance(item, i.TranscriptCorrection):
+            handle_correction(step, item)
         elif isinstance(item, i.TurnFault):
             turn_fault(step, item)
         else:  # pragma: no cover - the union is closed

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 Purpose = Literal["question", "follow_up", "prompt", "bridge", "recovery", "closing"]
-ContextRole = Literal["system", "developer"]
+ContextRole = Literal["system", "developer", "user"]
 
 
 @dataclass(frozen=True, slots=True)

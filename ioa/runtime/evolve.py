@@ -128,6 +128,20 @@ def _transcript(state: RuntimeState, payload: p.TranscriptFinal, ctx: _Applying)
             state.candidate_turns += 1
 
 
+def _corrected(state: RuntimeState, payload: p.TranscriptCorrected, ctx: _Applying) -> None:
+    """The misheard turn is superseded by the correction turn: it no longer counts as a turn
+    of the node (the correction does)."""
+    turn = state.turns.get(payload.turnId) if payload.turnId is not None else None
+    if turn is None or turn.corrected_by is not None:
+        return
+    turn.corrected_by = payload.correctionTurnId
+    node = state.node
+    if turn.counted and node is not None and turn.turn_id in node.turn_ids:
+        turn.counted = False
+        node.candidate_turns -= 1
+        state.candidate_turns -= 1
+
+
 def _last_candidate_end(state: RuntimeState, exclude: str) -> int:
     """Epoch ms at which the previous candidate turn (before ``exclude``) ended."""
     opened = state.opened_ms or 0
@@ -380,6 +394,7 @@ def _on[P: p.Payload](
 _RECORDERS: Final[Mapping[type[p.Payload], _Recorder]] = dict(
     (
         _on(p.TranscriptFinal, _transcript),
+        _on(p.TranscriptCorrected, _corrected),
         _on(p.ExaminerUtteranceStarted, _utterance_started),
         _on(p.ExaminerUtteranceFinal, _utterance_final),
         _on(p.EvidenceSignal, _evidence),

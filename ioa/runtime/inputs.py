@@ -196,6 +196,16 @@ class SpeechUnheard:
 
 
 @dataclass(frozen=True, slots=True)
+class TranscriptCorrection:
+    """The candidate's answer to a recognition check (issue #30): ``text`` is what they say
+    they said, in place of the misheard turn ``turn_id`` (None: speech of which no words were
+    heard). The heard words unchanged confirm them."""
+
+    text: str
+    turn_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class TurnFault:
     """The examiner's LLM failed a turn (our chapter 04 §6): no usable reply before the deadline
     or within the turn's request budget. ``code`` names the fault (``llm_timeout``,
@@ -223,6 +233,7 @@ RuntimeInput = (
     | UtteranceFinished
     | CandidateInterrupted
     | SpeechUnheard
+    | TranscriptCorrection
     | TurnFault
 )
 """Everything :meth:`ioa.runtime.RuntimeController.handle` accepts."""

@@ -37,9 +37,9 @@ from ioa.runtime.instructions import admin_delivered, consume_queued
 from ioa.runtime.moves import take_edge
 from ioa.runtime.observation import ObservationProblem, ParsedObservation, parse_observation
 from ioa.runtime.plan import NodePlan
+from ioa.runtime.recognition import CLEAR_CONFIDENCE, ask_to_check, reprompt, unclear_turns
 from ioa.runtime.state import NodeVisit, Turn
 from ioa.runtime.step import Flow, Step, guardrail_payload
-from ioa.runtime.transcripts import CLEAR_CONFIDENCE
 from ioa.runtime.transitions import (
     Completion,
     TurnFacts,
@@ -411,6 +411,7 @@ def _low_stt_confidence(ev: _Evaluation) -> Flow:
             action="event_only",
         )
     elif isinstance(outcome, recovery.Escalated):
+        ask_to_check(ev.step, unclear_turns(ev.answer))
         return Flow.STOP
     else:
         ev.stt_attempt = outcome
@@ -648,7 +649,7 @@ def _speak(ev: _Evaluation) -> Flow:
     or the (filtered) text."""
     step, node = ev.step, ev.node
     if ev.stt_attempt is not None:
-        step.say(step.plan.texts.stt_reprompt, "recovery")
+        reprompt(step, unclear_turns(ev.answer))
         step.result.update({"status": "recovery", "recovery": "stt_low_confidence"})
         return Flow.STOP
     if ev.observation.needs_follow_up and not ev.anxious and ev.spoken.strip():

@@ -46,6 +46,7 @@ from ioa.runtime import absence, outage, recovery
 from ioa.runtime.activity import hold_silence, silence_anchor, silence_window_ms
 from ioa.runtime.effects import PromptLlm
 from ioa.runtime.moves import move_to, stop_exam, take_edge
+from ioa.runtime.recognition import reprompt, unclear_turns
 from ioa.runtime.step import Step, guardrail_payload
 from ioa.runtime.transitions import TurnFacts, first_match, forced_exit, next_time_elapsed_ms
 from ioa.schema import CandidateCommandType, EndType, NodeKind, RecoveryEscalation, RecoveryScenario
@@ -338,7 +339,7 @@ def speak_recovery(step: Step, outcome: recovery.Attempt) -> None:
         step.effect(PromptLlm(recovery.rephrase_instruction(outcome.scenario)))
         return
     if outcome.scenario is RecoveryScenario.STT_LOW_CONFIDENCE:
-        step.say(step.plan.texts.stt_reprompt, "recovery")
+        reprompt(step, unclear_turns(step.state.answer_turns()))
         return
     step.say(recovery.action_text(step.plan.texts, outcome.action), "recovery")
 

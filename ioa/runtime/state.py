@@ -73,6 +73,9 @@ class Turn:
     """A candidate turn taken while the exam was in progress (counts for ``minTurns``)."""
     index: int
     """Position in the session's ``turn_order``."""
+    corrected_by: str | None = None
+    """The candidate's correction turn that superseded this misheard one
+    (``transcript_corrected``); the words stay as heard, they are no longer the answer."""
 
 
 @dataclass

@@ -33,13 +33,12 @@ from ioa.runtime.command_handlers import dispatch
 from ioa.runtime.effects import InjectContext
 from ioa.runtime.inputs import SpeechUnheard, TranscriptSegment
 from ioa.runtime.interruption import resolve_if_heard
+from ioa.runtime.recognition import CLEAR_CONFIDENCE, ask_to_check, reprompt
 from ioa.runtime.step import Step, guardrail_payload
 from ioa.schema import CandidateCommandType, RecoveryScenario
 
 AFTER_QUESTION_MS: Final = 5000
 MID_RESPONSE_MS: Final = 3000
-CLEAR_CONFIDENCE: Final = 0.6
-"""POL-R005: below this STT confidence a turn calls for the stt_low_confidence handler."""
 MS_PER_WORD: Final = 400
 """Speaking-time estimate (150 words a minute) when a segment has no start time."""
 
@@ -93,7 +92,7 @@ def handle_transcript(step: Step, segment: TranscriptSegment) -> None:
         step, turn_id, start_abs, examiner_end, previous_end, stalled=segment.awaiting_examiner
     )
     _resolve_by_speech(step, segment.confidence)
-    if not _flag_injection(step, turn_id, text, node.node_id):
+    if not flag_injection(step, turn_id, text, node.node_id):
         _resume_by_voice(step, turn_id, text)
 
 
@@ -121,9 +120,10 @@ def handle_unheard(step: Step, item: SpeechUnheard) -> None:
         f"{item.duration_ms} ms of speech in which the recogniser heard no words",
     )
     if isinstance(outcome, recovery.Escalated):
+        ask_to_check(step, [])
         step.result.update({"status": "recovery", "recovery": "stt_low_confidence"})
         return
-    step.say(step.plan.texts.stt_reprompt, "recovery" if outcome is not None else "prompt")
+    reprompt(step, [], "recovery" if outcome is not None else "prompt")
     step.result.update({"status": "recovery", "recovery": "stt_low_confidence"})
 
 
@@ -161,7 +161,7 @@ def _resolve_by_speech(step: Step, confidence: float) -> None:
         recovery.resolve(step, RecoveryScenario.STT_LOW_CONFIDENCE, "re_prompted")
 
 
-def _flag_injection(step: Step, turn_id: str, text: str, node_id: str) -> bool:
+def flag_injection(step: Step, turn_id: str, text: str, node_id: str) -> bool:
     """A prompt-injection attempt is recorded and the LLM warned; True when there was one."""
     phrase = detect_injection(text)
     if phrase is None:
@@ -195,14 +195,19 @@ def _resume_by_voice(step: Step, turn_id: str, text: str) -> None:
     if spoke_again or (
         candidate_command(text, step.plan.texts.language) is CandidateCommandType.RESUME
     ):
-        dispatch(
-            step,
-            command_id=f"classifier-{turn_id}-resume",
-            command=CandidateCommandType.RESUME,
-            spelled="resume",
-            origin="classifier",
-            turn_id=turn_id,
-        )
+        resume_for(step, turn_id, f"classifier-{turn_id}-resume")
+
+
+def resume_for(step: Step, turn_id: str, command_id: str) -> None:
+    """Resume because of the candidate's turn ``turn_id`` (a classifier resume command)."""
+    dispatch(
+        step,
+        command_id=command_id,
+        command=CandidateCommandType.RESUME,
+        spelled="resume",
+        origin="classifier",
+        turn_id=turn_id,
+    )
 
 
 def _hesitation(

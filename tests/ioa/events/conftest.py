@@ -185,6 +185,14 @@ VALID_PAYLOADS: dict[str, dict[str, Any]] = {
     "candidate_connection_changed": {"status": "connected", "reconnects": 2, "offlineMs": 7400},
     "result_released": {"actor": "12", "cycle": 1, "feedback": "levels", "finalScore": 0.75},
     "candidate_activity": {"activity": "composing", "state": "started", "nodeId": "warmup"},
+    "recognition_check": {"nodeId": "q1", "turnIds": ["turn-004"]},
+    "transcript_corrected": {
+        "nodeId": "q1",
+        "turnId": "turn-004",
+        "correctionTurnId": "turn-005",
+        "how": "typed",
+        "originalText": "the cheapest node first",
+    },
 }
 
 

@@ -147,3 +147,28 @@ def test_the_transcript_shows_what_the_candidate_heard_of_an_interrupted_utteran
     assert cut["interrupted"] is True and cut["fullText"] == full
     whole = next(r for r in rows if r["text"] == "Walk me through the algorithm, please.")
     assert "interrupted" not in whole and "fullText" not in whole
+
+
+def test_a_corrected_turn_is_shown_as_heard_and_superseded_by_the_candidates_words() -> None:
+    """Issue #30: the marker sees the recogniser's words and the candidate's correction, each
+    labelled; only the correction counts as a candidate turn."""
+    log = dijkstra()
+    log.say("Walk me through the algorithm, please.")
+    misheard = log.turn("it settles then ear rest vortex", 0.41)
+    said = "It settles the nearest unvisited vertex."
+    correction = log.turn(said, 1.0)
+    log.add(
+        "transcript_corrected",
+        nodeId="q-dijkstra",
+        turnId=misheard,
+        correctionTurnId=correction,
+        how="typed",
+        originalText="it settles then ear rest vortex",
+    )
+    result = mark(cs201(), log.complete().events)
+    rows = {r["id"]: r for r in result.transcript}
+    assert rows[misheard]["correctedBy"] == correction
+    assert rows[misheard]["text"] == "it settles then ear rest vortex"
+    assert rows[correction]["correction"] == "typed" and rows[correction]["text"] == said
+    before = mark(cs201(), [e for e in log.events if e["type"] != "transcript_corrected"])
+    assert result.metrics["candidateTurns"] == before.metrics["candidateTurns"] - 1

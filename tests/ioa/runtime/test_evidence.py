@@ -3,6 +3,7 @@ self-corrections, misconceptions, prompt injection."""
 
 from __future__ import annotations
 
+from ioa.runtime.texts import ENGLISH
 from tests.ioa.builders import example, node
 from tests.ioa.runtime.harness import Harness, signal
 from tests.ioa.runtime.properties import check_transitions
@@ -66,7 +67,10 @@ def test_low_confidence_transcript_rejects_evidence_and_starts_stt_recovery(h: H
     assert any("EVD-010" in g.description for g in h.of("guardrail_triggered"))
     started = h.of("recovery_started")
     assert [r.recoveryType for r in started] == ["stt_low_confidence"]
-    assert h.texts()[-1] == "I'm sorry, I didn't catch that clearly. Could you say it again?"
+    assert h.texts()[-1] == ENGLISH.stt_check  # a voice exam: the check is on screen too
+    (check,) = h.of("recognition_check")
+    misheard = [t.turnId for t in h.of("transcript_final") if t.speaker == "candidate"]
+    assert check.turnIds == misheard[-1:]
     assert "Interesting, go on." not in h.texts()
     assert decision.result["recovery"] == "stt_low_confidence"
     h.say("It settles the nearest unvisited vertex and relaxes its edges.", 0.95, at=30)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from ioa.runtime import BotReady, CandidateReady, SpeechUnheard
+from ioa.runtime.texts import ENGLISH
 from tests.ioa.runtime.harness import Harness
 
 MISHEARD = [
@@ -71,7 +72,8 @@ def test_speech_the_recogniser_heard_no_words_in_gets_a_reply(h: Harness) -> Non
     h.at(20)
     decision = h.send(SpeechUnheard(duration_ms=2400))
     assert decision.result["status"] == "recovery"
-    assert h.texts()[-1] == "I'm sorry, I didn't catch that clearly. Could you say it again?"
+    assert h.texts()[-1] == ENGLISH.stt_check
+    assert [c.turnIds for c in h.of("recognition_check")] == [[]]  # no words to show
     (started,) = h.of("recovery_started")
     assert started.recoveryType == "stt_low_confidence"
     assert "heard no words" in started.triggerDescription
