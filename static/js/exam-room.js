@@ -330,7 +330,57 @@
     if (state.speaking !== before.speaking) $("speaking").hidden = !state.speaking;
     if (state.caption !== before.caption) $("caption").textContent = state.caption;
     if (state.liveCaption !== before.liveCaption && $("live-caption")) $("live-caption").textContent = state.liveCaption;
+    if (state.check !== before.check) renderCheck();
     render();
+  }
+
+  // --- recognition checks (voice; issue 30): confirm or type what the recogniser misheard -----------
+  function renderCheck() {
+    const box = $("recognition-check");
+    if (!box) return;
+    const check = S.view.check;
+    box.hidden = !check;
+    if (!check) return;
+    const heard = check.heard;
+    const intro = $("recognition-intro");
+    intro.textContent = heard ? intro.dataset.heard : intro.dataset.unheard;
+    $("recognition-heard").textContent = heard;
+    $("recognition-heard").hidden = !heard;
+    $("recognition-confirm").hidden = !heard;
+    $("recognition-text").value = heard;
+    $("recognition-status").textContent = "";
+    setCheckBusy(false);
+  }
+
+  function setCheckBusy(busy) {
+    $("recognition-confirm").disabled = busy;
+    $("recognition-send").disabled = busy;
+  }
+
+  function sendCorrection(text) {
+    const check = S.view.check;
+    const words = String(text || "").trim();
+    if (!check || !words) {
+      $("recognition-status").textContent = gettext("Type what you said first.");
+      $("recognition-text").focus();
+      return;
+    }
+    const frame = { kind: "correction", id: uuid7(), text: words };
+    if (check.turnIds.length) frame.turnId = check.turnIds[check.turnIds.length - 1];
+    sendInput(frame);
+    setCheckBusy(true);
+    $("recognition-status").textContent = gettext("Sending…");
+  }
+
+  if ($("recognition-check")) {
+    $("recognition-confirm").addEventListener("click", () => sendCorrection(S.view.check && S.view.check.heard));
+    $("recognition-send").addEventListener("click", () => sendCorrection($("recognition-text").value));
+    $("recognition-text").addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+        event.preventDefault();
+        sendCorrection($("recognition-text").value);
+      }
+    });
   }
 
   function show(item) {
@@ -346,6 +396,22 @@
         li.querySelector(".turn-text").textContent = item.text;
         break;
       }
+      case "superseded": {
+        const li = S.turns.get(item.key);
+        if (!li) break;
+        if (item.how !== "confirmed") li.classList.add("is-superseded");
+        const note = document.createElement("p");
+        note.className = "turn-note hint";
+        note.textContent = item.how === "confirmed" ? gettext("You confirmed these words.") : gettext("Misheard: your correction is below.");
+        li.append(note);
+        break;
+      }
+      case "recognition_check":
+        if (S.live) {
+          announce(gettext("Check what was heard: confirm it, type what you said, or say it again."));
+          window.setTimeout(() => { const h = $("recognition-heading"); if (h) h.focus(); }, 50);
+        }
+        break;
       case "examiner_said":
         if (S.live) announce(`${cfg.examinerName}: ${item.text}`);
         break;

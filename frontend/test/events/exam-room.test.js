@@ -225,3 +225,51 @@ test("the Python's log: the transcript the candidate sees", () => {
   const parts = out.filter((o) => o.kind === "part").map((o) => fixture.room.parts[o.partIndex].label);
   assert.deepEqual(parts, ["Warm-up", "Question"]);
 });
+
+// --- recognition checks and corrections (issue 30) ---------------------------------------------------
+const misheard = [
+  ...started,
+  ev(5, "transcript_final", { turnId: "turn-002", speaker: "candidate", text: "it settles the ear rest vortex", nodeId: "q-1" }, 20),
+  ev(6, "recognition_check", { nodeId: "q-1", turnIds: ["turn-002"] }, 21),
+];
+
+test("recognition_check: the check shows what was heard of the named turns", () => {
+  const { state, out } = fold(misheard);
+  assert.deepEqual({ ...state.check }, { nodeId: "q-1", turnIds: ["turn-002"], heard: "it settles the ear rest vortex" });
+  assert.deepEqual(out.at(-1), { kind: "recognition_check" });
+  const unheard = fold([...started, ev(5, "recognition_check", { nodeId: "q-1", turnIds: [] }, 20)]).state;
+  assert.deepEqual({ ...unheard.check }, { nodeId: "q-1", turnIds: [], heard: "" }, "no words heard: nothing to show");
+  const unknown = fold([...started, ev(5, "recognition_check", { nodeId: "q-1", turnIds: ["turn-404"] }, 20)]).state;
+  assert.deepEqual(unknown.check.turnIds, [], "a turn the page never saw is not shown");
+});
+
+test("transcript_corrected: the misheard turn is marked superseded and the check closes", () => {
+  const { state, out } = fold([
+    ...misheard,
+    ev(7, "transcript_final", { turnId: "turn-003", speaker: "candidate", text: "It settles the nearest vertex.", nodeId: "q-1" }, 30),
+    ev(8, "transcript_corrected", { nodeId: "q-1", turnId: "turn-002", correctionTurnId: "turn-003", how: "typed" }, 30),
+  ]);
+  assert.equal(state.check, null);
+  assert.deepEqual(out.at(-1), { kind: "superseded", key: "e:evt-5", how: "typed" });
+  assert.equal(out.filter((o) => o.kind === "turn" && o.speaker === "candidate").length, 2);
+});
+
+test("a recognition check closes when the candidate says it again, the part changes or the exam ends", () => {
+  const closers = [
+    ev(7, "transcript_final", { turnId: "turn-003", speaker: "candidate", text: "It settles the nearest vertex.", nodeId: "q-1" }, 30),
+    ev(7, "node_entered", { nodeId: "q-2", nodeKind: "question" }, 30),
+    ev(7, "exam_completed", { reason: "all_nodes_visited" }, 30),
+  ];
+  for (const closer of closers) {
+    assert.equal(fold([...misheard, closer]).state.check, null, closer.type);
+  }
+  const examiner = ev(7, "transcript_final", { turnId: "turn-003", speaker: "examiner", text: "Go on.", nodeId: "q-1" }, 30);
+  assert.notEqual(fold([...misheard, examiner]).state.check, null, "the examiner's words do not answer it");
+});
+
+test("a recognition check replays to the same view, and a repeat changes nothing", () => {
+  const once = fold(misheard);
+  const again = examRoom.step(once.state, misheard.at(-1), ctx);
+  assert.equal(again.state, once.state);
+  assert.deepEqual(again.out, []);
+});

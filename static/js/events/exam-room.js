@@ -4,7 +4,9 @@
  * a new state (sharing what did not change). `ctx` = {now: the page's Date.now() when the frame
  * arrived (heartbeats set the clock offset), parts: the room config's parts}. `out` lists what
  * the page shows once, in order: transcript turns ({kind:"turn", key, speaker, text, pending}),
- * an examiner turn's final text ({kind:"turn_text", key, text}), and things to announce or say
+ * an examiner turn's final text ({kind:"turn_text", key, text}), a candidate turn the candidate
+ * corrected ({kind:"superseded", key, how}), a recognition check to show ({kind:
+ * "recognition_check"}: `state.check` holds it), and things to announce or say
  * when the page is live (bot_ready, state, part, examiner_said, command_ack, time_warning,
  * system_error). An event already folded (replay, reconnect) or unreadable gives no change and
  * an empty `out`; an unknown type moves only the gate.
@@ -47,6 +49,10 @@
       speaking: false,
       caption: "",
       liveCaption: "",
+      // The candidate's turns by turnId -> {key, text} (a recognition check names them), and the
+      // open check (issue 30): {nodeId, turnIds, heard} or null.
+      candidateTurns: new Map(),
+      check: null,
     });
   }
 
@@ -110,6 +116,7 @@
         partIndex,
         nodeEntry: s.nodeEntry + 1,
         recovering: new Set(),
+        check: null,
       };
       return [changes, partIndex >= 0 ? [{ kind: "part", partIndex }] : []];
     },
@@ -142,8 +149,23 @@
     },
     transcript_final(s, p, at, event) {
       if (p.speaker !== "candidate" || typeof p.text !== "string") return [null, []];
-      const turn = { kind: "turn", key: `e:${event.eventId || event.seq}`, speaker: "candidate", text: p.text, pending: false };
-      return [{ liveCaption: "" }, [turn]];
+      const key = `e:${event.eventId || event.seq}`;
+      const turn = { kind: "turn", key, speaker: "candidate", text: p.text, pending: false };
+      const changes = { liveCaption: "", check: null }; // said again (or corrected): the check is answered
+      if (typeof p.turnId === "string") changes.candidateTurns = new Map(s.candidateTurns).set(p.turnId, { key, text: p.text });
+      return [changes, [turn]];
+    },
+    recognition_check(s, p) {
+      // The examiner asks the candidate to check what was heard (voice; issue 30).
+      if (typeof p.nodeId !== "string") return [null, []];
+      const turnIds = (Array.isArray(p.turnIds) ? p.turnIds : []).filter((id) => s.candidateTurns.has(id));
+      const heard = turnIds.map((id) => s.candidateTurns.get(id).text).join(" ");
+      return [{ check: Object.freeze({ nodeId: p.nodeId, turnIds, heard }) }, [{ kind: "recognition_check" }]];
+    },
+    transcript_corrected(s, p) {
+      const original = typeof p.turnId === "string" ? s.candidateTurns.get(p.turnId) : undefined;
+      const out = original ? [{ kind: "superseded", key: original.key, how: p.how === "confirmed" ? "confirmed" : "typed" }] : [];
+      return [{ check: null }, out];
     },
     candidate_command_received(s, p) {
       const ack = { kind: "command_ack", commandId: p.commandId, command: p.command, accepted: p.accepted === true };
@@ -169,7 +191,7 @@
       return [null, [{ kind: "system_error", userMessage: p.userMessage, severity: p.severity }]];
     },
     exam_completed(s, p, at) {
-      return [{ finished: true, exam: log.stop(s.exam, at), node: log.stop(s.node, at) }, []];
+      return [{ finished: true, check: null, exam: log.stop(s.exam, at), node: log.stop(s.node, at) }, []];
     },
   };
 
