@@ -9,7 +9,8 @@
  * this file only shows it, and keeps the connection and the candidate's inputs.
  *
  * Frames sent: {"kind":"ping"} (clock offset, liveness), {"kind":"candidate_ready","id"},
- * {"kind":"answer","id","text"} (text mode) and {"kind":"command","command":<chapter 05 envelope>}.
+ * {"kind":"answer","id","text"} (text mode), {"kind":"correction","id","turnId"?,"text"} (voice: the
+ * candidate's answer to a recognition check) and {"kind":"command","command":<chapter 05 envelope>}.
  * Every input carries a client-generated id (a command its commandId) and counts as sent only
  * when the server's {"kind":"ack","id"} says it is stored (sessions/inbox.py): until then it is
  * kept (also in sessionStorage, so a reload keeps it) and sent again on every reconnect and every
@@ -114,6 +115,7 @@
     voice: null,
     pausedBy: null, // who holds a pause (static/js/events/exam-room.js): proctor, system, recognition
     draftNode: null, // the part the text in the answer box was written for
+    correction: null, // the correction sent for the open recognition check: {id, acked} (voice)
   };
 
   function serverNow() {
@@ -312,6 +314,7 @@
           ? gettext("The exam is paused. Resume it to answer.")
           : gettext("Press Ctrl+Enter or the button to send. You can send your answer in several parts.");
     }
+    if (S.view.check && $("recognition-check")) renderCorrection(); // "Sending…" / "Not connected"
     renderPart();
     renderBanner();
     renderTimers();
@@ -335,12 +338,17 @@
   }
 
   // --- recognition checks (voice; issue 30): confirm or type what the recogniser misheard -----------
+  // S.correction is the correction sent for the open check ({id, acked}) or null: the buttons are
+  // disabled until its ack, then the region shows it as sent (its actions hidden) until the events
+  // (transcript_corrected, or the candidate saying it again) close the check.
   function renderCheck() {
     const box = $("recognition-check");
     if (!box) return;
     const check = S.view.check;
-    box.hidden = !check;
-    if (!check) return;
+    if (!check) {
+      closeCheck(box);
+      return;
+    }
     const heard = check.heard;
     const intro = $("recognition-intro");
     intro.textContent = heard ? intro.dataset.heard : intro.dataset.unheard;
@@ -348,28 +356,62 @@
     $("recognition-heard").hidden = !heard;
     $("recognition-confirm").hidden = !heard;
     $("recognition-text").value = heard;
-    $("recognition-status").textContent = "";
-    setCheckBusy(false);
+    S.correction = waitingCorrection();
+    box.hidden = false;
+    renderCorrection();
+    if (S.live) $("recognition-heading").focus();
   }
 
-  function setCheckBusy(busy) {
+  function closeCheck(box) {
+    const hadFocus = box.contains(document.activeElement);
+    box.hidden = true;
+    S.correction = null;
+    if (hadFocus) $("transcript").focus(); // where the correction (or the new answer) now is
+  }
+
+  // A correction sent before a reload and not acknowledged yet (kept with the unacked inputs).
+  function waitingCorrection() {
+    for (const [id, entry] of S.unacked) if (entry.frame.kind === "correction") return { id, acked: false };
+    return null;
+  }
+
+  function correctionStatus() {
+    if (!S.correction) return "";
+    if (S.correction.acked) return gettext("Sent. The examiner will go on from your words.");
+    return S.connected ? gettext("Sending…") : gettext("Not connected. Your correction will be sent when the connection is back.");
+  }
+
+  function renderCorrection() {
+    const busy = Boolean(S.correction);
+    $("recognition-actions").hidden = busy && S.correction.acked;
     $("recognition-confirm").disabled = busy;
     $("recognition-send").disabled = busy;
+    const status = $("recognition-status");
+    const text = correctionStatus();
+    if (status.textContent !== text) status.textContent = text; // a status region: read when it changes
   }
 
   function sendCorrection(text) {
     const check = S.view.check;
     const words = String(text || "").trim();
-    if (!check || !words) {
+    if (!check || S.correction) return;
+    if (!words) {
       $("recognition-status").textContent = gettext("Type what you said first.");
       $("recognition-text").focus();
       return;
     }
     const frame = { kind: "correction", id: uuid7(), text: words };
     if (check.turnIds.length) frame.turnId = check.turnIds[check.turnIds.length - 1];
+    S.correction = { id: frame.id, acked: false };
     sendInput(frame);
-    setCheckBusy(true);
-    $("recognition-status").textContent = gettext("Sending…");
+    $("recognition-heading").focus(); // the actions are disabled, then hidden: focus stays in the check
+    renderCorrection();
+  }
+
+  function correctionAcked(id) {
+    if (!S.correction || S.correction.id !== id) return;
+    S.correction = { id, acked: true };
+    renderCorrection();
   }
 
   if ($("recognition-check")) {
@@ -406,11 +448,8 @@
         li.append(note);
         break;
       }
-      case "recognition_check":
-        if (S.live) {
-          announce(gettext("Check what was heard: confirm it, type what you said, or say it again."));
-          window.setTimeout(() => { const h = $("recognition-heading"); if (h) h.focus(); }, 50);
-        }
+      case "recognition_check": // shown by renderCheck (which moves focus to it)
+        if (S.live && $("recognition-check")) announce(gettext("Check what was heard: confirm it, type what you said, or say it again."));
         break;
       case "examiner_said":
         if (S.live) announce(`${cfg.examinerName}: ${item.text}`);
@@ -599,6 +638,7 @@
     const pending = S.pendingAnswers.find((p) => p.id === frame.id);
     const note = pending && pending.li.querySelector(".turn-note");
     if (note) note.textContent = gettext("Sent");
+    correctionAcked(frame.id);
   }
 
   try {

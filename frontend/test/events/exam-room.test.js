@@ -239,8 +239,28 @@ test("recognition_check: the check shows what was heard of the named turns", () 
   assert.deepEqual(out.at(-1), { kind: "recognition_check" });
   const unheard = fold([...started, ev(5, "recognition_check", { nodeId: "q-1", turnIds: [] }, 20)]).state;
   assert.deepEqual({ ...unheard.check }, { nodeId: "q-1", turnIds: [], heard: "" }, "no words heard: nothing to show");
-  const unknown = fold([...started, ev(5, "recognition_check", { nodeId: "q-1", turnIds: ["turn-404"] }, 20)]).state;
-  assert.deepEqual(unknown.check.turnIds, [], "a turn the page never saw is not shown");
+  const unknown = fold([...started, ev(5, "recognition_check", { nodeId: "q-1", turnIds: ["turn-404", 7] }, 20)]).state;
+  assert.deepEqual({ ...unknown.check }, { nodeId: "q-1", turnIds: ["turn-404"], heard: "" }, "a turn the page never saw: named, nothing shown");
+});
+
+test("recognition_check: several misheard turns show all their words, in order", () => {
+  const { state } = fold([
+    ...started,
+    ev(5, "transcript_final", { turnId: "turn-002", speaker: "candidate", text: "it settles", nodeId: "q-1" }, 20),
+    ev(6, "transcript_final", { turnId: "turn-003", speaker: "candidate", text: "the ear rest vortex", nodeId: "q-1" }, 22),
+    ev(7, "recognition_check", { nodeId: "q-1", turnIds: ["turn-002", "turn-003"] }, 23),
+  ]);
+  assert.deepEqual({ ...state.check }, { nodeId: "q-1", turnIds: ["turn-002", "turn-003"], heard: "it settles the ear rest vortex" });
+});
+
+test("recognition_check: unreadable or after the end, no check", () => {
+  for (const payload of [{}, { nodeId: 7, turnIds: ["turn-002"] }]) {
+    const { state, out } = fold([...misheard.slice(0, -1), ev(6, "recognition_check", payload, 21)]);
+    assert.equal(state.check, null);
+    assert.deepEqual(out.filter((o) => o.kind === "recognition_check"), []);
+  }
+  const ended = fold([...misheard.slice(0, -1), ev(6, "exam_completed", {}, 21), ev(7, "recognition_check", { nodeId: "q-1", turnIds: [] }, 22)]);
+  assert.equal(ended.state.check, null);
 });
 
 test("transcript_corrected: the misheard turn is marked superseded and the check closes", () => {
@@ -252,6 +272,30 @@ test("transcript_corrected: the misheard turn is marked superseded and the check
   assert.equal(state.check, null);
   assert.deepEqual(out.at(-1), { kind: "superseded", key: "e:evt-5", how: "typed" });
   assert.equal(out.filter((o) => o.kind === "turn" && o.speaker === "candidate").length, 2);
+});
+
+test("transcript_corrected: a confirmation says so; a correction of unheard speech supersedes nothing", () => {
+  const confirmed = fold([
+    ...misheard,
+    ev(7, "transcript_final", { turnId: "turn-003", speaker: "candidate", text: "it settles the ear rest vortex", nodeId: "q-1" }, 30),
+    ev(8, "transcript_corrected", { nodeId: "q-1", turnId: "turn-002", correctionTurnId: "turn-003", how: "confirmed" }, 30),
+  ]);
+  assert.deepEqual(confirmed.out.at(-1), { kind: "superseded", key: "e:evt-5", how: "confirmed" });
+  const unheard = fold([
+    ...started,
+    ev(5, "recognition_check", { nodeId: "q-1", turnIds: [] }, 20),
+    ev(6, "transcript_final", { turnId: "turn-002", speaker: "candidate", text: "Dijkstra's algorithm.", nodeId: "q-1" }, 30),
+    ev(7, "transcript_corrected", { nodeId: "q-1", turnId: null, correctionTurnId: "turn-002", how: "typed" }, 30),
+  ]);
+  assert.equal(unheard.state.check, null);
+  assert.deepEqual(unheard.out.filter((o) => o.kind === "superseded"), []);
+  assert.deepEqual(unheard.out.at(-1), { kind: "turn", key: "e:evt-6", speaker: "candidate", text: "Dijkstra's algorithm.", pending: false });
+});
+
+test("transcript_corrected alone (its transcript_final was already shown) closes the check", () => {
+  const { state, out } = fold([...misheard, ev(7, "transcript_corrected", { nodeId: "q-1", turnId: "turn-002", correctionTurnId: "turn-003", how: "typed" }, 30)]);
+  assert.equal(state.check, null);
+  assert.deepEqual(out.at(-1), { kind: "superseded", key: "e:evt-5", how: "typed" });
 });
 
 test("a recognition check closes when the candidate says it again, the part changes or the exam ends", () => {
@@ -272,4 +316,36 @@ test("a recognition check replays to the same view, and a repeat changes nothing
   const again = examRoom.step(once.state, misheard.at(-1), ctx);
   assert.equal(again.state, once.state);
   assert.deepEqual(again.out, []);
+  const corrected = [
+    ...misheard,
+    ev(7, "transcript_final", { turnId: "turn-003", speaker: "candidate", text: "It settles the nearest vertex.", nodeId: "q-1" }, 30),
+    ev(8, "transcript_corrected", { nodeId: "q-1", turnId: "turn-002", correctionTurnId: "turn-003", how: "typed" }, 30),
+  ];
+  const whole = fold(corrected);
+  let stepped = examRoom.initial("scheduled", 1200);
+  const out = [];
+  for (const event of corrected) {
+    const result = examRoom.step(stepped, event, ctx);
+    stepped = result.state;
+    out.push(...result.out);
+  }
+  assert.deepEqual(stepped, whole.state, "event by event (live) as a reload's replay");
+  assert.deepEqual(out, whole.out);
+  const reloaded = fold([...corrected, ...corrected], examRoom.initial("scheduled", 1200));
+  assert.deepEqual(reloaded.state, whole.state, "a log folded twice: the same view");
+  assert.deepEqual(reloaded.out, whole.out, "each turn and mark shown once");
+  assert.deepEqual(fold(corrected, whole.state).out, [], "a reconnect's backlog shows nothing again");
+});
+
+test("the state is never changed in place by a check or a correction", () => {
+  const before = fold(misheard.slice(0, -1)).state;
+  const turns = new Map(before.candidateTurns);
+  const { state } = examRoom.step(before, misheard.at(-1), ctx);
+  assert.equal(before.check, null);
+  assert.deepEqual(before.candidateTurns, turns);
+  assert.ok(Object.isFrozen(state.check) && Object.isFrozen(state.check.turnIds));
+  const after = examRoom.step(state, ev(7, "transcript_final", { turnId: "turn-003", speaker: "candidate", text: "x", nodeId: "q-1" }, 30), ctx).state;
+  assert.notEqual(after.candidateTurns, state.candidateTurns);
+  assert.equal(state.candidateTurns.has("turn-003"), false);
+  assert.notEqual(state.check, null);
 });

@@ -156,10 +156,12 @@
       return [changes, [turn]];
     },
     recognition_check(s, p) {
-      // The examiner asks the candidate to check what was heard (voice; issue 30).
-      if (typeof p.nodeId !== "string") return [null, []];
-      const turnIds = (Array.isArray(p.turnIds) ? p.turnIds : []).filter((id) => s.candidateTurns.has(id));
-      const heard = turnIds.map((id) => s.candidateTurns.get(id).text).join(" ");
+      // The examiner asks the candidate to check what was heard (voice; issue 30). The named
+      // turns are kept as named (a correction names the last); `heard` is the words of those the
+      // page has shown ("" when the recogniser heard speech and no words).
+      if (typeof p.nodeId !== "string" || s.finished) return [null, []];
+      const turnIds = Object.freeze((Array.isArray(p.turnIds) ? p.turnIds : []).filter((id) => typeof id === "string"));
+      const heard = turnIds.filter((id) => s.candidateTurns.has(id)).map((id) => s.candidateTurns.get(id).text).join(" ");
       return [{ check: Object.freeze({ nodeId: p.nodeId, turnIds, heard }) }, [{ kind: "recognition_check" }]];
     },
     transcript_corrected(s, p) {
