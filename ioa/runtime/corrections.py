@@ -54,7 +54,7 @@ def handle_correction(step: Step, item: TranscriptCorrection) -> None:
     how: Literal["typed", "confirmed"] = (
         "confirmed" if original is not None and _same(original.text, text) else "typed"
     )
-    turn_id = f"turn-{len(state.turn_order) + 1:03d}"
+    turn_id = state.next_turn_id()
     _record(step, turn_id, text, original, how)
     recovery.resolve(step, RecoveryScenario.STT_LOW_CONFIDENCE, "re_prompted")
     flag_injection(step, turn_id, text, node.node_id)

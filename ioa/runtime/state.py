@@ -221,6 +221,10 @@ class RuntimeState:
             return []
         return [self.turns[t] for t in self.node.turn_ids]
 
+    def next_turn_id(self) -> str:
+        """The id the next ``transcript_final`` gets (``turn-001``, ``turn-002``...)."""
+        return f"turn-{len(self.turn_order) + 1:03d}"
+
     def answer_turns(self) -> list[Turn]:
         """The candidate's turns of this node since the examiner last started speaking."""
         if self.node is None:

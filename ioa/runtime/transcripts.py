@@ -71,7 +71,7 @@ def handle_transcript(step: Step, segment: TranscriptSegment) -> None:
         step.result.update({"status": "ignored", "reason": "speech from before the start"})
         return
     start_abs, end_abs = _span(step, segment, text, node.entered_ms, opened, previous_end)
-    turn_id = f"turn-{len(state.turn_order) + 1:03d}"
+    turn_id = state.next_turn_id()
     step.emit(
         p.TranscriptFinal(
             turnId=turn_id,
