@@ -20,9 +20,10 @@ connect Pipecat to the runtime controller).
   reported to the core as an unusable reply: its text is never spoken (issue #30).
   Every response's end is reported with the tools it called (the turn watch,
   ``bot.turn_deadline``, judges unusable replies and unknown tools).
-* :class:`SpeechReporter`: reports each examiner utterance's start and end (the TTS context's
-  ``TTSStartedFrame`` / ``TTSStoppedFrame`` after the output) as ``UtteranceStarted`` /
-  ``UtteranceFinished``, so the controller records ``examiner_utterance_started`` / ``_final``;
+* :class:`SpeechReporter`: reports each examiner utterance's start (its first audio past the
+  output, ``atMs``; in text its ``TTSStartedFrame``) and end (``TTSStoppedFrame``) as
+  ``UtteranceStarted`` / ``UtteranceFinished``, so the controller records
+  ``examiner_utterance_started`` / ``_final``;
   a barge-in (``InterruptionFrame``) while an interruptible utterance is being spoken is
   reported first as ``CandidateInterrupted``, then the utterance ends with when its audio
   stopped and the text heard until then (``bot.spoken_text``).
@@ -145,7 +146,7 @@ class PipelineCore(Protocol):
 
     def candidate_unheard(self, duration_ms: int) -> None: ...
 
-    def utterance_started(self, utterance_id: str) -> None: ...
+    def utterance_started(self, utterance_id: str, when: float | None = None) -> None: ...
 
     def utterance_finished(
         self, utterance_id: str, duration_ms: int, *, interruption: Interruption | None = None
@@ -414,15 +415,31 @@ class LLMSpeechFilter(FrameProcessor):
         await self.push_frame(frame, direction)
 
 
+@dataclass
+class _Speaking:
+    """The utterance being spoken: ``started`` (monotonic seconds) once it is heard."""
+
+    utterance_id: str
+    interruptible: bool
+    started: float | None = None
+
+
 class SpeechReporter(FrameProcessor):
     """Turns the TTS contexts of examiner utterances into speech reports, in order; a barge-in
-    reports how much of the utterance was heard (``bot.spoken_text``)."""
+    reports how much of the utterance was heard (``bot.spoken_text``).
 
-    def __init__(self, core: PipelineCore) -> None:
+    With ``audio`` (a voice pipeline) an utterance starts when its first audio has passed the
+    output transport, when the candidate can first hear it, not when its synthesis began (a
+    TTS may take a second before its first audio on a loaded machine); its length runs from
+    there. Without audio (text) it starts with its TTS context. One that never played starts
+    and ends when its context ends, at length 0."""
+
+    def __init__(self, core: PipelineCore, *, audio: bool = True) -> None:
         super().__init__()
         self._core = core
+        self._audio = audio
         self._pending: deque[tuple[str, bool]] = deque()
-        self._current: tuple[str, float, bool] | None = None
+        self._current: _Speaking | None = None
         self._heard = HeardSpeech()
         self._interruption_waiters: list[asyncio.Future[None]] = []
 
@@ -442,15 +459,24 @@ class SpeechReporter(FrameProcessor):
         self._interruption_waiters.append(waiter)
         return waiter
 
+    def _start(self, current: _Speaking) -> None:
+        """``current`` is heard from now on (its first audio played, or its text went out)."""
+        current.started = time.monotonic()
+        self._core.utterance_started(current.utterance_id, time.time())
+
     def _finish(self, interruption: Interruption | None = None) -> None:
-        if self._current is None:
+        current = self._current
+        if current is None:
             return
-        utterance_id, started, _ = self._current
         self._current = None
-        elapsed_ms = int((time.monotonic() - started) * 1000)
+        if current.started is None:  # nothing of it played: it starts and ends now
+            self._start(current)
+            elapsed_ms = 0
+        else:
+            elapsed_ms = int((time.monotonic() - current.started) * 1000)
         if interruption is not None:
             elapsed_ms = round(interruption.played_secs * 1000)
-        self._core.utterance_finished(utterance_id, elapsed_ms, interruption=interruption)
+        self._core.utterance_finished(current.utterance_id, elapsed_ms, interruption=interruption)
 
     def _interrupted(self) -> None:
         """The candidate barged in: the controller hears of it (an interruption recovery,
@@ -458,8 +484,8 @@ class SpeechReporter(FrameProcessor):
         queued utterances are dropped by the interruption and never reported (never recorded
         as spoken). An uninterruptible utterance (a closing) ends as before, not as cut."""
         current = self._current
-        if current is not None and current[2]:
-            self._core.candidate_interrupted(current[0])
+        if current is not None and current.interruptible:
+            self._core.candidate_interrupted(current.utterance_id)
             heard = self._heard
             self._finish(Interruption(time.time(), heard.played_secs, heard.spoken_text()))
         self._finish()
@@ -472,9 +498,10 @@ class SpeechReporter(FrameProcessor):
             self._finish()
             if self._pending:
                 utterance_id, interruptible = self._pending.popleft()
-                self._current = (utterance_id, time.monotonic(), interruptible)
+                self._current = _Speaking(utterance_id, interruptible)
                 self._heard = HeardSpeech()
-                self._core.utterance_started(utterance_id)
+                if not self._audio:
+                    self._start(self._current)
         elif isinstance(frame, TTSStoppedFrame) and downstream:
             self._finish()
         elif isinstance(frame, InterruptionFrame):
@@ -485,6 +512,8 @@ class SpeechReporter(FrameProcessor):
                     waiter.set_result(None)
         elif self._current is not None and downstream:
             if isinstance(frame, OutputAudioRawFrame):
+                if self._current.started is None:
+                    self._start(self._current)
                 self._heard.audio(frame)
             elif isinstance(frame, SpokenWordsFrame):
                 self._heard.words(frame)
@@ -612,7 +641,7 @@ def build_pipeline(
     source = io.input or (io.transport.input() if io.transport is not None else None)
     sink = io.output or (io.transport.output() if io.transport is not None else None)
     gate = LLMRunGate(core)
-    reporter = SpeechReporter(core)
+    reporter = SpeechReporter(core, audio=io.tts is not None)
     hook = TranscriptHook(core, text_turns=io.text_turns)
     processors: list[FrameProcessor] = []
     if source is not None:

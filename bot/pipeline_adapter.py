@@ -202,8 +202,10 @@ class PipelineAdapter:
         published = asyncio.ensure_future(self._writer.publish([delta]))
         published.add_done_callback(log_failure)
 
-    def utterance_started(self, utterance_id: str) -> None:
-        self._decisions.post(UtteranceStarted(utterance_id))
+    def utterance_started(self, utterance_id: str, when: float | None = None) -> None:
+        """The utterance's first audio played (text: it went out) at ``when`` (wall-clock
+        seconds): the event's ``atMs``."""
+        self._decisions.post(UtteranceStarted(utterance_id, at_ms=self._session_ms(when)))
 
     def utterance_finished(
         self, utterance_id: str, duration_ms: int, *, interruption: Interruption | None = None

@@ -212,12 +212,15 @@ class TranscriptFinal(Payload):
 
 
 class ExaminerUtteranceStarted(Payload):
-    """§4.6 The examiner started speaking."""
+    """§4.6 The examiner started speaking. ``atMs`` (ms since the session opened): when its
+    first audio played (voice) or its text went out, which the event's own time may trail by
+    the controller's queue on a loaded machine; absent when the bot did not say."""
 
     type: Literal["examiner_utterance_started"] = "examiner_utterance_started"
     utteranceId: Id
     nodeId: Id
     purpose: UtterancePurpose
+    atMs: Count | None = None
 
 
 class ExaminerUtteranceFinal(Payload):

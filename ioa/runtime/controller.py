@@ -150,7 +150,7 @@ class RuntimeController:
         elif isinstance(item, i.Tick):
             step.result.setdefault("status", "tick")
         elif isinstance(item, i.UtteranceStarted):
-            utterance_started(step, item.utterance_id)
+            utterance_started(step, item.utterance_id, item.at_ms)
         elif isinstance(item, i.UtteranceFinished):
             utterance_finished(step, item)
         elif isinstance(item, i.ProctorInstruction):

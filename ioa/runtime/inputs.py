@@ -155,9 +155,12 @@ class FaultCleared:
 
 @dataclass(frozen=True, slots=True)
 class UtteranceStarted:
-    """The bot started speaking a :class:`ioa.runtime.effects.Speak` effect."""
+    """The bot started speaking a :class:`ioa.runtime.effects.Speak` effect: its first audio
+    played (voice) or its text went out at ``at_ms`` (ms since the session opened; ``None``
+    when unknown). It is recorded as ``examiner_utterance_started``'s ``atMs``."""
 
     utterance_id: str
+    at_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

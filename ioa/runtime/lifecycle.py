@@ -79,15 +79,20 @@ def _start(step: Step, reason: str) -> None:
     step.result.update({"status": "started", "nodeId": step.plan.initial_node_id})
 
 
-def utterance_started(step: Step, utterance_id: str) -> PendingUtterance | None:
-    """The bot started speaking: ``examiner_utterance_started`` (source ``bot``)."""
+def utterance_started(
+    step: Step, utterance_id: str, at_ms: int | None = None
+) -> PendingUtterance | None:
+    """The bot started speaking: ``examiner_utterance_started`` (source ``bot``), with when
+    its audio began (``atMs``) when the bot said."""
+    if at_ms is not None and at_ms < 0:
+        raise InvalidInputError("an utterance cannot start before the session opened")
     pending = step.outbox.pending.get(utterance_id)
     if pending is None or pending.started or not _may_report(step, pending):
         step.result.update({"status": "ignored"})
         return None
     step.emit(
         p.ExaminerUtteranceStarted(
-            utteranceId=utterance_id, nodeId=pending.node_id, purpose=pending.purpose
+            utteranceId=utterance_id, nodeId=pending.node_id, purpose=pending.purpose, atMs=at_ms
         ),
         source=EventSource.BOT,
     )

@@ -127,6 +127,8 @@ class RecordingCore:
         self.unheard: list[int] = []
         self.spans: list[tuple[float, float] | None] = []
         self.started: list[str] = []
+        self.started_at: list[float | None] = []
+        """When each utterance's first audio played (wall-clock seconds)."""
         self.finished: list[tuple[str, int]] = []
         self.interrupted: list[str] = []
         self.cut: list[tuple[str, Interruption]] = []
@@ -173,8 +175,9 @@ class RecordingCore:
     def candidate_unheard(self, duration_ms: int) -> None:
         self.unheard.append(duration_ms)
 
-    def utterance_started(self, utterance_id: str) -> None:
+    def utterance_started(self, utterance_id: str, when: float | None = None) -> None:
         self.started.append(utterance_id)
+        self.started_at.append(when)
 
     def utterance_finished(
         self, utterance_id: str, duration_ms: int, *, interruption: Interruption | None = None

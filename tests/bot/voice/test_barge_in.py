@@ -118,3 +118,35 @@ def test_without_word_timing_only_the_text_played_to_its_end_counts_as_heard() -
     heard.audio(OutputAudioRawFrame(b"\0" * second, 24000, 1))
     assert heard.spoken_text() == "First sentence."
     assert heard.played_secs == 2.0
+
+
+def test_an_utterance_starts_when_its_first_audio_plays_not_when_its_synthesis_starts() -> None:
+    """A TTS that takes its time before the first audio (eSpeak synthesising on a loaded
+    machine, a hosted voice's first byte): the examiner started speaking when the candidate
+    could first hear it, and the audio's length is measured from there."""
+    core = RecordingCore()
+    reporter = SpeechReporter(core)
+    reporter.expect("utt-1")
+    before = time.time()
+    _run(
+        reporter,
+        TTSStartedFrame(),
+        SleepFrame(0.8),
+        OutputAudioRawFrame(b"\0" * 24000 * 2, 24000, 1),
+        SleepFrame(0.4),
+        TTSStoppedFrame(),
+    )
+    assert core.started == ["utt-1"]
+    (at,) = core.started_at
+    assert at is not None and before + 0.8 <= at <= time.time() - 0.4, (before, at)
+    ((_, duration_ms),) = core.finished
+    assert 400 <= duration_ms < 800, duration_ms  # from the first audio, not from the start
+
+
+def test_an_utterance_that_never_played_is_reported_started_then_finished() -> None:
+    core = RecordingCore()
+    reporter = SpeechReporter(core)
+    reporter.expect("utt-1")
+    _run(reporter, TTSStartedFrame(), SleepFrame(0.2), TTSStoppedFrame())
+    assert core.started == ["utt-1"] and core.started_at[0] is not None
+    assert core.finished == [("utt-1", 0)]

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from ioa.errors import InvalidInputError
 from ioa.runtime import (
     CandidateInterrupted,
     InjectContext,
@@ -292,3 +295,28 @@ def test_an_utterance_heard_to_the_end_has_no_interruption_fields() -> None:
     h.send(UtteranceFinished(utterance, 3000))
     final = h.of("examiner_utterance_final")[-1]
     assert (final.interrupted, final.interruptedAtMs, final.spokenText) == (None, None, None)
+
+
+def test_an_utterance_records_when_its_audio_began_apart_from_when_it_was_recorded() -> None:
+    """The bot reports when the candidate could first hear the examiner; the controller may
+    record it later (its queue on a loaded machine): both are kept, and the log replays."""
+    h = Harness().to_q1()
+    h.say(ANSWER, at=20)
+    h.ack = False
+    (speak,) = [e for e in h.observe(at=21, spoken=QUESTION).effects if isinstance(e, Speak)]
+    assert h.at(23).send(Started(speak.utterance_id, at_ms=21_400)).status == "speaking"
+    started = h.of("examiner_utterance_started")[-1]
+    assert (started.utteranceId, started.atMs) == (speak.utterance_id, 21_400)
+    assert h.replayed_equal()
+
+
+def test_an_utterance_cannot_start_before_the_session_opened() -> None:
+    h = Harness().to_q1()
+    h.say(ANSWER, at=20)
+    h.ack = False
+    (speak,) = [e for e in h.observe(at=21, spoken=QUESTION).effects if isinstance(e, Speak)]
+    with pytest.raises(InvalidInputError, match="before the session opened"):
+        h.send(Started(speak.utterance_id, at_ms=-5))
+    assert not [
+        e for e in h.of("examiner_utterance_started") if e.utteranceId == speak.utterance_id
+    ]
