@@ -6,7 +6,9 @@ input seen before is dropped by its ``inputId``):
 
 * a typed answer → a transcription frame into the pipeline (the pipeline adapter records it);
 * the candidate composing → the composing watch (``bot.activity``);
-* a correction of what the recogniser heard → a ``TranscriptCorrection`` input;
+* a correction of what the recogniser heard → a ``TranscriptCorrection`` input; one the
+  controller refuses (the exam moved on from the misheard answer) is stored as a
+  ``system_error`` the candidate sees, with their words kept in its details;
 * a command envelope → a ``Command`` input;
 * the candidate being ready and proctor inputs → ``bot.proctoring`` (which answers the proctor);
 * a connection change the web tier stored → folded in, then a ``Tick`` so the controller decides.
@@ -19,18 +21,20 @@ period and resumes on return (``ioa.runtime.absence``).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping
-from typing import Protocol
+from typing import Final, Protocol
 
 from pipecat.frames.frames import Frame
 
 from bot import proctoring, transport_presence
 from bot.activity import ComposingWatch
 from bot.candidate_inbox import CandidateInbox
-from bot.examiner_inbox import Decisions
+from bot.examiner_inbox import Decisions, log_failure
 from bot.journal_writer import JournalWriter
 from bot.text_transport import typed_answer_frame
+from ioa.errors import InvalidInputError
 from ioa.events import ExamState
 from ioa.events import payloads as p
 from ioa.runtime import Command, Tick, TranscriptCorrection
@@ -39,6 +43,14 @@ logger = logging.getLogger(__name__)
 
 RUNNING = (ExamState.READY, ExamState.IN_PROGRESS, ExamState.PAUSED)
 """Exam states in which the candidate's voice connection is recorded."""
+CORRECTION_REFUSED: Final = "correction_refused"
+"""The ``system_error`` code of a correction the controller refused (the page reopens its
+check on it)."""
+CORRECTION_REFUSED_MESSAGE: Final = (
+    "Your correction could not be used: the exam had already moved on from that answer, or it "
+    "had been corrected already. Your words are kept in the record. If the examiner is waiting "
+    "for an answer, say it again or type it."
+)
 
 
 class FramePush(Protocol):
@@ -67,8 +79,11 @@ def correction_input(fields: Mapping[str, object]) -> TranscriptCorrection | Non
     text = str(fields.get("text", "")).strip()
     if not text:
         return None
-    turn_id = fields.get("turnId")
-    return TranscriptCorrection(text, turn_id=str(turn_id) if turn_id is not None else None)
+    named = fields.get("turnIds")
+    if not isinstance(named, list):
+        single = fields.get("turnId")  # a message queued by an older web process
+        named = [] if single is None else [single]
+    return TranscriptCorrection(text, turn_ids=tuple(str(turn_id) for turn_id in named))
 
 
 def _number(value: object) -> float:
@@ -119,7 +134,11 @@ class ChannelInputs:
         elif kind == "candidate_correction":
             correction = correction_input(fields)
             if correction is not None:
-                self._decisions.post(correction, input_ids=ids)
+                self._decisions.post(
+                    correction,
+                    input_ids=ids,
+                    on_refused=lambda why: self._correction_refused(correction, input_id, why),
+                )
         elif kind == "candidate_activity":
             self._composing.signal(fields.get("active") is True)
         elif kind == "presence_changed":
@@ -127,6 +146,28 @@ class ChannelInputs:
                 self._decisions.after_earlier(self._fold_stored)
         elif kind == "command":
             self._decisions.post(command_input(fields), input_ids=ids)
+
+    def _correction_refused(
+        self, correction: TranscriptCorrection, input_id: str | None, why: InvalidInputError
+    ) -> None:
+        """The controller refused a correction the page was told was received (the exam had
+        moved on from the misheard answer, or it was corrected already): stored as a
+        ``system_error`` the candidate sees (their words and the reason kept in its details
+        for the record), so the page does not wait on it."""
+        refusal = p.SystemErrorPayload(
+            code=CORRECTION_REFUSED,
+            message=f"correction refused: {why}"[:2000],
+            component="other",
+            severity="warning",
+            userMessage=CORRECTION_REFUSED_MESSAGE,
+            details={
+                "inputId": input_id,
+                "turnIds": list(correction.turn_ids),
+                "text": correction.text[:2000],
+            },
+        )
+        stored = asyncio.ensure_future(self._decisions.submit_foreign([refusal]))
+        stored.add_done_callback(log_failure)
 
     async def media_connection(
         self, status: transport_presence.Status, channel: transport_presence.Channel

@@ -32,6 +32,7 @@ from bot.examiner_stats import CoreStats
 from bot.journal import DbThreads
 from bot.journal_writer import BotFailure, DecisionRefused, JournalWriter, LeaseLost, LogChanged
 from bot.usage import UsageLedger
+from ioa.errors import InvalidInputError
 from ioa.events import payloads as p
 from ioa.runtime import Decision, Effect, RuntimeInput
 
@@ -64,7 +65,13 @@ class Decisions(Protocol):
         input_ids: tuple[str, ...] = (),
     ) -> Decision: ...
 
-    def post(self, item: RuntimeInput, *, input_ids: tuple[str, ...] = ()) -> None: ...
+    def post(
+        self,
+        item: RuntimeInput,
+        *,
+        input_ids: tuple[str, ...] = (),
+        on_refused: Callable[[InvalidInputError], None] | None = None,
+    ) -> None: ...
 
     async def submit_foreign(self, payloads: Sequence[p.Payload]) -> None: ...
 
@@ -91,6 +98,8 @@ class _Job:
     on_decided: Callable[[Decision], None] | None = None
     input_ids: tuple[str, ...] = ()
     """Candidate inputs (``sessions.inbox``) this job consumes: marked processed with its events."""
+    on_refused: Callable[[InvalidInputError], None] | None = None
+    """Called (on the inbox's task) when the controller refuses the input by name."""
 
 
 def log_failure[T](task: asyncio.Future[T]) -> None:
@@ -169,10 +178,18 @@ class DecisionInbox:
         assert decision is not None  # an input's job is resolved with its decision
         return decision
 
-    def post(self, item: RuntimeInput, *, input_ids: tuple[str, ...] = ()) -> None:
-        """Hand ``item`` to the controller without waiting (dropped once closed)."""
+    def post(
+        self,
+        item: RuntimeInput,
+        *,
+        input_ids: tuple[str, ...] = (),
+        on_refused: Callable[[InvalidInputError], None] | None = None,
+    ) -> None:
+        """Hand ``item`` to the controller without waiting (dropped once closed).
+        ``on_refused`` hears of it if the controller refuses it (``InvalidInputError``); the
+        refused input is consumed all the same."""
         if not self.closed:
-            self._put(_Job(input=item, input_ids=input_ids))
+            self._put(_Job(input=item, input_ids=input_ids, on_refused=on_refused))
 
     async def submit_foreign(self, payloads: Sequence[p.Payload]) -> None:
         """Store events the bot emits itself (after earlier inputs)."""
@@ -268,6 +285,8 @@ class DecisionInbox:
                 except Exception as exc:
                     logger.exception("bot %s: applying effects failed", self.session_id)
                     outcome = exc
+            elif isinstance(outcome, InvalidInputError) and job.on_refused is not None:
+                job.on_refused(outcome)
             _resolve(job, outcome)
 
     async def _decide(self, jobs: list[_Job]) -> list[Decision | Exception]:

@@ -44,6 +44,8 @@ logger = logging.getLogger(__name__)
 
 INPUT_ID: Final = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
 """What a client-generated input id may look like (a UUID in practice)."""
+MAX_CORRECTED_TURNS: Final = 20
+"""The most misheard turns one correction may name (one answer cut into pieces)."""
 FRAME_KINDS: Final = {
     "answer": "candidate_text",
     "correction": "candidate_correction",
@@ -109,18 +111,34 @@ def parse_frame(content: Mapping[str, object]) -> InboxItem:
 
 def _correction(content: Mapping[str, object]) -> InboxItem:
     """A voice candidate's answer to a recognition check: ``text``, what they said, and
-    ``turnId``, the misheard turn (absent: speech of which no words were heard)."""
+    ``turnIds``, the misheard turns in order (absent or empty: speech of which no words were
+    heard; a page from before several turns could be named sends one ``turnId``)."""
     text = content.get("text")
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("a correction needs a non-empty text")
-    turn_id = content.get("turnId")
-    if turn_id is not None and (not isinstance(turn_id, str) or not INPUT_ID.match(turn_id)):
-        raise InvalidInput("a correction's turnId must be a turn id such as 'turn-004'")
+    turn_ids = _turn_ids(content)
     input_id = _input_id(content.get("id"), what="the correction's id")
     fields: dict[str, object] = {"text": text.strip()[:MAX_TEXT]}
-    if turn_id is not None:
-        fields["turnId"] = turn_id
+    if turn_ids:
+        fields["turnIds"] = turn_ids
     return InboxItem(input_id, "candidate_correction", fields)
+
+
+def _turn_ids(content: Mapping[str, object]) -> list[str]:
+    """The misheard turns a correction names (``turnIds``, or the older single ``turnId``)."""
+    if "turnIds" in content:
+        named = content["turnIds"]
+        if not isinstance(named, list) or len(named) > MAX_CORRECTED_TURNS:
+            raise InvalidInput(
+                f"a correction's turnIds must be a list of at most {MAX_CORRECTED_TURNS} turn ids"
+            )
+    else:
+        single = content.get("turnId")
+        named = [] if single is None else [single]
+    for turn_id in named:
+        if not isinstance(turn_id, str) or not INPUT_ID.match(turn_id):
+            raise InvalidInput("a correction names turns by id, such as 'turn-004'")
+    return [str(turn_id) for turn_id in named]
 
 
 def store_input(*, session_id: uuid.UUID, item: InboxItem) -> Receipt:

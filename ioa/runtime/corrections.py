@@ -1,15 +1,18 @@
 """The candidate's answer to a recognition check (issue #30): what they say they said.
 
-A :class:`~ioa.runtime.inputs.TranscriptCorrection` names the misheard turn (or none: speech
-in which no words were heard) and the candidate's words. The controller:
+A :class:`~ioa.runtime.inputs.TranscriptCorrection` names the misheard turns (the pieces the
+recogniser cut one answer into, in order; or none: speech in which no words were heard) and
+the candidate's words. The controller:
 
-1. refuses what cannot be a correction (:class:`~ioa.errors.InvalidInputError` naming why):
-   no words (control characters are dropped), an unknown turn, a turn that is not the
-   candidate's, not of the current node or already corrected;
-2. stores the candidate's words as a new candidate turn (``transcript_final``, confidence 1:
-   the candidate's own act is exact), then ``transcript_corrected`` linking the two (``how``
-   ``confirmed`` when the words are the heard ones, else ``typed``; ``originalText`` keeps
-   what was heard). The misheard turn is never rewritten; it stops counting as a turn;
+1. refuses what cannot be a correction (:class:`~ioa.errors.InvalidInputError` naming why),
+   whole: no words (control characters are dropped), a turn named twice, an unknown turn, a
+   turn that is not the candidate's, not of the current node or already corrected;
+2. stores the candidate's words as one new candidate turn (``transcript_final``, confidence 1:
+   the candidate's own act is exact), then one ``transcript_corrected`` per misheard turn
+   linking it to that turn (``how`` ``confirmed`` when the words are the heard ones, all pieces
+   together, else ``typed``; ``originalText`` keeps what was heard of that piece; without a
+   named turn one link with neither). A misheard turn is never rewritten; it stops counting
+   as a turn;
 3. closes the low-confidence episode, flags a prompt-injection attempt like any answer, and
    ends a recognition pause (the candidate is back: their correction says so);
 4. gives the words to the examiner as the candidate's message and, while the exam is in
@@ -50,12 +53,13 @@ def handle_correction(step: Step, item: TranscriptCorrection) -> None:
     text = _printable(item.text)
     if not words(text):
         raise InvalidInputError("a correction needs the candidate's words")
-    original = _misheard(step, item.turn_id)
+    originals = _misheard(step, item.turn_ids)
+    heard = " ".join(turn.text for turn in originals)
     how: Literal["typed", "confirmed"] = (
-        "confirmed" if original is not None and _same(original.text, text) else "typed"
+        "confirmed" if originals and _same(heard, text) else "typed"
     )
     turn_id = state.next_turn_id()
-    _record(step, turn_id, text, original, how)
+    _record(step, turn_id, text, originals, how)
     recovery.resolve(step, RecoveryScenario.STT_LOW_CONFIDENCE, "re_prompted")
     flag_injection(step, turn_id, text, node.node_id)
     if state.exam_state is ExamState.PAUSED and state.pause_reason == recovery.RECOGNITION_PAUSE:
@@ -74,10 +78,14 @@ def _printable(text: str) -> str:
     return kept.strip()[:MAX_CORRECTION_CHARS]
 
 
-def _misheard(step: Step, turn_id: str | None) -> Turn | None:
-    """The turn a correction replaces (None: no turn named); refuses what is not one."""
-    if turn_id is None:
-        return None
+def _misheard(step: Step, turn_ids: tuple[str, ...]) -> list[Turn]:
+    """The turns a correction replaces, in order; refuses it whole if one is not one."""
+    if len(set(turn_ids)) != len(turn_ids):
+        raise InvalidInputError("a turn is named twice in one correction")
+    return [_one_misheard(step, turn_id) for turn_id in turn_ids]
+
+
+def _one_misheard(step: Step, turn_id: str) -> Turn:
     state = step.state
     turn = state.turns.get(turn_id)
     if turn is None:
@@ -101,10 +109,11 @@ def _record(
     step: Step,
     turn_id: str,
     text: str,
-    original: Turn | None,
+    originals: list[Turn],
     how: Literal["typed", "confirmed"],
 ) -> None:
-    """The correction turn, then the link to the turn it supersedes."""
+    """The correction turn, then a link to each turn it supersedes (one without a turn when
+    none is named)."""
     state = step.state
     node_id = state.node.node_id if state.node is not None else "none"
     at = max(0, step.now - (state.opened_ms if state.opened_ms is not None else step.now))
@@ -121,12 +130,14 @@ def _record(
         ),
         source=EventSource.RUNTIME_CONTROLLER,
     )
-    step.emit(
-        p.TranscriptCorrected(
-            nodeId=node_id,
-            turnId=original.turn_id if original is not None else None,
-            correctionTurnId=turn_id,
-            how=how,
-            originalText=original.text if original is not None else None,
+    links: list[Turn | None] = list(originals) or [None]
+    for original in links:
+        step.emit(
+            p.TranscriptCorrected(
+                nodeId=node_id,
+                turnId=original.turn_id if original is not None else None,
+                correctionTurnId=turn_id,
+                how=how,
+                originalText=original.text if original is not None else None,
+            )
         )
-    )

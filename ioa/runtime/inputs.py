@@ -201,11 +201,12 @@ class SpeechUnheard:
 @dataclass(frozen=True, slots=True)
 class TranscriptCorrection:
     """The candidate's answer to a recognition check (issue #30): ``text`` is what they say
-    they said, in place of the misheard turn ``turn_id`` (None: speech of which no words were
-    heard). The heard words unchanged confirm them."""
+    they said, in place of the misheard turns ``turn_ids``, in order (an answer the recogniser
+    cut into pieces is corrected whole; none: speech of which no words were heard). The heard
+    words unchanged confirm them."""
 
     text: str
-    turn_id: str | None = None
+    turn_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

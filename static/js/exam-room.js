@@ -9,7 +9,7 @@
  * this file only shows it, and keeps the connection and the candidate's inputs.
  *
  * Frames sent: {"kind":"ping"} (clock offset, liveness), {"kind":"candidate_ready","id"},
- * {"kind":"answer","id","text"} (text mode), {"kind":"correction","id","turnId"?,"text"} (voice: the
+ * {"kind":"answer","id","text"} (text mode), {"kind":"correction","id","turnIds"?,"text"} (voice: the
  * candidate's answer to a recognition check) and {"kind":"command","command":<chapter 05 envelope>}.
  * Every input carries a client-generated id (a command its commandId) and counts as sent only
  * when the server's {"kind":"ack","id"} says it is stored (sessions/inbox.py): until then it is
@@ -391,6 +391,21 @@
     if (status.textContent !== text) status.textContent = text; // a status region: read when it changes
   }
 
+  // The runtime refused the correction sent (the exam had moved on from that answer, or it was
+  // corrected already): the check, if still open, takes a new one, and the page says why.
+  function correctionRefused() {
+    if (!S.live) return;
+    const why = gettext("Your correction could not be used: the exam had already moved on from that answer, or it had been corrected already. Your words are kept in the record. If the examiner is waiting for an answer, say it again or type it.");
+    if (S.view.check && S.correction) {
+      S.correction = null;
+      renderCorrection();
+      $("recognition-status").textContent = why;
+    } else {
+      $("request-feedback").textContent = why;
+    }
+    announce(why);
+  }
+
   function sendCorrection(text) {
     const check = S.view.check;
     const words = String(text || "").trim();
@@ -401,7 +416,8 @@
       return;
     }
     const frame = { kind: "correction", id: uuid7(), text: words };
-    if (check.turnIds.length) frame.turnId = check.turnIds[check.turnIds.length - 1];
+    // Every misheard piece the check named: the words typed (or confirmed) replace them all.
+    if (check.turnIds.length) frame.turnIds = [...check.turnIds];
     S.correction = { id: frame.id, acked: false };
     sendInput(frame);
     $("recognition-heading").focus(); // the actions are disabled, then hidden: focus stays in the check
@@ -473,7 +489,8 @@
         onCommandAck(item);
         break;
       case "system_error":
-        if (S.live) {
+        if (item.code === "correction_refused") correctionRefused();
+        else if (S.live) {
           $("request-feedback").textContent = item.userMessage;
           if (item.severity === "fatal") announce(item.userMessage, true);
         }

@@ -16,12 +16,19 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 
+from bot.channel_inputs import CORRECTION_REFUSED_MESSAGE
 from bot.runners import run_bot
 from bot.session_runner import BotOptions
 from ioa.runtime.texts import CORRECTION_INSTRUCTION, ENGLISH
 from sessions.bot_channel import send_to_bot
 from tests.bot.conftest import Watcher, stored
-from tests.bot.test_text_exam import candidate_socket, close_connection, observation, signal
+from tests.bot.test_text_exam import (
+    candidate_socket,
+    close_connection,
+    frames,
+    observation,
+    signal,
+)
 from tests.support.openai_server import OpenAICompatibleServer, RecordedRequest, Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -99,7 +106,7 @@ def test_a_typed_correction_reaches_the_examiner_as_the_answer(
                     if e["payload"]["text"] == HEARD
                 )
                 await socket.send_json_to(
-                    {"kind": "correction", "id": "fix-1", "turnId": misheard, "text": SAID}
+                    {"kind": "correction", "id": "fix-1", "turnIds": [misheard], "text": SAID}
                 )
                 await watcher.until(
                     lambda w: (
@@ -108,9 +115,26 @@ def test_a_typed_correction_reaches_the_examiner_as_the_answer(
                     ),
                     what="the examiner's answer to the correction",
                 )
+                # The same correction again from a second tab (a page from before sends one
+                # turnId): received, then refused by the controller. The page hears why.
+                await socket.send_json_to(
+                    {"kind": "correction", "id": "fix-2", "turnId": misheard, "text": SAID}
+                )
+                await watcher.until(
+                    lambda w: any(
+                        e["payload"]["code"] == "correction_refused" for e in w.of("system_error")
+                    ),
+                    what="the refusal of the second correction",
+                )
                 received = []
                 while not await socket.receive_nothing(timeout=0.3):
                     received.append(await socket.receive_json_from(timeout=5))
+                # What a page (re)opened now is sent: the refusal, projected for the candidate.
+                reopened = await candidate_socket(exam_session)
+                try:
+                    received += [f for f in await frames(reopened) if f.get("kind") == "event"]
+                finally:
+                    await reopened.disconnect()
                 return received
             finally:
                 bot.cancel()
@@ -122,10 +146,32 @@ def test_a_typed_correction_reaches_the_examiner_as_the_answer(
         requests = [r for r in server.requests if r.stream]
 
     assert {"kind": "ack", "id": "fix-1", "duplicate": False} in received
+    assert {"kind": "ack", "id": "fix-2", "duplicate": False} in received
+    refusals = [
+        f["event"]["payload"]
+        for f in received
+        if f.get("kind") == "event" and f["event"]["type"] == "system_error"
+    ]
+    # The candidate gets the reason in words, nothing of the controller's internals.
+    assert refusals == [
+        {
+            "type": "system_error",
+            "code": "correction_refused",
+            "severity": "warning",
+            "userMessage": CORRECTION_REFUSED_MESSAGE,
+        }
+    ]
     events = stored(exam_session.pk)
     payloads = {
         t: [e["payload"] for e in events if e["type"] == t] for t in {e["type"] for e in events}
     }
+    (refused,) = payloads["system_error"]
+    assert refused["details"] == {
+        "inputId": "fix-2",
+        "turnIds": [misheard_id(events)],
+        "text": SAID,
+    }
+    assert "already corrected" in refused["message"]
     (corrected,) = payloads["transcript_corrected"]
     assert corrected["how"] == "typed" and corrected["originalText"] == HEARD
     correction = next(
@@ -138,3 +184,11 @@ def test_a_typed_correction_reaches_the_examiner_as_the_answer(
     # Its evidence is the candidate's corrected words, cited on the correction turn.
     (evidence,) = [p for p in payloads["evidence_signal"] if p["nodeId"] == "q-dijkstra"]
     assert evidence["turnIds"] == [corrected["correctionTurnId"]]
+
+
+def misheard_id(events: list[dict[str, Any]]) -> str:
+    return next(
+        e["payload"]["turnId"]
+        for e in events
+        if e["type"] == "transcript_final" and e["payload"]["text"] == HEARD
+    )

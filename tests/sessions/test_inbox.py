@@ -31,8 +31,11 @@ from tests.sessions.factories import ExamSessionFactory
         ({"kind": "command", "command": "pause"}, "command object"),
         ({"kind": "command", "command": {"commandId": "<script>"}}, "commandId"),
         ({"kind": "correction", "id": "c1", "turnId": "turn-004"}, "non-empty text"),
-        ({"kind": "correction", "id": "c1", "text": "x", "turnId": 4}, "turnId"),
-        ({"kind": "correction", "id": "c1", "text": "x", "turnId": "turn 4"}, "turnId"),
+        ({"kind": "correction", "id": "c1", "text": "x", "turnId": 4}, "names turns by id"),
+        ({"kind": "correction", "id": "c1", "text": "x", "turnId": "turn 4"}, "names turns by id"),
+        ({"kind": "correction", "id": "c1", "text": "x", "turnIds": "turn-4"}, "turnIds"),
+        ({"kind": "correction", "id": "c1", "text": "x", "turnIds": ["t"] * 21}, "at most 20"),
+        ({"kind": "correction", "id": "c1", "text": "x", "turnIds": ["t-1", None]}, "by id"),
         ({"kind": "correction", "id": "c 1", "text": "x"}, "the correction's id"),
         ({"kind": "sing"}, "candidate frames"),
     ],
@@ -52,14 +55,18 @@ def test_any_non_blank_answer_is_kept_trimmed_and_bounded(text: str) -> None:
     assert item.fields["text"] == text.strip()[:4000]
 
 
-def test_a_correction_names_the_misheard_turn_or_none() -> None:
+def test_a_correction_names_the_misheard_turns_or_none() -> None:
     item = parse_frame(
         {"kind": "correction", "id": "c-1", "turnId": "turn-004", "text": " It is greedy. "}
     )
     assert (item.kind, item.input_id) == ("candidate_correction", "c-1")
-    assert item.fields == {"text": "It is greedy.", "turnId": "turn-004"}
+    assert item.fields == {"text": "It is greedy.", "turnIds": ["turn-004"]}
     unheard = parse_frame({"kind": "correction", "id": "c-2", "text": "It is greedy."})
     assert unheard.fields == {"text": "It is greedy."}
+    pieces = parse_frame(
+        {"kind": "correction", "id": "c-3", "turnIds": ["turn-004", "turn-005"], "text": "x"}
+    )
+    assert pieces.fields == {"text": "x", "turnIds": ["turn-004", "turn-005"]}
 
 
 def test_a_command_is_identified_by_its_command_id_and_marked_as_the_candidates() -> None:

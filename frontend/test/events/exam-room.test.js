@@ -132,7 +132,7 @@ test("candidate_command_received, time_warning, system_error: said to the candid
     { kind: "command_ack", commandId: "c-1", command: "repeat", accepted: true },
     { kind: "time_warning", scope: "node", remainingMs: 60000, wrapUp: false },
     { kind: "time_warning", scope: "exam", remainingMs: 120000, wrapUp: true },
-    { kind: "system_error", userMessage: "Please wait.", severity: "fatal" },
+    { kind: "system_error", code: "x", userMessage: "Please wait.", severity: "fatal" },
   ]);
   assert.equal(state.node.budget, 20000 + 60000, "20 s of the part spent, 60 s left");
   assert.equal(state.exam.budget, 20000 + 120000);

@@ -157,7 +157,7 @@
     },
     recognition_check(s, p) {
       // The examiner asks the candidate to check what was heard (voice; issue 30). The named
-      // turns are kept as named (a correction names the last); `heard` is the words of those the
+      // turns are kept as named (a correction names them all); `heard` is the words of those the
       // page has shown ("" when the recogniser heard speech and no words).
       if (typeof p.nodeId !== "string" || s.finished) return [null, []];
       const turnIds = Object.freeze((Array.isArray(p.turnIds) ? p.turnIds : []).filter((id) => typeof id === "string"));
@@ -190,7 +190,7 @@
     },
     system_error(s, p) {
       if (typeof p.userMessage !== "string" || !p.userMessage) return [null, []];
-      return [null, [{ kind: "system_error", userMessage: p.userMessage, severity: p.severity }]];
+      return [null, [{ kind: "system_error", code: typeof p.code === "string" ? p.code : "", userMessage: p.userMessage, severity: p.severity }]];
     },
     exam_completed(s, p, at) {
       return [{ finished: true, check: null, exam: log.stop(s.exam, at), node: log.stop(s.node, at) }, []];
