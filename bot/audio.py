@@ -27,6 +27,7 @@ from pipecat.pipeline.worker import PipelineParams
 from pipecat.processors.audio.vad_processor import VADProcessor
 
 from bot.activity import TimedVADProcessor
+from bot.speech_fallback import SpeechFallback, with_fallback
 from bot.speech_providers import build_hosted_stt, build_hosted_tts, resolve_speech
 from bot.voice.languages import VoiceLanguageError, offline_stt_available, offline_voice
 from bot.voice.turn_end import exam_user_params
@@ -227,6 +228,16 @@ def voice_io(
         providers["tts"] = ("espeak-ng", tts.voice.name)
     elif tts_choice is not None:
         providers["tts"] = tts_choice.usage_label
+    fallbacks = _fallbacks(
+        stt if stt_choice is not None and not stt_choice.offline else None,
+        tts if tts_choice is not None and not tts_choice.offline else None,
+        language=language,
+        slower=slower,
+    )
+    if "stt" in fallbacks:
+        stt = fallbacks["stt"].switcher
+    if "tts" in fallbacks:
+        tts = fallbacks["tts"].switcher
 
     def adjust_speech(setting: str, value: str) -> list[Frame]:
         if not isinstance(tts, EspeakTTSService):
@@ -246,7 +257,31 @@ def voice_io(
         user_params=voice_user_params(language=language),
         providers=providers,
         adjust_speech=adjust_speech,
+        fallbacks=fallbacks,
     )
+
+
+def _fallbacks(
+    hosted_stt: FrameProcessor | None,
+    hosted_tts: FrameProcessor | None,
+    *,
+    language: str,
+    slower: bool,
+) -> dict[str, SpeechFallback]:
+    """The offline services in reserve for the hosted ones (``bot.speech_fallback``): none when
+    ``VIVA_SPEECH_FALLBACK_SECONDS`` is 0; a recogniser only for a language the offline one
+    knows."""
+    if float(voice_setting("VIVA_SPEECH_FALLBACK_SECONDS", "30")) <= 0:
+        return {}
+    fallbacks: dict[str, SpeechFallback] = {}
+    if hosted_stt is not None and offline_stt_available(language):
+        fallbacks["stt"] = with_fallback(
+            "stt", hosted_stt, build_offline_stt(), ("pocketsphinx", "en-us")
+        )
+    if hosted_tts is not None:
+        voice = build_offline_tts(slower=slower, voice=offline_tts_language(language).get("voice"))
+        fallbacks["tts"] = with_fallback("tts", hosted_tts, voice, ("espeak-ng", voice.voice.name))
+    return fallbacks
 
 
 def pcm_duration_secs(pcm: bytes, sample_rate: int, channels: int = 1) -> float:

@@ -107,6 +107,9 @@ class BotSettings:
     max_restarts: int
     supervisor_seconds: float
     fault_retry_seconds: float
+    speech_fallback_seconds: float
+    """How long a hosted STT/TTS outage lasts before the offline service takes over
+    (``VIVA_SPEECH_FALLBACK_SECONDS``; 0: never; ``bot.speech_fallback``)."""
     max_llm_reruns: int
     context_max_tokens: int
     context_max_messages: int
@@ -149,6 +152,7 @@ def bot_settings() -> BotSettings:
         max_restarts=_int("VIVA_BOT_MAX_RESTARTS", 3),
         supervisor_seconds=_float("VIVA_BOT_SUPERVISOR_SECONDS", 10.0),
         fault_retry_seconds=_float("VIVA_BOT_FAULT_RETRY_SECONDS", 5.0),
+        speech_fallback_seconds=max(0.0, _float("VIVA_SPEECH_FALLBACK_SECONDS", 30.0)),
         max_llm_reruns=_int("VIVA_BOT_MAX_LLM_RERUNS", 2),
         context_max_tokens=_int("VIVA_BOT_CONTEXT_MAX_TOKENS", 4000),
         context_max_messages=_int("VIVA_BOT_CONTEXT_MAX_MESSAGES", 10),

@@ -13,7 +13,10 @@ the pipeline's errors:
   ``VIVA_BOT_FAULT_RETRY_SECONDS``, doubling while the provider keeps failing, at most
   :data:`MAX_RETRY_SECONDS`), and errors of
   a provider whose fault is still open are counted, not reported again: one pause per outage,
-  no pause/resume flapping. Only the outage limit ends an exam (``VIVA_OUTAGE_LIMIT_SECONDS``).
+  no pause/resume flapping. A hosted recogniser or voice down for
+  ``VIVA_SPEECH_FALLBACK_SECONDS`` is replaced by the offline one for the rest of the session
+  (``bot.speech_fallback``): the exam carries on. Only the outage limit ends an exam
+  (``VIVA_OUTAGE_LIMIT_SECONDS``).
   A transient LLM error during an owed turn only fails that turn (the fallback answers it)
   unless it keeps happening (``provider_failures_to_pause``).
 * **A failing ``report_observation`` handler** is logged (by the hydrator) and stored as a
@@ -33,9 +36,10 @@ from pipecat.frames.frames import ErrorFrame, InterruptionWorkerFrame
 from pipecat.pipeline.worker import PipelineWorker
 
 from bot.conf import BotSettings
-from bot.examiner_inbox import Decisions
+from bot.examiner_inbox import Decisions, log_failure
 from bot.examiner_stats import CoreStats
 from bot.pipeline import BotIO, ExaminerPipeline, error_component
+from bot.speech_fallback import FALLBACK_MESSAGES
 from bot.turn_deadline import TurnLimits, TurnWatch
 from ioa.events import payloads as p
 from ioa.runtime import Fault, FaultCleared, TurnFault
@@ -78,6 +82,9 @@ class FaultWatch:
         self._decisions = decisions
         self._stats = stats
         self._retry_seconds = config.fault_retry_seconds
+        self._fallback_seconds = config.speech_fallback_seconds
+        self._outage_since: dict[str, float] = {}
+        """When each speech provider's current outage began (monotonic; until it works)."""
         self._session_id: uuid.UUID = decisions.session_id
         self._pipeline: ExaminerPipeline | None = None
         self._io: BotIO | None = None
@@ -169,6 +176,11 @@ class FaultWatch:
             detail = str(frame.error)[:1000]
             if not self.turns.provider_failed(detail):
                 return  # this turn gets the fallback; only repeated failures pause the exam
+        if severity == "transient" and component in ("stt", "tts"):
+            self._outage_since.setdefault(component, time.monotonic())
+            if self._fallback_due(component):
+                await self._fall_back(component)
+                return
         if severity == "transient" and component in self._timers:
             self._still_failing(component)
             return
@@ -185,6 +197,7 @@ class FaultWatch:
     def provider_worked(self, component: str) -> None:
         """``component`` was seen working (a transcript, a reply with a tool call): its open
         fault clears now rather than at the end of its back-off."""
+        self._outage_since.pop(component, None)
         timer = self._timers.pop(component, None)
         if timer is None:
             return
@@ -212,6 +225,61 @@ class FaultWatch:
         def clear() -> None:
             self._timers.pop(component, None)
             backoff.cleared_at = time.monotonic()
+            if self._fallback_due(component):
+                switching = asyncio.ensure_future(self._fall_back(component))
+                switching.add_done_callback(log_failure)
+                return
             self._decisions.post(FaultCleared(component=component))
 
         self._timers[component] = asyncio.get_running_loop().call_later(delay, clear)
+
+    def _fallback_due(self, component: str) -> bool:
+        """The provider's outage has lasted ``VIVA_SPEECH_FALLBACK_SECONDS`` and an offline
+        service is in reserve for it, not yet used (``bot.speech_fallback``)."""
+        fallback = self._io.fallbacks.get(component) if self._io is not None else None
+        since = self._outage_since.get(component)
+        return (
+            fallback is not None
+            and not fallback.used
+            and self._fallback_seconds > 0
+            and since is not None
+            and time.monotonic() - since >= self._fallback_seconds
+        )
+
+    async def _fall_back(self, component: str) -> None:
+        """Switch ``component`` to its offline service for the rest of the session, tell the
+        candidate and the record (``system_error`` ``<component>_fallback``), and clear the
+        fault: the exam paused for it carries on."""
+        assert self._pipeline is not None and self._io is not None
+        fallback = self._io.fallbacks[component]
+        if fallback.used:
+            return
+        timer = self._timers.pop(component, None)
+        if timer is not None:
+            timer.cancel()
+        lasted = time.monotonic() - self._outage_since.pop(component, time.monotonic())
+        provider = fallback.offline_label[0]
+        logger.warning(
+            "bot %s: %s down for %.0f s; switching to %s",
+            self._session_id,
+            component,
+            lasted,
+            provider,
+        )
+        await self._pipeline.worker.queue_frame(fallback.switch_frame())
+        try:
+            await self._decisions.submit_foreign(
+                [
+                    p.SystemErrorPayload(
+                        code=f"{component}_fallback",
+                        message=f"{component} down for {lasted:.0f} s: switched to {provider}",
+                        component="bot",
+                        severity="warning",
+                        userMessage=FALLBACK_MESSAGES[fallback.kind],
+                        details={"component": component, "provider": provider},
+                    )
+                ]
+            )
+        except Exception:
+            logger.exception("bot %s: could not record the fallback", self._session_id)
+        self._decisions.post(FaultCleared(component=component))

@@ -90,6 +90,7 @@ from pipecat.utils.context.llm_context_summarization import (
 )
 
 from bot.activity import VoiceActivityHook, speech_instant
+from bot.speech_fallback import SpeechFallback
 from bot.spoken_text import HeardSpeech, Interruption, SpokenWordsFrame
 from bot.text_transport import TextSpeech
 from bot.usage import Component, Counter
@@ -573,6 +574,9 @@ class BotIO:
     providers: dict[str, tuple[str, str]] = field(default_factory=dict)
     adjust_speech: Callable[[str, str], Sequence[Frame]] | None = None
     """Frames that change TTS delivery (``rate``: ``slower``; ``volume``: ``up``/``down``)."""
+    fallbacks: Mapping[str, SpeechFallback] = field(default_factory=dict)
+    """The offline services in reserve for hosted ``stt``/``tts`` (``bot.speech_fallback``);
+    ``stt``/``tts`` are then their switchers."""
 
 
 def text_io() -> BotIO:
@@ -696,6 +700,9 @@ def error_component(frame: ErrorFrame, pipeline: ExaminerPipeline, io: BotIO) ->
         return "stt"
     if io.tts is not None and processor is io.tts and not isinstance(io.tts, TextSpeech):
         return "tts"
+    for kind, fallback in io.fallbacks.items():
+        if fallback.owns(processor):
+            return kind
     return None
 
 

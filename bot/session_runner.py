@@ -113,9 +113,13 @@ async def run_session(
         choice = resolve(config)
         io = options.io_factory()
         journal = Journal(loaded, on_stored=options.on_stored)
-        bias_recogniser(
-            io.stt, loaded.artifacts.package, lambda: journal.controller.state.current_node_id
-        )
+        reserve = [f.offline for f in io.fallbacks.values() if f.kind == "stt"]
+        for recogniser in (io.stt, *reserve):  # the offline one in reserve too
+            bias_recogniser(
+                recogniser,
+                loaded.artifacts.package,
+                lambda: journal.controller.state.current_node_id,
+            )
         tune_turn_taking(io.user_params, loaded.artifacts.package, loaded.extra_time_multiplier)
         ledger = UsageLedger(providers={"llm": (choice.provider, choice.model), **io.providers})
         core = ExaminerCore(journal=journal, db=db, config=config, usage=ledger, lease=lease)

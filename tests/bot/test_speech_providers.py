@@ -27,6 +27,7 @@ SPEECH_VARIABLES = [
     for part in ("PROVIDER", "MODEL", "LANGUAGE", "API_KEY", "BASE_URL", "REGION")
 ] + [
     "VIVA_TTS_VOICE",
+    "VIVA_SPEECH_FALLBACK_SECONDS",
     "DEEPGRAM_API_KEY",
     "OPENAI_API_KEY",
     "AZURE_SPEECH_API_KEY",
@@ -108,17 +109,51 @@ def test_google_builds_from_a_service_account_file(
     assert (choice.voice, choice.api_key) == ("en-GB-Chirp3-HD-Charon", str(credentials))
 
 
-def test_voice_io_uses_the_configured_providers(clean: pytest.MonkeyPatch) -> None:
+def _hosted(clean: pytest.MonkeyPatch) -> None:
+    """Deepgram's recogniser and OpenAI's voice."""
     clean.setenv("VIVA_STT_PROVIDER", "deepgram")
     clean.setenv("VIVA_STT_BASE_URL", "http://127.0.0.1:9")
     clean.setenv("DEEPGRAM_API_KEY", "k")
     clean.setenv("VIVA_TTS_PROVIDER", "openai")
     clean.setenv("OPENAI_API_KEY", "k")
+
+
+def test_voice_io_uses_the_configured_providers(clean: pytest.MonkeyPatch) -> None:
+    _hosted(clean)
     clean.setenv("VIVA_TTS_VOICE", "nova")
+    io = voice_io()
+    # The hosted services are active, each with the offline one in reserve (a long outage
+    # switches to it: bot.speech_fallback).
+    stt, tts = io.fallbacks["stt"], io.fallbacks["tts"]
+    assert (io.stt, io.tts) == (stt.switcher, tts.switcher)
+    assert type(stt.hosted).__name__ == "DeepgramSTTService"
+    assert type(tts.hosted).__name__ == "OpenAITTSService"
+    assert stt.switcher.strategy.active_service is stt.hosted
+    assert tts.switcher.strategy.active_service is tts.hosted
+    assert type(stt.offline).__name__ == "PocketsphinxSTTService"
+    assert type(tts.offline).__name__ == "EspeakTTSService"
+    assert io.providers == {"stt": ("deepgram", "nova-3-general"), "tts": ("openai", "nova")}
+
+
+def test_without_a_fallback_the_hosted_services_are_used_alone(
+    clean: pytest.MonkeyPatch,
+) -> None:
+    _hosted(clean)
+    clean.setenv("VIVA_SPEECH_FALLBACK_SECONDS", "0")
     io = voice_io()
     assert type(io.stt).__name__ == "DeepgramSTTService"
     assert type(io.tts).__name__ == "OpenAITTSService"
-    assert io.providers == {"stt": ("deepgram", "nova-3-general"), "tts": ("openai", "nova")}
+    assert io.fallbacks == {}
+
+
+def test_a_language_the_offline_recogniser_does_not_know_keeps_only_a_voice_in_reserve(
+    clean: pytest.MonkeyPatch,
+) -> None:
+    _hosted(clean)
+    io = voice_io(language="de")
+    assert type(io.stt).__name__ == "DeepgramSTTService"  # never PocketSphinx for German
+    assert set(io.fallbacks) == {"tts"}
+    assert io.fallbacks["tts"].offline.voice.name.startswith("de")
 
 
 MISCONFIGURED = [

@@ -9,6 +9,10 @@ is OpenAI's transcription endpoint served by the local peer, which refuses every
 does not know the recogniser is down would. The exam must pause for it (clocks stopped, a
 ``system_error`` on record), never end, not flap with every refused segment, and carry on
 hearing the candidate once the recogniser is back.
+
+An outage that outlasts ``VIVA_SPEECH_FALLBACK_SECONDS`` (the recogniser refuses every request
+for the rest of the exam) hands the listening to the offline recogniser: the exam resumes and
+the candidate is heard again, by PocketSphinx, with a message saying so.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import pytest
 from bot.audio import VOICE_IN_SAMPLE_RATE, read_wav, voice_io
 from bot.runners import run_bot
 from bot.session_runner import BotOptions
+from ioa.events.envelope import parse_timestamp
 from tests.bot.conftest import Candidate, Watcher
 from tests.bot.voice.support import ANSWER, spoken_wav
 from tests.bot.voice.test_speech_peers import configure
@@ -41,10 +46,14 @@ async def _talk(microphone: Microphone, pcm: bytes, seconds: float) -> None:
     await microphone.speak(clip * int(seconds / 4), VOICE_IN_SAMPLE_RATE)
 
 
-def test_a_recogniser_outage_pauses_the_exam_without_ending_or_flapping_it(
-    exam_session: Any, bot_settings: Any, tmp_path: Path
-) -> None:
+def _outage(
+    exam_session: Any, bot_settings: Any, tmp_path: Path, *, outage: float, fallback: float
+) -> tuple[Watcher, int]:
+    """A voice exam whose recogniser (the local peer) refuses every request for ``outage``
+    seconds once the exam has started, the candidate talking through it; the events stored
+    and how many requests were refused."""
     bot_settings.VIVA_BOT_FAULT_RETRY_SECONDS = 2.0
+    bot_settings.VIVA_SPEECH_FALLBACK_SECONDS = fallback
     watcher = Watcher()
     microphone = Microphone()
     loudspeaker = Loudspeaker()
@@ -64,7 +73,7 @@ def test_a_recogniser_outage_pauses_the_exam_without_ending_or_flapping_it(
                 await watcher.until_count("bot_ready", 1)
                 await Candidate(exam_session.pk, watcher).ready()
                 await watcher.until_count("examiner_utterance_final", 1, timeout=30)
-                peer.fail_for("transcriptions", OUTAGE_SECONDS)
+                peer.fail_for("transcriptions", outage)
                 await _talk(microphone, pcm, TALK_SECONDS)
                 await asyncio.sleep(3)
             finally:
@@ -72,7 +81,16 @@ def test_a_recogniser_outage_pauses_the_exam_without_ending_or_flapping_it(
                 await asyncio.gather(bot, return_exceptions=True)
 
         asyncio.run(asyncio.wait_for(main(), 120))
-        refused = len(peer.refused)
+        return watcher, len(peer.refused)
+
+
+def test_a_recogniser_outage_pauses_the_exam_without_ending_or_flapping_it(
+    exam_session: Any, bot_settings: Any, tmp_path: Path
+) -> None:
+    # The pause alone (the fallback to the offline recogniser: the next test).
+    watcher, refused = _outage(
+        exam_session, bot_settings, tmp_path, outage=OUTAGE_SECONDS, fallback=0
+    )
 
     assert refused >= 3, "the outage was not met"
     faults = [e["payload"] for e in watcher.of("system_error")]
@@ -101,3 +119,39 @@ def test_a_recogniser_outage_pauses_the_exam_without_ending_or_flapping_it(
             if e["type"] in ("exam_state_changed", "transcript_final", "system_error")
         ]
     )
+
+
+FALLBACK_SECONDS = 6.0
+
+
+def test_a_recogniser_down_for_good_is_replaced_by_the_offline_one(
+    exam_session: Any, bot_settings: Any, tmp_path: Path
+) -> None:
+    watcher, refused = _outage(
+        exam_session, bot_settings, tmp_path, outage=600, fallback=FALLBACK_SECONDS
+    )
+
+    assert refused >= 2, "the outage was not met"
+    errors = [e for e in watcher.events if e["type"] == "system_error"]
+    codes = [e["payload"]["code"] for e in errors]
+    assert codes.count("stt_fallback") == 1, codes
+    assert set(codes) == {"stt_fault", "stt_fallback"}, codes
+    (switched,) = [e for e in errors if e["payload"]["code"] == "stt_fallback"]
+    assert switched["payload"]["severity"] == "warning"
+    assert switched["payload"]["details"]["provider"] == "pocketsphinx"
+    assert "simpler one is listening" in switched["payload"]["userMessage"]
+    # The exam carried on: resumed after the switch, never ended, and the candidate was heard
+    # again (by the offline recogniser) after it.
+    assert watcher.of("exam_completed") == []
+    states = [e for e in watcher.of("exam_state_changed") if e["seq"] > switched["seq"]]
+    assert states and states[0]["payload"]["toState"] == "in_progress", states
+    heard_after = [
+        e
+        for e in watcher.of("transcript_final")
+        if e["payload"]["speaker"] == "candidate" and e["seq"] > switched["seq"]
+    ]
+    assert heard_after, [(e["seq"], e["type"]) for e in watcher.events[-30:]]
+    # The switch came once the outage had lasted the configured time, not before.
+    first_fault = next(e for e in errors if e["payload"]["code"] == "stt_fault")
+    waited = parse_timestamp(switched["timestamp"]) - parse_timestamp(first_fault["timestamp"])
+    assert waited.total_seconds() >= FALLBACK_SECONDS - 0.5, waited
