@@ -66,7 +66,8 @@ class TranscriptSegment:
     """A final STT segment (the bot's transcript hook, ADP-013).
 
     ``start_ms``/``end_ms`` are milliseconds since the session opened (``bot_ready``); when
-    absent, the segment ends now and its start is estimated from its length.
+    absent, the segment ends now and its start is estimated from its length. ``language`` is
+    what the recogniser reported; absent, the exam's language.
     """
 
     speaker: Speaker
@@ -74,7 +75,7 @@ class TranscriptSegment:
     confidence: float
     start_ms: int | None = None
     end_ms: int | None = None
-    language: str = "en"
+    language: str | None = None
     awaiting_examiner: bool = False
     """The examiner owed the candidate a reply when this segment came (their previous turn was
     complete and not yet answered): the gap since that turn is the examiner's stall, never the

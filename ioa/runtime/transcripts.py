@@ -81,7 +81,7 @@ def handle_transcript(step: Step, segment: TranscriptSegment) -> None:
             endTimeMs=max(0, end_abs - opened),
             nodeId=node.node_id,
             confidence=segment.confidence,
-            language=segment.language,
+            language=segment.language or step.plan.texts.language,
         ),
         source=EventSource.BOT,
     )

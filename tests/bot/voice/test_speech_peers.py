@@ -21,9 +21,10 @@ import pytest
 from bot.audio import read_wav, voice_io
 from bot.runners import run_bot
 from bot.session_runner import BotOptions
+from bot.voice.espeak import Voice
 from sessions.models import SessionEvent
 from tests.bot.conftest import Candidate, Watcher
-from tests.bot.voice.support import ANSWER, spoken_wav
+from tests.bot.voice.support import ANSWER, ANSWER_VOICE, spoken_wav
 from tests.bot.voice.test_voice_exam import Loudspeaker, Microphone
 from tests.support.speech_server import SpeechServer
 
@@ -47,17 +48,25 @@ def configure(settings: Any, peer: SpeechServer, *, stt: str, tts: str) -> None:
 
 
 def run_voice_exam(
-    session_id: Any, tmp_path: Path, *, answer_spoken: bool = True
+    session_id: Any,
+    tmp_path: Path,
+    *,
+    answer_spoken: bool = True,
+    answer: str = ANSWER,
+    voice: Voice = ANSWER_VOICE,
+    language: str = "en",
 ) -> tuple[Watcher, Loudspeaker]:
+    """The exam started, its opening heard, ``answer`` spoken (eSpeak's ``voice``) and the
+    examiner's reply to it; in ``language`` (the exam's, as the transport gives it)."""
     watcher = Watcher()
     microphone = Microphone()
     loudspeaker = Loudspeaker()
 
     async def main() -> None:
         watcher.bind()
-        pcm, rate = read_wav(await spoken_wav(tmp_path / "answer.wav", ANSWER))
+        pcm, rate = read_wav(await spoken_wav(tmp_path / "answer.wav", answer, voice))
         options = BotOptions(
-            io_factory=lambda: voice_io(input=microphone, output=loudspeaker),
+            io_factory=lambda: voice_io(input=microphone, output=loudspeaker, language=language),
             on_stored=watcher,
         )
         bot = asyncio.create_task(run_bot(session_id, options=options))

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ioa.languages import SUPPORTED_LANGUAGES, UnsupportedLanguageError
-from ioa.runtime import texts
+from ioa.runtime import TranscriptSegment, texts
 from ioa.runtime.agent_boundary import candidate_command, declines, read_consent
 from ioa.runtime.classifier import (
     CONSENT_VOCABULARIES,
@@ -190,3 +190,14 @@ def test_german_finish_is_confirmed_with_ja() -> None:
     h.say("Ja.", at=25)
     h.observe(at=26, commandDetected="finish")
     assert h.of("exam_completed")[0].reason == "candidate_ended"
+
+
+def test_a_german_answer_is_stored_in_the_exams_language() -> None:
+    """Seen: a German voice exam stored every candidate transcript as English (the segment's
+    default), for marking and the record."""
+    h = german().to_q1()
+    h.say("Eine Prioritätswarteschlange mit den Knoten.", at=20)
+    h.send(TranscriptSegment("candidate", "Sie ist nach Distanz sortiert.", 0.9, language="de-AT"))
+    finals = [t for t in h.of("transcript_final") if t.speaker == "candidate"]
+    assert [t.language for t in finals][-2:] == ["de", "de-AT"]  # as reported, when reported
+    assert {t.language for t in h.of("transcript_final")} <= {"de", "de-AT"}
