@@ -27,6 +27,12 @@ def scratch_database(suffix: str) -> Iterator[str]:
     finally:
         broadcast.flush(5)
         connection.close()
+        with connection._nodb_cursor() as cursor:  # a server's backend may linger: end it
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = %s AND pid <> pg_backend_pid()",
+                [test_name],
+            )
         connection.creation.destroy_test_db(test_name, verbosity=0)
 
 

@@ -39,16 +39,15 @@ import django  # noqa: E402
 
 django.setup()
 
-from django.conf import settings  # noqa: E402
 from django.db import connections  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
+from bench.chromium import database_url, launch  # noqa: E402
 from bench.scratch import scratch_database  # noqa: E402
 from bench.stats import percentile  # noqa: E402
 from tests.browser.exam_journey import VOICE_MODE, choose_answer_mode, schedule_exam  # noqa: E402
 from tests.support.processes import asgi_server  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
 TARGET_SECS = 2.0
 CONFIGS = {"warm-up": {}, "baseline (no warm-up)": {"VIVA_VOICE_WARMUP": "false"}}
 
@@ -85,19 +84,10 @@ def start_seconds(browser: object, base: str, wav: Path) -> float:
 
 def run(rounds: int, sessions: int) -> dict[str, list[list[float]]]:
     results: dict[str, list[list[float]]] = {name: [] for name in CONFIGS}
-    db = settings.DATABASES["default"]
-    url = f"postgres://{db['USER'] or 'postgres'}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    url = database_url()
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
         wav = silence_wav(Path(tmp) / "silence.wav")
-        browser = pw.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--use-fake-device-for-media-stream",
-                "--use-fake-ui-for-media-stream",
-                f"--use-file-for-fake-audio-capture={wav}",
-                "--autoplay-policy=no-user-gesture-required",
-            ],
-        )
+        browser = launch(pw, wav)
         for index in range(rounds):
             for name, env in CONFIGS.items():
                 with asgi_server(
@@ -119,7 +109,7 @@ def report(results: dict[str, list[list[float]]]) -> bool:
         for position in range(len(rounds[0])):
             values = sorted(r[position] for r in rounds)
             label = "first session after start-up" if position == 0 else f"session {position + 1}"
-            median, p95 = percentile(values, 50), percentile(values, 95)
+            median, p95 = percentile(values, 0.5), percentile(values, 0.95)
             print(f"  {name:22} {label:30} median {median:5.2f}  p95 {p95:5.2f}")
             if name == "warm-up" and position == 0:
                 ok = p95 <= TARGET_SECS

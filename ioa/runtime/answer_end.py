@@ -11,7 +11,12 @@ long a silence must last before the turn is over from what was said so far and h
   article: "... a priority queue of"), on a request for time ("let me think", "un momento"),
   or on a comma, dash or ellipsis a punctuating recogniser wrote. The candidate is given the
   whole thinking pause (:attr:`TurnTiming.thinking_secs`, default 6 s: a pause of up to ~5 s
-  inside an answer never ends it).
+  inside an answer never ends it). One exception: an open last word in words the recogniser
+  is not sure of, when the acoustic model says finished, gets the hesitant pause. Measured in
+  Chromium (``bench/reply_latency.py``), the offline recogniser ended 2 of 4 natural answers
+  with a "the" that was never said, and each reply then waited the whole thinking pause
+  (6.4 s after the answer); a filler, a request for time and open punctuation keep the
+  thinking pause whatever the sound.
 * **finished words the recogniser is sure of** (confidence at least
   :data:`RELIABLE_CONFIDENCE`) end the turn :attr:`TurnTiming.finished_secs` (1.5 s) after the
   speech, once the transcript is in: a pause between two sentences of one answer is shorter.
@@ -206,12 +211,22 @@ def turn_wait(
 ) -> float:
     """Seconds of silence after the end of speech before the turn is over (module docstring).
 
-    Unfinished words get the thinking pause. Words the recogniser is sure of
-    (``words_reliable``) otherwise end the turn at once: they are the best evidence there is.
+    Unfinished words get the thinking pause, except an open last word the recogniser is not
+    sure of, which gets the hesitant pause when the sound says finished. Words the recogniser
+    is sure of (``words_reliable``) otherwise end the turn at once: they are the best evidence
+    there is.
     Words it is not sure of leave it to the sound (``finished_probability`` from the acoustic
     model, None when there is none): below :data:`SURELY_UNFINISHED_PROBABILITY` the thinking
     pause, below :data:`FINISHED_PROBABILITY` (or no model) the hesitant pause, else at once."""
-    if unfinished_reason(text, language) is not None:
+    reason = unfinished_reason(text, language)
+    if reason is UnfinishedReason.OPEN_WORD and not words_reliable:
+        # A function word the recogniser is unsure of ends the words (the offline one adds
+        # "the" to an answer's end): the sound decides between the thinking and hesitant pause.
+        sounds_finished = finished_probability is not None and (
+            finished_probability >= FINISHED_PROBABILITY
+        )
+        return timing.hesitant_secs if sounds_finished else timing.thinking_secs
+    if reason is not None:
         return timing.thinking_secs
     if words_reliable:
         return timing.finished_secs

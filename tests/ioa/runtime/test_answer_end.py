@@ -92,6 +92,21 @@ def test_sure_words_decide_and_unsure_words_leave_it_to_the_sound() -> None:
     assert turn_wait(TIMING, "and then um", "en", 0.99, **unsure) == 6.0
 
 
+def test_an_unsure_open_last_word_is_left_to_the_sound() -> None:
+    """Seen: PocketSphinx heard "... relaxes edges going ultimate the" (confidence 0.52) for an
+    answer that ended "... going out of it.", and the reply waited the whole thinking pause."""
+    heard = "so dijkstra keeps such tentative distance and relaxes edges going ultimate the"
+    unsure = {"words_reliable": False}
+    assert turn_wait(TIMING, heard, "en", 0.8, **unsure) == TIMING.hesitant_secs
+    assert turn_wait(TIMING, heard, "en", 0.3, **unsure) == TIMING.thinking_secs
+    assert turn_wait(TIMING, heard, "en", None, **unsure) == TIMING.thinking_secs
+    # Sure words ending on an open word: the candidate stopped mid-clause, whatever the sound.
+    assert turn_wait(TIMING, heard, "en", 0.99) == TIMING.thinking_secs
+    # A request for time or a filler is never overruled by the sound.
+    assert turn_wait(TIMING, "so let me think", "en", 0.99, **unsure) == 6.0
+    assert turn_wait(TIMING, "the heap and um", "en", 0.99, **unsure) == 6.0
+
+
 def test_empty_text_is_not_judged() -> None:
     assert unfinished_reason("", "en") is None
     assert unfinished_reason("  ...  ", "en") is UnfinishedReason.OPEN_PUNCTUATION
