@@ -645,7 +645,7 @@ def build_pipeline(
     source = io.input or (io.transport.input() if io.transport is not None else None)
     sink = io.output or (io.transport.output() if io.transport is not None else None)
     gate = LLMRunGate(core)
-    reporter = SpeechReporter(core, audio=io.tts is not None)
+    reporter = SpeechReporter(core, audio=io.tts is not None and not isinstance(io.tts, TextSpeech))
     hook = TranscriptHook(core, text_turns=io.text_turns)
     processors: list[FrameProcessor] = []
     if source is not None:

@@ -150,3 +150,17 @@ def test_an_utterance_that_never_played_is_reported_started_then_finished() -> N
     _run(reporter, TTSStartedFrame(), SleepFrame(0.2), TTSStoppedFrame())
     assert core.started == ["utt-1"] and core.started_at[0] is not None
     assert core.finished == [("utt-1", 0)]
+
+
+def test_without_audio_an_utterance_starts_with_its_tts_context() -> None:
+    """Text mode (``TextSpeech``: no audio ever): the examiner's words went out when the TTS
+    context started, and it lasted until its end."""
+    core = RecordingCore()
+    reporter = SpeechReporter(core, audio=False)
+    reporter.expect("utt-1")
+    before = time.time()
+    _run(reporter, TTSStartedFrame(), SleepFrame(0.4), TTSStoppedFrame())
+    (at,) = core.started_at
+    assert at is not None and before <= at < before + 0.3, (before, at)
+    ((_, duration_ms),) = core.finished
+    assert duration_ms >= 350, duration_ms
