@@ -278,8 +278,8 @@ def _fallbacks(
         fallbacks["stt"] = with_fallback(
             "stt", hosted_stt, build_offline_stt(), ("pocketsphinx", "en-us")
         )
-    if hosted_tts is not None:
-        voice = build_offline_tts(slower=slower, voice=offline_tts_language(language).get("voice"))
+    if hosted_tts is not None:  # eSpeak's voice for the language (VIVA_TTS_VOICE is the host's)
+        voice = build_offline_tts(slower=slower, voice=offline_voice(language))
         fallbacks["tts"] = with_fallback("tts", hosted_tts, voice, ("espeak-ng", voice.voice.name))
     return fallbacks
 

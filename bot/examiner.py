@@ -118,6 +118,7 @@ class ExaminerCore:
             inbox=self.inbox,
             known_tools=frozenset(self.hydrator.flow.get("functions", {})),
             provider_worked=self.faults.provider_worked,
+            provider_failed=self.faults.provider_failed,
         )
         self.composing = ComposingWatch(self.adapter.candidate_activity)
         self.channel = ChannelInputs(

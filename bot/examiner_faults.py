@@ -176,6 +176,20 @@ class FaultWatch:
             detail = str(frame.error)[:1000]
             if not self.turns.provider_failed(detail):
                 return  # this turn gets the fallback; only repeated failures pause the exam
+        await self._provider_fault(component, severity, str(frame.error)[:1000])
+
+    def provider_failed(self, component: str, detail: str) -> None:
+        """``component`` failed without an error frame (the voice gave no audio for an
+        utterance: ``bot.pipeline.SpeechReporter``): a transient fault, as an error would be."""
+        failing = asyncio.ensure_future(self._provider_fault(component, "transient", detail))
+        failing.add_done_callback(log_failure)
+
+    async def _provider_fault(
+        self, component: str, severity: Literal["transient", "fatal"], detail: str
+    ) -> None:
+        """A provider's fault (module docstring): the offline service once its outage has
+        lasted long enough, counted while its fault is open, else a ``Fault`` for the
+        controller and a clearing after the back-off."""
         if severity == "transient" and component in ("stt", "tts"):
             self._outage_since.setdefault(component, time.monotonic())
             if self._fallback_due(component):
@@ -185,12 +199,8 @@ class FaultWatch:
             self._still_failing(component)
             return
         self._stats.faults += 1
-        logger.warning(
-            "bot %s: %s %s fault: %s", self._session_id, component, severity, frame.error
-        )
-        self._decisions.post(
-            Fault(component=component, severity=severity, detail=str(frame.error)[:1000])
-        )
+        logger.warning("bot %s: %s %s fault: %s", self._session_id, component, severity, detail)
+        self._decisions.post(Fault(component=component, severity=severity, detail=detail))
         if severity == "transient":
             self._arm_clearing(component)
 

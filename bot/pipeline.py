@@ -149,6 +149,8 @@ class PipelineCore(Protocol):
 
     def utterance_started(self, utterance_id: str, when: float | None = None) -> None: ...
 
+    def utterance_unplayed(self, utterance_id: str) -> None: ...
+
     def utterance_finished(
         self, utterance_id: str, duration_ms: int, *, interruption: Interruption | None = None
     ) -> None: ...
@@ -432,8 +434,10 @@ class SpeechReporter(FrameProcessor):
     With ``audio`` (a voice pipeline) an utterance starts when its first audio has passed the
     output transport, when the candidate can first hear it, not when its synthesis began (a
     TTS may take a second before its first audio on a loaded machine); its length runs from
-    there. Without audio (text) it starts with its TTS context. One that never played starts
-    and ends when its context ends, at length 0."""
+    there. Without audio (text) it starts with its TTS context. With audio, one whose voice
+    gave no audio is reported unplayed (a fault of the voice) and ends as cut with nothing
+    heard (the controller records its start with the end); one cut before its first audio ends
+    at length 0."""
 
     def __init__(self, core: PipelineCore, *, audio: bool = True) -> None:
         super().__init__()
@@ -465,14 +469,24 @@ class SpeechReporter(FrameProcessor):
         current.started = time.monotonic()
         self._core.utterance_started(current.utterance_id, time.time())
 
-    def _finish(self, interruption: Interruption | None = None) -> None:
+    def _finish(self, interruption: Interruption | None = None, *, ended: bool = False) -> None:
+        """The current utterance is over: cut (``interruption``), at its TTS context's end
+        (``ended``) or because another began."""
         current = self._current
         if current is None:
             return
         self._current = None
-        if current.started is None:  # nothing of it played: it starts and ends now
-            self._start(current)
+        if current.started is None:  # nothing of it played
             elapsed_ms = 0
+            if self._audio and ended:
+                # The voice gave no audio (its request failed): a fault of the voice, and the
+                # utterance is recorded as cut with nothing heard, never as spoken.
+                self._core.utterance_unplayed(current.utterance_id)
+                interruption = Interruption(time.time(), 0.0, "")
+            elif not self._audio:
+                self._start(current)
+        elif self._audio:  # the audio played (an output may pass it faster than real time)
+            elapsed_ms = round(self._heard.played_secs * 1000)
         else:
             elapsed_ms = int((time.monotonic() - current.started) * 1000)
         if interruption is not None:
@@ -504,7 +518,7 @@ class SpeechReporter(FrameProcessor):
                 if not self._audio:
                     self._start(self._current)
         elif isinstance(frame, TTSStoppedFrame) and downstream:
-            self._finish()
+            self._finish(ended=True)
         elif isinstance(frame, InterruptionFrame):
             self._interrupted()
             waiters, self._interruption_waiters = self._interruption_waiters, []

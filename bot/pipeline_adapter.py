@@ -81,6 +81,7 @@ class PipelineAdapter:
         inbox: CandidateInbox,
         known_tools: frozenset[str],
         provider_worked: Callable[[str], None] = lambda component: None,
+        provider_failed: Callable[[str, str], None] = lambda component, detail: None,
     ) -> None:
         self._decisions = decisions
         self._frames = frames
@@ -95,6 +96,8 @@ class PipelineAdapter:
         self._known_tools = known_tools or frozenset({"report_observation"})
         self._provider_worked = provider_worked
         """Told when a provider is seen working (``FaultWatch.provider_worked``)."""
+        self._provider_failed = provider_failed
+        """Told when a provider failed without an error (``FaultWatch.provider_failed``)."""
         self._llm_node: str | None = None
 
     def llm_allowed(self) -> bool:
@@ -204,8 +207,15 @@ class PipelineAdapter:
 
     def utterance_started(self, utterance_id: str, when: float | None = None) -> None:
         """The utterance's first audio played (text: it went out) at ``when`` (wall-clock
-        seconds): the event's ``atMs``."""
+        seconds): the event's ``atMs``. The voice is working: an open fault of it clears."""
+        self._provider_worked("tts")
         self._decisions.post(UtteranceStarted(utterance_id, at_ms=self._session_ms(when)))
+
+    def utterance_unplayed(self, utterance_id: str) -> None:
+        """The voice gave no audio for the utterance (its TTS request failed): a fault of the
+        voice (the exam pauses, then the question is asked again; a long outage switches to
+        the offline voice). The utterance itself ends as cut with nothing heard."""
+        self._provider_failed("tts", f"no audio for utterance {utterance_id}")
 
     def utterance_finished(
         self, utterance_id: str, duration_ms: int, *, interruption: Interruption | None = None

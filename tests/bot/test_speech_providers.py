@@ -132,6 +132,7 @@ def test_voice_io_uses_the_configured_providers(clean: pytest.MonkeyPatch) -> No
     assert tts.switcher.strategy.active_service is tts.hosted
     assert type(stt.offline).__name__ == "PocketsphinxSTTService"
     assert type(tts.offline).__name__ == "EspeakTTSService"
+    assert tts.offline.voice.name == "en-us"  # eSpeak's own voice, not the host's "nova"
     assert io.providers == {"stt": ("deepgram", "nova-3-general"), "tts": ("openai", "nova")}
 
 

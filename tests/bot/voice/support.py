@@ -130,6 +130,7 @@ class RecordingCore:
         self.started_at: list[float | None] = []
         """When each utterance's first audio played (wall-clock seconds)."""
         self.finished: list[tuple[str, int]] = []
+        self.unplayed: list[str] = []
         self.interrupted: list[str] = []
         self.cut: list[tuple[str, Interruption]] = []
         self.activity: list[tuple[str, bool, float | None]] = []
@@ -178,6 +179,9 @@ class RecordingCore:
     def utterance_started(self, utterance_id: str, when: float | None = None) -> None:
         self.started.append(utterance_id)
         self.started_at.append(when)
+
+    def utterance_unplayed(self, utterance_id: str) -> None:
+        self.unplayed.append(utterance_id)
 
     def utterance_finished(
         self, utterance_id: str, duration_ms: int, *, interruption: Interruption | None = None

@@ -47,11 +47,19 @@ async def _talk(microphone: Microphone, pcm: bytes, seconds: float) -> None:
 
 
 def _outage(
-    exam_session: Any, bot_settings: Any, tmp_path: Path, *, outage: float, fallback: float
+    exam_session: Any,
+    bot_settings: Any,
+    tmp_path: Path,
+    *,
+    outage: float,
+    fallback: float,
+    endpoint: str = "transcriptions",
+    answers: int | None = None,
 ) -> tuple[Watcher, int]:
-    """A voice exam whose recogniser (the local peer) refuses every request for ``outage``
-    seconds once the exam has started, the candidate talking through it; the events stored
-    and how many requests were refused."""
+    """A voice exam whose recogniser (``endpoint`` ``speech``: whose voice) on the local peer
+    refuses every request for ``outage`` seconds once the exam has started, the candidate
+    talking through it (``answers``: answering that many times, then waiting for the examiner
+    as a candidate does); the events stored and how many requests were refused."""
     bot_settings.VIVA_BOT_FAULT_RETRY_SECONDS = 2.0
     bot_settings.VIVA_SPEECH_FALLBACK_SECONDS = fallback
     watcher = Watcher()
@@ -73,8 +81,12 @@ def _outage(
                 await watcher.until_count("bot_ready", 1)
                 await Candidate(exam_session.pk, watcher).ready()
                 await watcher.until_count("examiner_utterance_final", 1, timeout=30)
-                peer.fail_for("transcriptions", outage)
-                await _talk(microphone, pcm, TALK_SECONDS)
+                peer.fail_for(endpoint, outage)
+                if answers is None:
+                    await _talk(microphone, pcm, TALK_SECONDS)
+                else:
+                    await _talk(microphone, pcm, 4 * answers)
+                    await asyncio.sleep(TALK_SECONDS - 4 * answers)
                 await asyncio.sleep(3)
             finally:
                 bot.cancel()
@@ -155,3 +167,38 @@ def test_a_recogniser_down_for_good_is_replaced_by_the_offline_one(
     first_fault = next(e for e in errors if e["payload"]["code"] == "stt_fault")
     waited = parse_timestamp(switched["timestamp"]) - parse_timestamp(first_fault["timestamp"])
     assert waited.total_seconds() >= FALLBACK_SECONDS - 0.5, waited
+
+
+def test_a_voice_down_for_good_is_replaced_by_the_offline_one(
+    exam_session: Any, bot_settings: Any, tmp_path: Path
+) -> None:
+    """The examiner's voice (OpenAI's speech endpoint on the peer) fails for the rest of the
+    exam once the opening was heard; the candidate answers and waits. The examiner's reply
+    cannot be spoken: seen before, it was logged as spoken all the same and the exam went on
+    with the candidate hearing nothing. Now it is a fault of the voice (the exam pauses),
+    and after the fallback time eSpeak NG speaks, and the exam goes on."""
+    watcher, refused = _outage(
+        exam_session,
+        bot_settings,
+        tmp_path,
+        outage=600,
+        fallback=FALLBACK_SECONDS,
+        endpoint="speech",
+        answers=1,
+    )
+
+    assert refused >= 1, "the outage was not met"
+    errors = [e for e in watcher.events if e["type"] == "system_error"]
+    codes = [e["payload"]["code"] for e in errors]
+    assert codes.count("tts_fallback") == 1 and set(codes) == {"tts_fault", "tts_fallback"}, codes
+    (switched,) = [e for e in errors if e["payload"]["code"] == "tts_fallback"]
+    assert switched["payload"]["details"]["provider"] == "espeak-ng"
+    assert "simpler voice" in switched["payload"]["userMessage"]
+    assert watcher.of("exam_completed") == []
+    # After the switch the examiner is heard again: its words played as audio by eSpeak.
+    spoken_after = [
+        e["payload"] for e in watcher.of("examiner_utterance_final") if e["seq"] > switched["seq"]
+    ]
+    assert [p for p in spoken_after if p["durationMs"] > 500], spoken_after
+    states = [e for e in watcher.of("exam_state_changed") if e["seq"] > switched["seq"]]
+    assert states and states[0]["payload"]["toState"] == "in_progress", states
