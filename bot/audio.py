@@ -28,7 +28,12 @@ from pipecat.processors.audio.vad_processor import VADProcessor
 
 from bot.activity import TimedVADProcessor
 from bot.speech_fallback import SpeechFallback, with_fallback
-from bot.speech_providers import build_hosted_stt, build_hosted_tts, resolve_speech
+from bot.speech_providers import (
+    TTS_QUIET_SECONDS,
+    build_hosted_stt,
+    build_hosted_tts,
+    resolve_speech,
+)
 from bot.voice.languages import VoiceLanguageError, offline_stt_available, offline_voice
 from bot.voice.turn_end import exam_user_params
 from bot.voice.turn_model import shared_turn_model
@@ -137,7 +142,7 @@ def build_offline_tts(*, slower: bool = False, voice: str | None = None) -> Espe
         voice = voice_setting("VIVA_TTS_VOICE", DEFAULT_VOICE)
     normal = int(voice_setting("VIVA_TTS_RATE_WPM", str(NORMAL_RATE_WPM)))
     rate_wpm = min(normal, SLOWER_RATE_WPM) if slower else normal
-    return EspeakTTSService(voice=voice, rate_wpm=rate_wpm)
+    return EspeakTTSService(voice=voice, rate_wpm=rate_wpm, stop_frame_timeout_s=TTS_QUIET_SECONDS)
 
 
 def voice_user_params(*, language: str = "en") -> LLMUserAggregatorParams:

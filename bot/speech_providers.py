@@ -50,6 +50,13 @@ if TYPE_CHECKING:
 
 Kind = Literal["stt", "tts"]
 PIPECAT_VERSION: Final = "1.14.0"
+TTS_QUIET_SECONDS: Final = 10.0
+"""How long a voice may send no audio within a sentence before Pipecat takes the sentence as
+over (its TTS services' ``stop_frame_timeout_s``, 3 s by default). A hosted voice under load, or
+eSpeak on a busy machine, can take more than 3 s for a sentence's first audio: the sentence then
+ended before its audio came, was stored as cut with nothing heard, and the exam paused for a
+fault of the voice while the candidate heard the examiner speak. A voice whose request fails
+still ends its sentence at once; only one that hangs is waited for this long."""
 
 
 class SpeechProviderError(ProviderError):
@@ -345,6 +352,7 @@ def _tts_deepgram(c: SpeechChoice) -> TTSService:
         api_key=c.api_key or "",
         base_url=_ws(c.base_url) if c.base_url else "wss://api.deepgram.com",
         settings=DeepgramTTSService.Settings(voice=c.voice),
+        stop_frame_timeout_s=TTS_QUIET_SECONDS,
     )
 
 
@@ -353,7 +361,10 @@ def _tts_openai(c: SpeechChoice) -> TTSService:
 
     settings = OpenAITTSService.Settings(model=c.model, voice=c.voice)
     return OpenAITTSService(
-        api_key=c.api_key or "not-needed", base_url=c.base_url, settings=settings
+        api_key=c.api_key or "not-needed",
+        base_url=c.base_url,
+        settings=settings,
+        stop_frame_timeout_s=TTS_QUIET_SECONDS,
     )
 
 
@@ -365,6 +376,7 @@ def _tts_azure(c: SpeechChoice) -> TTSService:
         region=c.region,
         private_endpoint=c.base_url,
         settings=AzureTTSService.Settings(voice=c.voice, language=_language(c)),
+        stop_frame_timeout_s=TTS_QUIET_SECONDS,
     )
 
 
@@ -374,6 +386,7 @@ def _tts_google(c: SpeechChoice) -> TTSService:
     return GoogleTTSService(
         credentials_path=c.api_key,
         settings=GoogleTTSService.Settings(voice=c.voice, language=_language(c)),
+        stop_frame_timeout_s=TTS_QUIET_SECONDS,
     )
 
 
@@ -385,8 +398,15 @@ def _tts_cartesia(c: SpeechChoice) -> TTSService:
         settings.model = c.model
     api_key = c.api_key or ""
     if c.base_url:
-        return CartesiaTTSService(api_key=api_key, settings=settings, url=_ws(c.base_url))
-    return CartesiaTTSService(api_key=api_key, settings=settings)
+        return CartesiaTTSService(
+            api_key=api_key,
+            settings=settings,
+            url=_ws(c.base_url),
+            stop_frame_timeout_s=TTS_QUIET_SECONDS,
+        )
+    return CartesiaTTSService(
+        api_key=api_key, settings=settings, stop_frame_timeout_s=TTS_QUIET_SECONDS
+    )
 
 
 def _tts_elevenlabs(c: SpeechChoice) -> TTSService:
@@ -397,8 +417,15 @@ def _tts_elevenlabs(c: SpeechChoice) -> TTSService:
         settings.model = c.model
     api_key = c.api_key or ""
     if c.base_url:
-        return ElevenLabsTTSService(api_key=api_key, settings=settings, url=_ws(c.base_url))
-    return ElevenLabsTTSService(api_key=api_key, settings=settings)
+        return ElevenLabsTTSService(
+            api_key=api_key,
+            settings=settings,
+            url=_ws(c.base_url),
+            stop_frame_timeout_s=TTS_QUIET_SECONDS,
+        )
+    return ElevenLabsTTSService(
+        api_key=api_key, settings=settings, stop_frame_timeout_s=TTS_QUIET_SECONDS
+    )
 
 
 STT_BUILDERS: Final[dict[str, Callable[[SpeechChoice], STTService]]] = {

@@ -92,6 +92,8 @@ class SpeechServer:
         self.speeches: list[dict[str, Any]] = []
         self.sockets: list[LiveSocket] = []
         self.refused: list[str] = []
+        self.speech_delay = 0.0
+        """Seconds before the first audio of every speech response (a loaded provider)."""
         """The endpoint of every request refused by an outage (:meth:`fail_for`)."""
         self._failures: deque[tuple[str, int]] = deque()
         self._down_until: dict[str, tuple[float, int]] = {}
@@ -237,6 +239,7 @@ class SpeechServer:
             pcm = self._voiced[text] = _resample(raw, espeak.sample_rate, SPEECH_RATE)
         response = web.StreamResponse(headers={"Content-Type": "audio/pcm"})
         await response.prepare(request)
+        await asyncio.sleep(self.speech_delay)
         for start in range(0, len(pcm), 4800):
             await response.write(pcm[start : start + 4800])
         await response.write_eof()
