@@ -95,6 +95,19 @@ def _load_offline_tts() -> None:
     engine().synthesize("Ready.", Voice(name=voice_setting("VIVA_TTS_VOICE", "en-us")))
 
 
+def _build_voice_io() -> None:
+    from bot.audio import voice_io
+
+    voice_io()  # thrown away: a process's first build does one-off work (about 0.2 s)
+
+
+def _build_llm() -> None:
+    from bot.conf import bot_settings
+    from bot.providers import build_llm
+
+    build_llm(bot_settings())  # the provider's SDK (0.3 s of imports); the offline examiner starts
+
+
 def warm_voice() -> WarmupReport:
     """Load everything a voice session needs now (blocking); returns what each stage took."""
     stt, tts = resolve_speech("stt"), resolve_speech("tts")
@@ -114,6 +127,8 @@ def warm_voice() -> WarmupReport:
         from bot.speech_providers import build_hosted_tts
 
         report.time(f"{tts.provider} TTS service", lambda: build_hosted_tts(tts))
+    report.time("a session's speech services", _build_voice_io)
+    report.time("LLM service", _build_llm)
     return report
 
 

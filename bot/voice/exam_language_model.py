@@ -35,7 +35,7 @@ import os
 import re
 import tempfile
 import threading
-from collections import Counter, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,15 +82,41 @@ class ExamModels:
         return self.nodes.get(node_id, self.package) if node_id else self.package
 
 
+BUILT_KEPT: Final = 32
+"""How many exams' models a process remembers (:func:`build_exam_models`)."""
+_built: OrderedDict[str, ExamModels] = OrderedDict()
+_built_lock = threading.Lock()
+
+
 def build_exam_models(
     texts: Sequence[str], nodes: Mapping[str, Sequence[str]], *, directory: str | None = None
 ) -> ExamModels:
     """The package's model from ``texts`` and one model per entry of ``nodes`` (node id → its
-    texts), each built by :func:`build` (written once; models with the same text are shared)."""
-    return ExamModels(
-        package=build(texts, directory=directory),
-        nodes={node: build(node_texts, directory=directory) for node, node_texts in nodes.items()},
+    texts), each built by :func:`build` (written once; models with the same text are shared).
+
+    Remembered per process for the :data:`BUILT_KEPT` exams last asked for: building the demo
+    exam's nine models takes about 0.75 s of CPU even with their files on disk (the vocabulary,
+    eSpeak's pronunciations), and every candidate of a published package asks for the same
+    ones. A remembered exam whose files were removed is built again."""
+    place = directory or _cache_dir()
+    key = repr((tuple(texts), sorted((node, tuple(t)) for node, t in nodes.items()), place))
+    with _built_lock:
+        models = _built.get(key)
+        if models is not None:
+            _built.move_to_end(key)
+    if models is not None and all(
+        Path(m.arpa_path).exists() for m in (models.package, *models.nodes.values())
+    ):
+        return models
+    models = ExamModels(
+        package=build(texts, directory=place),
+        nodes={node: build(node_texts, directory=place) for node, node_texts in nodes.items()},
     )
+    with _built_lock:
+        _built[key] = models
+        while len(_built) > BUILT_KEPT:
+            _built.popitem(last=False)
+    return models
 
 
 def sentences(texts: Iterable[str]) -> list[list[str]]:

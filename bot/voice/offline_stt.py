@@ -57,6 +57,8 @@ from typing import Any, Final
 from loguru import logger
 from pipecat.audio.utils import create_file_resampler
 from pipecat.frames.frames import (
+    CancelFrame,
+    EndFrame,
     Frame,
     StartFrame,
     TranscriptionFrame,
@@ -83,6 +85,8 @@ from bot.voice.sphinx_decoder import (
     utterance_confidence,
 )
 
+MODEL_BUILD_WAIT_SECS: Final = 10.0
+"""The longest a segment waits for the exam's models still being built at start."""
 DEFAULT_TTFS_P99: Final = 1.0
 """Seconds from end of speech to transcript, for turn strategies (5 s of speech: ~0.8 s)."""
 
@@ -176,6 +180,7 @@ class PocketsphinxSTTService(SegmentedSTTService):
         self._node_texts: dict[str, tuple[str, ...]] = {}
         self._current_node: Callable[[], str | None] | None = None
         self._models: ExamModels | None = None
+        self._building: asyncio.Task[None] | None = None
         self._speech_start: float | None = None
         self._spans: deque[tuple[float | None, float | None]] = deque()
 
@@ -215,15 +220,45 @@ class PocketsphinxSTTService(SegmentedSTTService):
         return "en-US" if code.lower().startswith("en") else None
 
     async def start(self, frame: StartFrame) -> None:
-        """Start the service; start the decoder workers (:func:`decoder_pool`) and build the
-        exam's models off the event loop."""
+        """Start the service; start the decoder workers (:func:`decoder_pool`), and begin
+        building the exam's models off the event loop without waiting for them: the pipeline
+        (and the candidate's Start) does not wait the build (about 0.75 s the first time a
+        process meets the exam); a segment to decode before it is done waits for it."""
         await super().start(frame)
         try:
             await asyncio.to_thread(self._pool.warm_up)
         except Exception as error:
             await self.push_error(f"{self}: cannot load PocketSphinx: {error}", exception=error)
             return
-        await self.build_exam_models()
+        if self._exam_texts and self._building is None:
+            self._building = asyncio.create_task(self.build_exam_models())
+
+    async def stop(self, frame: EndFrame) -> None:
+        """Stop the service (a build still running is cancelled)."""
+        await self._stop_building()
+        await super().stop(frame)
+
+    async def cancel(self, frame: CancelFrame) -> None:
+        """Cancel the service (a build still running is cancelled)."""
+        await self._stop_building()
+        await super().cancel(frame)
+
+    async def _stop_building(self) -> None:
+        building, self._building = self._building, None
+        if building is not None and not building.done():
+            building.cancel()
+            await asyncio.gather(building, return_exceptions=True)
+
+    async def _models_built(self) -> None:
+        """Wait for the exam's models being built (at most :data:`MODEL_BUILD_WAIT_SECS`;
+        after that the segment is decoded with what there is)."""
+        building = self._building
+        if building is None or building.done():
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(building), MODEL_BUILD_WAIT_SECS)
+        except TimeoutError:
+            logger.warning(f"{self}: the exam's models are not built yet; the general one is used")
 
     async def build_exam_models(self, directory: str | None = None) -> None:
         """Build the exam's models (:meth:`use_exam_text`) off the event loop, once; on failure
@@ -252,6 +287,7 @@ class PocketsphinxSTTService(SegmentedSTTService):
         """Decode one segment (raw 16-bit mono PCM at :attr:`sample_rate`); the transcript
         carries when its speech started and ended (``OfflineTranscript.speech_start``/``_end``)."""
         start, end = self._spans.popleft() if self._spans else (None, None)
+        await self._models_built()
         await self.start_processing_metrics()
         pcm = audio
         if self.sample_rate and self.sample_rate != MODEL_SAMPLE_RATE:

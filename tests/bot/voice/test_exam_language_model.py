@@ -185,3 +185,81 @@ def test_british_pronunciations_of_the_exam_words_become_variants(model) -> None
         assert decoder.lookup_word("vertices(2)") is None
     assert us is not None and us != british
     assert spoken.count(british) == 1, spoken  # once, as a variant: the US one stays
+
+
+def test_an_exam_met_again_is_not_built_again(tmp_path: Path) -> None:
+    """Every candidate of a published package asks for the same models: building them took
+    about 0.75 s of CPU per session even with their files on disk (issue #30, Start time)."""
+    document = example_document()
+    texts, nodes = package_texts(document), node_texts(document)
+    first = build_exam_models(texts, nodes, directory=str(tmp_path))
+    assert build_exam_models(texts, nodes, directory=str(tmp_path)) is first
+    # Files removed (a cleaned temporary directory): built again, the same models.
+    Path(first.package.arpa_path).unlink()
+    again = build_exam_models(texts, nodes, directory=str(tmp_path))
+    assert again is not first and again == first
+    assert Path(again.package.arpa_path).exists()
+    # Another exam's text is another exam.
+    other = build_exam_models(
+        [*texts, "Explain Kruskal's algorithm."], nodes, directory=str(tmp_path)
+    )
+    assert other.package.name != first.package.name
+
+
+def test_the_pipeline_starts_without_waiting_for_the_exams_models(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seen before: the recogniser's start built the exam's models, and the pipeline (so the
+    candidate's Start) waited for it: 0.9 s of the 1.6 s from the room's load to Start on a
+    warm server (``bench/start_time.py``). Now the build runs behind the start; a segment
+    decoded meanwhile waits for it and is decoded with the exam's model."""
+    from pipecat.pipeline.pipeline import Pipeline
+    from pipecat.pipeline.worker import PipelineWorker
+    from pipecat.workers.runner import WorkerRunner
+
+    from bot.audio import build_vad_processor, input_audio_frames, pipeline_params, read_wav
+    from bot.voice.offline_stt import PocketsphinxSTTService
+    from tests.bot.voice.support import ANSWER, ControllerHook, spoken_wav
+
+    monkeypatch.setenv("VIVA_STT_MODEL_DIR", str(tmp_path))  # a model never built before
+    # Many words the dictionary lacks (each pronounced by eSpeak NG): a build that takes time.
+    invented = [f"zorb{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}ix" for i in range(300)]
+    texts = [*EXAM_PHRASES, *(" ".join(invented[i : i + 6]) + "." for i in range(0, 300, 6))]
+    service = PocketsphinxSTTService()
+    service.use_exam_text(texts)
+    at_start: list[object] = []
+    at_decode: list[object] = []
+    heard = asyncio.Event()
+
+    def reply(text: str, confidence: float | None) -> str:
+        at_decode.append(service.exam_model())
+        heard.set()
+        return "Thank you."
+
+    async def scenario() -> None:
+        pcm, rate = read_wav(await spoken_wav(tmp_path / "answer.wav", ANSWER))
+        worker = PipelineWorker(
+            Pipeline([build_vad_processor(), service, ControllerHook(reply)]),
+            params=pipeline_params(),
+            idle_timeout_secs=None,
+            enable_rtvi=False,
+        )
+
+        @worker.event_handler("on_pipeline_started")
+        async def _started(worker: PipelineWorker, frame: object) -> None:
+            at_start.append(service.exam_model())
+
+        runner = WorkerRunner(handle_sigint=False)
+        await runner.add_workers(worker)
+        running = asyncio.create_task(runner.run())
+        try:
+            await worker.queue_frames(list(input_audio_frames(pcm, rate)))
+            await asyncio.wait_for(heard.wait(), timeout=60)
+        finally:
+            await runner.cancel("done")
+            await asyncio.wait_for(running, timeout=10)
+
+    asyncio.run(scenario())
+    assert at_start == [None], "the pipeline waited for the exam's models"
+    assert at_decode and at_decode[0] is not None, "the answer was decoded without them"
+    assert str(tmp_path) in at_decode[0].arpa_path  # type: ignore[attr-defined]
