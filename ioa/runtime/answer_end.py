@@ -8,8 +8,12 @@ long a silence must last before the turn is over from what was said so far and h
 
 * **unfinished words** (:func:`unfinished_reason`): the transcript ends on a hesitation filler
   ("um", "äh", "eh"), on a word that cannot end a clause (a conjunction, a preposition, an
-  article: "... a priority queue of"), on a request for time ("let me think", "un momento"),
-  or on a comma, dash or ellipsis a punctuating recogniser wrote. The candidate is given the
+  article: "... a priority queue of"; a subject pronoun or a clause opener: "and then we",
+  "it fails when"), on a phrase that leads on ("and then", "which means", "for example",
+  "I think that", "I would say", "es decir", "und dann"; "and so on" and "I think so" close),
+  on a request for time ("let me think", "un momento"), or on a comma, dash or ellipsis a
+  punctuating recogniser wrote. An answer that is only a discourse marker ("so", "well",
+  "basically", "also", "bueno") counts as a filler. The candidate is given the
   whole thinking pause (:attr:`TurnTiming.thinking_secs`, default 6 s: a pause of up to ~5 s
   inside an answer never ends it). One exception: an open last word in words the recogniser
   is not sure of, when the acoustic model says finished, gets the hesitant pause. Measured in
@@ -105,13 +109,39 @@ class _Cues:
     fillers: frozenset[str]
     open_words: frozenset[str]
     asks_for_time: re.Pattern[str]
+    open_endings: re.Pattern[str]
+    """Endings of two or more words after which the thought goes on ("and then", "which
+    means", "I would say"), over the answer's words (:func:`words`: lower case, apostrophes
+    dropped)."""
+    closed_endings: re.Pattern[str]
+    """Endings that close an answer although their last word is open ("and so on")."""
+    markers: re.Pattern[str]
+    """A whole answer that is only a discourse marker ("so", "well", "basically"): the
+    candidate has started, not answered."""
 
 
-def _cues(fillers: str, open_words: str, asks_for_time: tuple[str, ...]) -> _Cues:
+def _ending(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    return (
+        re.compile(r"(?:^|\b)(?:" + "|".join(patterns) + r")$") if patterns else re.compile(r"$^")
+    )
+
+
+def _cues(
+    fillers: str,
+    open_words: str,
+    asks_for_time: tuple[str, ...],
+    *,
+    open_endings: tuple[str, ...] = (),
+    closed_endings: tuple[str, ...] = (),
+    markers: tuple[str, ...] = (),
+) -> _Cues:
     return _Cues(
         fillers=frozenset(fillers.split()),
         open_words=frozenset(open_words.split()),
         asks_for_time=re.compile(r"(?:^|\b)(?:" + "|".join(asks_for_time) + r")\W*$"),
+        open_endings=_ending(open_endings),
+        closed_endings=_ending(closed_endings),
+        markers=re.compile(r"^(?:" + "|".join(markers) + r")$") if markers else re.compile(r"$^"),
     )
 
 
@@ -122,7 +152,9 @@ CUES: Final = MappingProxyType(
             "and but or because cause since which whose whereas although though if unless "
             "until than as the a an of to for with into onto between via my your its our "
             "their every each whether nor plus about in on at by from over under through "
-            "without is are was were be being would will can could should must",
+            "without is are was were be being would will can could should must "
+            "when where while whenever wherever whereby we i they he she thats theres "
+            "theyre youre whats heres im ive weve youve theyve",
             (
                 r"let me (think|see|check|remember)( about (it|that|this))?",
                 r"give me (a|one) (moment|second|sec|minute)",
@@ -134,6 +166,29 @@ CUES: Final = MappingProxyType(
                 r"what('s| is) (it|the word) called",
                 r"i mean",
             ),
+            open_endings=(
+                r"(and|but|or|so) (then|so|also|basically|essentially|actually)",
+                r"(?<!think )(?<!hope )(?<!guess )(?<!believe )(?<!not )(?<!or )(?<!do )"
+                r"(?<!said )(?<!even )(?<!just )so",
+                r"(think|thought|say|said|know|knew|mean|means|meant|believe|guess|show|shows"
+                r"|showed|note|notice|assume|ensure|ensures|guarantee|guarantees|prove|proves"
+                r"|is|was|so|such|except|fact) that",
+                r"(which|that|this|it) means",
+                r"meaning",
+                r"namely",
+                r"(for|as an) (example|instance)",
+                r"(?<!as )(?<!if )(?<!do )you know",
+                r"(i would|id|lets|let us|we could|you could|i could|i might|i should) say",
+                r"(its|is|was|thats|just|basically|really|actually|kind of|sort of|something|looks"
+                r"|sounds|more) like",
+                r"(is|are|was|were|does|do|did|can|could|would|will|should|must|has|have|had"
+                r"|its|thats) not",
+                r"first of all",
+                r"in other words",
+                r"on the other hand",
+            ),
+            closed_endings=(r"and so (on|forth)", r"and the like", r"or so"),
+            markers=(r"(so |well |okay so |ok so )?(so|well|basically|essentially)",),
         ),
         "de": _cues(
             "äh ähm ähh öh öhm hm hmm mh mhm ehm em",
@@ -149,6 +204,15 @@ CUES: Final = MappingProxyType(
                 r"ich muss (kurz |mal )?(überlegen|nachdenken)",
                 r"ich meine",
             ),
+            open_endings=(
+                r"(und|aber|oder) (dann|so|zwar|danach)",
+                r"zum beispiel",
+                r"das heißt",
+                r"nämlich",
+                r"beziehungsweise",
+                r"(ich|wir) würde(n)? sagen",
+            ),
+            markers=(r"(also|ja also|na ja|naja|tja|so|gut also)",),
         ),
         "es": _cues(
             "eh em ehm mm mmm hmm este esto pues ah",
@@ -165,6 +229,15 @@ CUES: Final = MappingProxyType(
                 r"o sea",
                 r"quiero decir",
             ),
+            open_endings=(
+                r"y (luego|entonces|después|despues|también|tambien)",
+                r"es decir",
+                r"por ejemplo",
+                r"(yo )?diría",
+                r"(la|el|lo|las|los) [a-záéíóúñü]+ (es|son|era|fue|sería|seria)",
+            ),
+            closed_endings=(r"(eso|así|asi|esto) (es|son|era|fue)",),
+            markers=(r"(bueno|pues|entonces|bueno pues|pues bueno)",),
         ),
     }
 )
@@ -194,9 +267,12 @@ def unfinished_reason(text: str, language: str = "en") -> UnfinishedReason | Non
     if cues.asks_for_time.search(normalise(stripped).rstrip(" .!?")):
         return UnfinishedReason.ASKS_FOR_TIME
     last = said[-1]
-    if last in cues.fillers:
+    joined = " ".join(said)
+    if last in cues.fillers or cues.markers.match(joined):
         return UnfinishedReason.FILLER
-    if last in cues.open_words and not stripped.endswith(("?", "!", ".")):
+    if stripped.endswith(("?", "!", ".")) or cues.closed_endings.search(joined):
+        return None
+    if last in cues.open_words or cues.open_endings.search(joined):
         return UnfinishedReason.OPEN_WORD
     return None
 

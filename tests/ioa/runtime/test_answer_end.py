@@ -47,6 +47,38 @@ UNFINISHED = [
     ("es", "No funciona porque", UnfinishedReason.OPEN_WORD),
 ]
 
+# Seen as unlisted checks would try them: how people really trail off while thinking (issue
+# #30). Each of these ended the turn 1.5 s after the words before.
+TRAILING_OFF = [
+    ("en", "first you pick the closest vertex and then"),
+    ("en", "First you pick the closest vertex, and then we"),
+    ("en", "it is a greedy algorithm so"),
+    ("en", "I think that"),
+    ("en", "it's basically like"),
+    ("en", "it fails when"),
+    ("en", "you need a graph where"),
+    ("en", "it does not"),
+    ("en", "the reason is that it's"),
+    ("en", "it uses a heap which means"),
+    ("en", "a priority queue you know"),
+    ("en", "for example"),
+    ("en", "I would say"),
+    ("en", "on the other hand"),
+    ("de", "Zuerst nimmt man den nächsten Knoten und dann"),
+    ("de", "zum Beispiel"),
+    ("de", "das heißt"),
+    ("es", "primero eliges el vértice más cercano y luego"),
+    ("es", "la complejidad es"),
+    ("es", "es decir"),
+]
+MARKERS = [
+    ("en", "So."),
+    ("en", "well"),
+    ("en", "so basically"),
+    ("de", "Also"),
+    ("es", "Bueno"),
+]
+
 FINISHED = [
     ("en", "It keeps a priority queue of the vertices ordered by distance."),
     ("en", "dijkstra settles the closest unvisited vertex and relaxes its edges"),
@@ -60,6 +92,17 @@ FINISHED = [
     ("de", "Mit einem binären Heap ist die Laufzeit O von E log V."),
     ("es", "Creo que no."),
     ("es", "Usa una cola de prioridad con los vértices"),
+    # Endings that look open but close an answer.
+    ("en", "It stores the vertices, the edges and so on"),
+    ("en", "Maybe ten or so"),
+    ("en", "I hope so"),
+    ("en", "whether it is connected or not"),
+    ("en", "as you know"),
+    ("en", "Okay."),
+    ("en", "It works well"),
+    ("en", "each vertex is settled once"),
+    ("en", "And then?"),
+    ("es", "Así es"),
 ]
 
 
@@ -68,6 +111,20 @@ def test_words_that_stop_mid_thought_get_the_thinking_pause(
     language: str, text: str, reason: UnfinishedReason
 ) -> None:
     assert unfinished_reason(text, language) is reason
+    assert turn_wait(TIMING, text, language, finished_probability=0.99) == 6.0
+
+
+@pytest.mark.parametrize(("language", "text"), TRAILING_OFF)
+def test_a_phrase_that_leads_on_gets_the_thinking_pause(language: str, text: str) -> None:
+    assert unfinished_reason(text, language) is UnfinishedReason.OPEN_WORD
+    assert turn_wait(TIMING, text, language, finished_probability=0.99) == 6.0
+
+
+@pytest.mark.parametrize(("language", "text"), MARKERS)
+def test_an_answer_that_is_only_a_discourse_marker_is_a_start_not_an_answer(
+    language: str, text: str
+) -> None:
+    assert unfinished_reason(text, language) is UnfinishedReason.FILLER
     assert turn_wait(TIMING, text, language, finished_probability=0.99) == 6.0
 
 
