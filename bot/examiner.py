@@ -87,7 +87,12 @@ class ExaminerCore:
         writer = JournalWriter(journal=journal, db=db, lease=lease, stats=self.stats)
         self.decisions = DecisionInbox(writer=writer, stats=self.stats, usage=usage, follower=self)
         self.failed: asyncio.Event = self.decisions.failed
-        self.faults = FaultWatch(decisions=self.decisions, stats=self.stats, config=config)
+        self.faults = FaultWatch(
+            decisions=self.decisions,
+            stats=self.stats,
+            config=config,
+            language=journal.artifacts.package.metadata.language,
+        )
         self.turns = self.faults.turns
         reruns = RerunBudget(config.max_llm_reruns, self.turns)
         self.hydrator = FlowHydrator(

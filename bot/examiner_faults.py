@@ -15,7 +15,11 @@ the pipeline's errors:
   a provider whose fault is still open are counted, not reported again: one pause per outage,
   no pause/resume flapping. A hosted recogniser or voice down for
   ``VIVA_SPEECH_FALLBACK_SECONDS`` is replaced by the offline one for the rest of the session
-  (``bot.speech_fallback``): the exam carries on. Only the outage limit ends an exam
+  (``bot.speech_fallback``): the exam carries on. A recogniser with no offline one in reserve
+  (a German or Spanish exam: PocketSphinx hears English only) is replaced by typing: the
+  candidate is told, in the exam's language, to type their answers, the exam carries on, and
+  the recogniser's further errors pause nothing (``system_error`` ``stt_typing``: the exam room
+  shows its answer box). Only the outage limit ends an exam
   (``VIVA_OUTAGE_LIMIT_SECONDS``).
   A transient LLM error during an owed turn only fails that turn (the fallback answers it)
   unless it keeps happening (``provider_failures_to_pause``).
@@ -43,6 +47,7 @@ from bot.speech_fallback import FALLBACK_MESSAGES
 from bot.turn_deadline import TurnLimits, TurnWatch
 from ioa.events import payloads as p
 from ioa.runtime import Fault, FaultCleared, TurnFault
+from ioa.runtime.texts import for_language
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +56,8 @@ INTERRUPTION_WAIT_SECONDS: Final = 0.5
 controller answers anyway (the watch gives up at 80 % of the deadline, so this stays inside)."""
 MAX_RETRY_SECONDS: Final = 60.0
 """The longest wait before a failing provider is tried again."""
+TYPING_CODE: Final = "stt_typing"
+"""The ``system_error`` code of the recogniser replaced by typing (the exam room's cue)."""
 STABLE_SECONDS: Final = 120.0
 """A provider that has worked this long since its last fault starts its back-off afresh."""
 
@@ -78,8 +85,18 @@ class OutageBackoff:
 class FaultWatch:
     """See the module docstring."""
 
-    def __init__(self, *, decisions: Decisions, stats: CoreStats, config: BotSettings) -> None:
+    def __init__(
+        self,
+        *,
+        decisions: Decisions,
+        stats: CoreStats,
+        config: BotSettings,
+        language: str | None = None,
+    ) -> None:
         self._decisions = decisions
+        self._language = language
+        self._typing = False
+        """The recogniser was replaced by typing (module docstring)."""
         self._stats = stats
         self._retry_seconds = config.fault_retry_seconds
         self._fallback_seconds = config.speech_fallback_seconds
@@ -190,6 +207,9 @@ class FaultWatch:
         """A provider's fault (module docstring): the offline service once its outage has
         lasted long enough, counted while its fault is open, else a ``Fault`` for the
         controller and a clearing after the back-off."""
+        if component == "stt" and self._typing:
+            logger.info("bot %s: recogniser still failing (typing): %s", self._session_id, detail)
+            return
         if severity == "transient" and component in ("stt", "tts"):
             self._outage_since.setdefault(component, time.monotonic())
             if self._fallback_due(component):
@@ -248,9 +268,13 @@ class FaultWatch:
         service is in reserve for it, not yet used (``bot.speech_fallback``)."""
         fallback = self._io.fallbacks.get(component) if self._io is not None else None
         since = self._outage_since.get(component)
+        if fallback is None and component == "stt" and self._io is not None:
+            # No recogniser in reserve: typing stands in (once).
+            usable = self._io.stt is not None and not self._io.text_turns and not self._typing
+        else:
+            usable = fallback is not None and not fallback.used
         return (
-            fallback is not None
-            and not fallback.used
+            usable
             and self._fallback_seconds > 0
             and since is not None
             and time.monotonic() - since >= self._fallback_seconds
@@ -261,6 +285,9 @@ class FaultWatch:
         candidate and the record (``system_error`` ``<component>_fallback``), and clear the
         fault: the exam paused for it carries on."""
         assert self._pipeline is not None and self._io is not None
+        if component not in self._io.fallbacks:
+            await self._type_instead()
+            return
         fallback = self._io.fallbacks[component]
         if fallback.used:
             return
@@ -293,3 +320,35 @@ class FaultWatch:
         except Exception:
             logger.exception("bot %s: could not record the fallback", self._session_id)
         self._decisions.post(FaultCleared(component=component))
+
+    async def _type_instead(self) -> None:
+        """The recogniser is down and none stands in: the candidate types their answers from
+        now on (module docstring); the record and the candidate are told, the exam carries on."""
+        if self._typing:
+            return
+        self._typing = True
+        timer = self._timers.pop("stt", None)
+        if timer is not None:
+            timer.cancel()
+        lasted = time.monotonic() - self._outage_since.pop("stt", time.monotonic())
+        logger.warning(
+            "bot %s: recogniser down for %.0f s and none in reserve; typing",
+            self._session_id,
+            lasted,
+        )
+        try:
+            await self._decisions.submit_foreign(
+                [
+                    p.SystemErrorPayload(
+                        code=TYPING_CODE,
+                        message=f"stt down for {lasted:.0f} s: answers are typed",
+                        component="bot",
+                        severity="warning",
+                        userMessage=for_language(self._language).typing_fallback,
+                        details={"component": "stt", "provider": "typing"},
+                    )
+                ]
+            )
+        except Exception:
+            logger.exception("bot %s: could not record the typing fallback", self._session_id)
+        self._decisions.post(FaultCleared(component="stt"))

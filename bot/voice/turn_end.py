@@ -7,7 +7,8 @@ transcripts of the turn so far, and the audio of the turn; when the VAD reports 
 stretch of speech it asks the smart-turn model (``bot.voice.turn_model``) how finished it
 sounded, and the end-of-turn policy (:func:`ioa.runtime.answer_end.turn_wait`) how long the
 silence must last from those and the words. The turn ends when that silence has passed with the
-transcript in; any speech before then cancels it, and the turn goes on.
+transcript in; any speech before then cancels it, and the turn goes on. A typed answer (the
+recogniser replaced by typing) ends the turn at once, as in text mode.
 
 The waits come from the package and the candidate's extra time (:func:`tune_turn_taking`). The
 aggregator's own watchdog (``user_turn_stop_timeout``) is set past the thinking pause, so it
@@ -38,6 +39,7 @@ from pipecat.turns.user_turn_strategies import UserTurnStrategies
 
 from bot.activity import speech_instant
 from bot.pipeline import transcript_confidence
+from bot.text_transport import TypedTranscriptionFrame
 from ioa.runtime.answer_end import RELIABLE_CONFIDENCE, TurnTiming, turn_timing, turn_wait
 from ioa.schema import AssessmentPackage
 
@@ -114,6 +116,13 @@ class ExamTurnStopStrategy(BaseUserTurnStopStrategy):  # type: ignore[no-untyped
                     b"".join(self._audio), self._sample_rate
                 )
             await self._arm()
+        elif isinstance(frame, TypedTranscriptionFrame) and frame.text.strip():
+            # A typed answer (the recogniser replaced by typing: bot.examiner_faults) is a
+            # whole turn, as in text mode: it ends now, with the words spoken before it.
+            self._texts.append(frame.text.strip())
+            self._speech_end = None
+            await self._cancel_timer()
+            await self._end((self.text, 0.0, None))
         elif isinstance(frame, TranscriptionFrame) and frame.text.strip():
             self._texts.append(frame.text.strip())
             self._reliable = transcript_confidence(frame) >= RELIABLE_CONFIDENCE

@@ -37,6 +37,8 @@ class RuntimeTexts:
     wait_for_system: str
     """The candidate asked to resume a pause that lifts itself (lost connection, fault)."""
     technical_pause: str
+    typing_fallback: str
+    """Voice: the recogniser is down and none stands in; the candidate types (issue #30)."""
     slower: str
     hand_raised: str
     audio_check: str
@@ -86,6 +88,10 @@ ENGLISH: Final = RuntimeTexts(
     wait_for_proctor="Only your proctor can resume the examination. Please wait a moment.",
     wait_for_system="The examination will continue shortly. Please wait a moment.",
     technical_pause="We seem to have a technical problem. Please bear with me for a moment.",
+    typing_fallback=(
+        "I am having trouble hearing you, so please type your answers from now on. You will "
+        "still hear me. Your time was not running."
+    ),
     slower="Of course. I will speak more slowly.",
     hand_raised="Thank you. Your proctor has been notified.",
     audio_check="Thank you for letting me know. Can you hear me clearly now?",
@@ -148,6 +154,10 @@ GERMAN: Final = RuntimeTexts(
     technical_pause=(
         "Es scheint ein technisches Problem zu geben. Bitte haben Sie einen Moment Geduld."
     ),
+    typing_fallback=(
+        "Ich kann Sie leider nicht deutlich hören. Bitte tippen Sie Ihre Antworten ab jetzt. "
+        "Mich hören Sie weiterhin. Ihre Zeit lief nicht weiter."
+    ),
     slower="Selbstverständlich. Ich spreche jetzt langsamer.",
     hand_raised="Vielen Dank. Ihre Prüfungsaufsicht wurde informiert.",
     audio_check="Danke für den Hinweis. Können Sie mich jetzt deutlich hören?",
@@ -208,6 +218,10 @@ SPANISH: Final = RuntimeTexts(
     wait_for_proctor="Solo su supervisor puede reanudar el examen. Espere un momento, por favor.",
     wait_for_system="El examen continuará enseguida. Espere un momento, por favor.",
     technical_pause=("Parece que tenemos un problema técnico. Le ruego un momento de paciencia."),
+    typing_fallback=(
+        "Me cuesta oírle bien, así que por favor escriba sus respuestas ahora. Me oye como "
+        "siempre. Su tiempo no corría."
+    ),
     slower="Por supuesto. Hablaré más despacio.",
     hand_raised="Gracias. Se ha avisado a su supervisor.",
     audio_check="Gracias por avisarme. ¿Me oye bien ahora?",

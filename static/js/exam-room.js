@@ -9,7 +9,7 @@
  * this file only shows it, and keeps the connection and the candidate's inputs.
  *
  * Frames sent: {"kind":"ping"} (clock offset, liveness), {"kind":"candidate_ready","id"},
- * {"kind":"answer","id","text"} (text mode), {"kind":"correction","id","turnIds"?,"text"} (voice: the
+ * {"kind":"answer","id","text"} (text mode; voice once the recogniser is replaced by typing), {"kind":"correction","id","turnIds"?,"text"} (voice: the
  * candidate's answer to a recognition check) and {"kind":"command","command":<chapter 05 envelope>}.
  * Every input carries a client-generated id (a command its commandId) and counts as sent only
  * when the server's {"kind":"ack","id"} says it is stored (sessions/inbox.py): until then it is
@@ -490,6 +490,7 @@
         break;
       case "system_error":
         if (item.code === "correction_refused") correctionRefused();
+        else if (item.code === "stt_typing") typeInstead(item);
         else if (S.live) {
           $("request-feedback").textContent = item.userMessage;
           if (item.severity === "fatal") announce(item.userMessage, true);
@@ -832,6 +833,19 @@
     const other = box.value.trim() && S.draftNode && S.draftNode !== S.view.nodeId;
     note.hidden = !other;
     if (other && S.live) announce(note.textContent, true);
+  }
+
+  // Voice: the recogniser is down and none stands in, so the candidate types from now on (the
+  // examiner is still heard). Replayed on a reload, so the box stays open.
+  function typeInstead(item) {
+    const answerForm = $("answer-form");
+    if (!answerForm || !answerForm.hidden) return;
+    answerForm.hidden = false;
+    $("request-feedback").textContent = item.userMessage;
+    if (S.live) {
+      announce(item.userMessage, true);
+      $("answer").focus();
+    }
   }
 
   // --- typed answers -----------------------------------------------------------------------------------------

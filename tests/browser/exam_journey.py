@@ -81,15 +81,20 @@ class Exam:
     candidate_name: str = "Ada Lovelace"
 
 
-def schedule_exam(*, author: object | None = None, candidate_name: str = "Ada Lovelace") -> Exam:
-    """A published CS201 exam of ``author`` (a new author by default), one candidate's session
-    in a sitting of it, and the candidate's invitation link."""
+def schedule_exam(
+    *,
+    author: object | None = None,
+    candidate_name: str = "Ada Lovelace",
+    package: str = "cs201-graph-algorithms",
+    title: str = "CS201 oral examinations",
+) -> Exam:
+    """A published exam of ``author`` (a new author by default) from the example ``package``,
+    one candidate's session in a sitting of it (``title``), and the candidate's invitation
+    link."""
     author = author or AuthorFactory()
-    draft = DraftPackageFactory(owner=author, document=example_document())
+    draft = DraftPackageFactory(owner=author, document=example_document(package))
     version = version_publish(draft=draft, user=author).version
-    sitting = Sitting.objects.create(
-        version=version, title="CS201 oral examinations", created_by=author
-    )
+    sitting = Sitting.objects.create(version=version, title=title, created_by=author)
     candidate = CandidateFactory(display_name=candidate_name)
     session = ExamSession.objects.create(sitting=sitting, candidate=candidate)
     invite = invitation_create(

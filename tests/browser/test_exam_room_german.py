@@ -18,16 +18,20 @@ import polib
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from accounts.services import invitation_create
 from bot.offline_examiner import LINES
 from config.messages import LOCALE_DIR
 from ioa.runtime import texts
-from publishing.services import version_publish
-from sessions.models import ExamSession, SessionEvent, Sitting
-from tests.browser.exam_journey import EXAMINER_TIMEOUT, Exam, bot_runner, check_step, current_node
+from sessions.models import SessionEvent
+from tests.browser.exam_journey import (
+    EXAMINER_TIMEOUT,
+    Exam,
+    bot_runner,
+    check_step,
+    current_node,
+    schedule_exam,
+)
 from tests.browser.helpers import eventually
 from tests.config.test_translations import CANDIDATE_SOURCES
-from tests.factories import AuthorFactory, CandidateFactory, DraftPackageFactory, example_document
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -139,20 +143,7 @@ def bot_runner_process(live_asgi_server: str) -> Iterator[str]:
 
 @pytest.fixture
 def exam() -> Exam:
-    author = AuthorFactory()
-    draft = DraftPackageFactory(
-        owner=author, document=example_document("cs201-graph-algorithms.de")
-    )
-    version = version_publish(draft=draft, user=author).version
-    sitting = Sitting.objects.create(
-        version=version, title="CS201 Mündliche Prüfungen", created_by=author
-    )
-    candidate = CandidateFactory(display_name="Ada Lovelace")
-    session = ExamSession.objects.create(sitting=sitting, candidate=candidate)
-    invite = invitation_create(
-        candidate=candidate, created_by=author, next_path=f"/exam/{session.pk}/"
-    )
-    return Exam(session=session, invitation_path=invite.path, candidate_name="Ada Lovelace")
+    return schedule_exam(package="cs201-graph-algorithms.de", title="CS201 Mündliche Prüfungen")
 
 
 def transcript(page: Page) -> Locator:
