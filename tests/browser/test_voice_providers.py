@@ -175,7 +175,14 @@ def check_the_exam_log(log: Stored) -> list[dict[str, Any]]:
     ]
     for cut in log.payloads("examiner_utterance_final", interrupted=True):
         at = cut["interruptedAtMs"]
-        assert any(at - BARGE_IN_MS <= onset <= at for onset in onsets), (cut, onsets)
+        nearest = min(onsets, key=lambda onset: abs(at - onset), default=None)
+        assert any(at - BARGE_IN_MS <= onset <= at for onset in onsets), (
+            f"cut at {at} ms, {cut.get('durationMs')} ms played, heard "
+            f"{cut.get('spokenText')!r}; nearest speech onset {nearest} ms",
+            cut,
+            onsets,
+            log.summary(),
+        )
     heard = log.payloads("transcript_final", speaker="candidate")
     # One final transcript per answer, each stored at the node it answered.
     answered = [p["nodeId"] for p in heard]
