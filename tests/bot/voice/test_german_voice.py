@@ -11,18 +11,16 @@ package's German texts and the runtime's German lines, never an English one.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bot.offline_examiner import LINES
 from bot.voice.espeak import Voice
-from ioa.runtime import texts
 from tests.bot.conftest import new_session, publish_example
 from tests.bot.voice.test_speech_peers import configure, run_voice_exam
 from tests.factories import example_document
+from tests.support.english_lines import english_lines
 from tests.support.speech_server import SpeechServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -57,10 +55,8 @@ def _exam_in_german(bot_settings: Any, peer: SpeechServer, tmp_path: Path) -> No
     # The examiner spoke German, through the speech endpoint, and no English line.
     spoken = [e["payload"]["text"] for e in watcher.of("examiner_utterance_final")]
     assert len(spoken) >= 2, spoken
-    english = set(texts.ENGLISH.spoken().values()) | {
-        str(line) for line in dataclasses.asdict(LINES["en"]).values()
-    }
-    assert not [s for s in spoken if any(line and line in s for line in english)], spoken
+    english = english_lines()
+    assert not [s for s in spoken if any(line in s for line in english)], spoken
     opening = example_document(GERMAN)["nodes"][0]["prompt"]["opening"]
     assert spoken[0] == opening, spoken[0]  # the package's German, verbatim
     asked = " ".join(s["input"] for s in peer.speeches)
