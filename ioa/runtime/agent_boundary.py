@@ -126,7 +126,7 @@ def judge_llm_claim(
     command: CandidateCommandType,
     candidate_texts: Sequence[str],
     *,
-    finish_pending: bool = False,
+    pending: CandidateCommandType | None = None,
     language: str = DEFAULT_LANGUAGE,
 ) -> ClaimVerdict:
     """Whether the LLM's claim that the candidate asked for ``command`` may stand.
@@ -134,7 +134,8 @@ def judge_llm_claim(
     ``candidate_texts`` are the candidate's turns the claim is about (the latest answer), oldest
     first. A harmless command stands on the LLM's word; a "no" in any of them refuses every
     other claim; a consequential one stands only when the classifier reads it in the latest
-    turn (or, while a finish awaits confirmation, when the latest turn says yes)."""
+    turn (or, while that command awaits the candidate's confirmation, ``pending``, when the
+    latest turn says yes)."""
     texts = [t for t in candidate_texts if t.strip()]
     if not texts:
         return ClaimVerdict(False, "the candidate said nothing that could be this command")
@@ -143,10 +144,10 @@ def judge_llm_claim(
     if any(declines(t, command, language) for t in texts):
         return ClaimVerdict(False, "the candidate said no")
     latest = texts[-1]
-    if command is C.FINISH and finish_pending:
+    if command is pending:
         if read_consent(latest, language) == "yes":
             return ClaimVerdict(True, corroborated=True)
-        return ClaimVerdict(False, "the candidate did not confirm ending the examination")
+        return ClaimVerdict(False, f"the candidate did not confirm '{command.value}'")
     if candidate_command(latest, language) is command:
         return ClaimVerdict(True, corroborated=True)
     return ClaimVerdict(

@@ -16,7 +16,7 @@ from typing import Any, Final, Literal
 from ioa.events import ExamState
 from ioa.events import payloads as p
 from ioa.runtime import recovery, texts
-from ioa.runtime.commands import PAUSED_COMMANDS, gate
+from ioa.runtime.commands import CONFIRMED_COMMANDS, PAUSED_COMMANDS, gate
 from ioa.runtime.effects import AdjustSpeech, InjectContext, PromptLlm
 from ioa.runtime.moves import activate_admin, resolve_recovery, stop_exam, take_edge
 from ioa.runtime.step import Flow, Step, guardrail_payload
@@ -422,18 +422,26 @@ def _revise_earlier_answer(reply: _Reply, payload: Mapping[str, Any]) -> Flow:
     return Flow.STOP
 
 
-def _finish_confirmed(reply: _Reply, payload: Mapping[str, Any]) -> Flow:
-    """The candidate's finish needs a confirmation: asked for first, carried out once given
-    (a finish in an envelope is carried out as any command)."""
-    step, node = reply.step, reply.step.state.node
-    if reply.command is not C.FINISH or reply.origin == "envelope" or node is None:
+def _confirmed(reply: _Reply, payload: Mapping[str, Any]) -> Flow:
+    """A finish or a skip the candidate's words asked for needs their confirmation
+    (:data:`~ioa.runtime.commands.CONFIRMED_COMMANDS`): asked for first, carried out once given
+    (one in an envelope, a button's, is carried out as any command)."""
+    step, node, command = reply.step, reply.step.state.node, reply.command
+    if command.value not in CONFIRMED_COMMANDS or reply.origin == "envelope" or node is None:
         return Flow.CONTINUE
-    if node.finish_pending is not None:
-        reply.accept(command_id=f"{node.finish_pending}-confirm", spelled="finish_confirmation")
-        finish_now(step, requested_by_proctor=False)
+    if node.pending_command == command.value and node.pending_command_id is not None:
+        reply.accept(
+            command_id=f"{node.pending_command_id}-confirm", spelled=f"{command.value}_confirmation"
+        )
+        if command is C.FINISH:
+            finish_now(step, requested_by_proctor=False)
+        else:
+            skip(step, reply.command_id, reply.spelled, reply.origin)
         return Flow.STOP
-    reply.accept(spelled="finish")
-    step.say(step.plan.texts.finish_confirm, "prompt")
+    reply.accept(spelled=command.value)
+    lines = step.plan.texts
+    step.say(lines.finish_confirm if command is C.FINISH else lines.skip_confirm, "prompt")
+    step.result.update({"status": "confirmation_asked", "command": command.value})
     return Flow.STOP
 
 
@@ -444,7 +452,7 @@ COMMAND_GATES: Final[tuple[Callable[[_Reply, Mapping[str, Any]], Flow], ...]] = 
     _paused_commands,
     _node_policy,
     _revise_earlier_answer,
-    _finish_confirmed,
+    _confirmed,
 )
 """What a command passes before it is carried out, in order; each gate may answer it."""
 

@@ -15,6 +15,7 @@ from typing import Final
 from ioa.events import EventEnvelope, ExamState, parse_timestamp
 from ioa.events import payloads as p
 from ioa.runtime.clock import to_ms
+from ioa.runtime.commands import CONFIRMED_COMMANDS
 from ioa.runtime.plan import ExamPlan
 from ioa.runtime.state import Episode, Instruction, NodeVisit, RuntimeState, StopWatch, Turn
 from ioa.schema import CandidateCommandType, RecoveryAction, RecoveryScenario
@@ -162,10 +163,15 @@ def _command(state: RuntimeState, payload: p.CandidateCommandReceived, ctx: _App
     node = state.node
     if node is None:
         return
-    if payload.commandType == "finish_confirmation":
-        node.finish_pending = None
-    elif payload.command == "finish" and payload.accepted and payload.commandType == "finish":
-        node.finish_pending = payload.commandId
+    if payload.commandType == f"{payload.command}_confirmation":
+        node.pending_command = node.pending_command_id = None
+    elif (
+        payload.command in CONFIRMED_COMMANDS
+        and payload.accepted
+        and payload.commandType == payload.command
+        and payload.origin != "envelope"
+    ):
+        node.pending_command, node.pending_command_id = payload.command, payload.commandId
     elif payload.command == "thinking_aloud" and payload.accepted:
         node.thinking = True
     if payload.accepted and payload.command in _ASKED_AGAIN:

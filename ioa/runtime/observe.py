@@ -16,19 +16,26 @@
 7. otherwise a repetition-loop attempt is carried out instead of speaking, or the examiner
    speaks (follow-up counted when asked for and within budget), every
    text through the output filters; queued proctor instructions are marked delivered.
+
+A refusal is a move, never a silence (our 03 chapter §16): a refused completion is answered
+with the runtime's own probe (:mod:`ioa.runtime.probes`, a counted follow-up) or the exhausted
+exit; every reply to an answer that covered no new target is a follow-up, whatever the LLM
+called it, so a node takes at most ``maxFollowUps`` + 1 such answers; an answer is never met
+with no text.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Final, Literal
+from typing import Final
 
 from ioa.events import ExamState
 from ioa.events import payloads as p
 from ioa.output_filters import check_neutrality
 from ioa.runtime import recovery, repetition, texts
 from ioa.runtime.agent_boundary import candidate_command, judge_llm_claim, read_consent
+from ioa.runtime.answer_end import UnfinishedReason, unfinished_reason
 from ioa.runtime.command_handlers import dispatch
 from ioa.runtime.commands import canonical
 from ioa.runtime.effects import PromptLlm
@@ -37,6 +44,7 @@ from ioa.runtime.instructions import admin_delivered, consume_queued
 from ioa.runtime.moves import take_edge
 from ioa.runtime.observation import ObservationProblem, ParsedObservation, parse_observation
 from ioa.runtime.plan import NodePlan
+from ioa.runtime.probes import FollowUpReason, count_follow_up, probe_text
 from ioa.runtime.recognition import CLEAR_CONFIDENCE, ask_to_check, reprompt, unclear_turns
 from ioa.runtime.state import NodeVisit, Turn
 from ioa.runtime.step import Flow, Step, guardrail_payload
@@ -113,7 +121,8 @@ def _detected_command(
     LLM's next call after a clarification, say, is its answer, not the command again)."""
     state = step.state
     latest = answer[-1].turn_id if answer else None
-    pending = state.node is not None and state.node.finish_pending is not None
+    node = state.node
+    asked = canonical(node.pending_command) if node and node.pending_command else None
     if observation.command is not None:
         command = canonical(observation.command)
         if command is None or latest in state.command_turns:
@@ -123,7 +132,7 @@ def _detected_command(
         verdict = judge_llm_claim(
             command,
             [t.text for t in answer],
-            finish_pending=pending,
+            pending=asked,
             language=step.plan.texts.language,
         )
         if verdict.allowed:
@@ -132,8 +141,8 @@ def _detected_command(
     for turn in reversed(answer):
         if turn.turn_id in state.distrusted_turns or turn.turn_id in state.command_turns:
             continue
-        if pending and read_consent(turn.text, step.plan.texts.language) == "yes":
-            return CandidateCommandType.FINISH, "finish", "classifier", turn.turn_id
+        if asked is not None and read_consent(turn.text, step.plan.texts.language) == "yes":
+            return asked, asked.value, "classifier", turn.turn_id
         found = candidate_command(turn.text, step.plan.texts.language)
         if found is not None:
             return found, found.value, "classifier", turn.turn_id
@@ -185,25 +194,29 @@ def _without_claim(step: Step, observation: ParsedObservation) -> ParsedObservat
     )
 
 
-def _decline_finish(step: Step, node: NodeVisit) -> None:
-    """The candidate did not confirm a pending finish: record that they chose to go on."""
-    pending = node.finish_pending
-    if pending is None:
-        return
+def _decline_pending(step: Step, node: NodeVisit, answer: list[Turn]) -> bool:
+    """The candidate did not confirm a pending finish or skip: record that they chose to go on
+    (the command is cancelled). True when their words were a plain "no": an answer to the
+    confirmation question, not to the exam's."""
+    command = canonical(node.pending_command) if node.pending_command else None
+    pending = node.pending_command_id
+    if command is None or pending is None:
+        return False
     step.emit(
         p.CandidateCommandReceived(
             commandId=f"{pending}-confirm"[:200],
-            command=CandidateCommandType.FINISH,
-            commandType="finish_confirmation",
+            command=command,
+            commandType=f"{command.value}_confirmation",
             accepted=False,
-            rejectionReason="the candidate chose to continue the examination",
+            rejectionReason="the candidate chose to continue the examination"
+            if command is CandidateCommandType.FINISH
+            else "the candidate chose to stay with the question",
             origin="classifier",
         ),
         correlation_id=pending[:200],
     )
-
-
-FollowUpReason = Literal["evidence_gap", "depth_probe", "clarification", "misconception_probe"]
+    language = step.plan.texts.language
+    return bool(answer) and read_consent(answer[-1].text, language) == "no"
 
 
 def _follow_up_reason(observation: ParsedObservation, missing: tuple[str, ...]) -> FollowUpReason:
@@ -338,10 +351,42 @@ class _Evaluation:
     """The completion policy, checked by :func:`_transitions` (after the evidence is written)."""
     approved: bool = False
     """The LLM's ``evidenceSufficient`` is approved."""
+    covered_before: frozenset[str] = frozenset()
+    """The node's covered targets before this observation's evidence was written."""
+    declined: bool = False
+    """The candidate's answer was a plain "no" to a pending finish or skip."""
+
+    @property
+    def answered(self) -> bool:
+        """The candidate said something other than a command since the examiner last spoke."""
+        commands = self.step.state.command_turns
+        return any(t.turn_id not in commands for t in self.answer)
+
+    @property
+    def adds_nothing(self) -> bool:
+        """A candidate answer at a node with evidence targets that covered no new target: the
+        examiner's reply to it is a follow-up whatever the LLM called it (§16)."""
+        state = self.step.state
+        answers = [t for t in self.answer if t.turn_id not in state.command_turns]
+        if (
+            self.declined
+            or not answers
+            or not self.plan_node.targets
+            or _asks_for_time(answers[-1], self.step.plan.texts.language)
+        ):
+            return False
+        return state.ledger.covered_targets(self.node.node_id) <= self.covered_before
 
     def guard_id(self, prefix: str) -> str:
         """A guardrail id unique to this observation: ``prefix:node:next event number``."""
         return f"{prefix}:{self.node.node_id}:{self.step.state.events_applied + 1}"
+
+
+def _asks_for_time(turn: Turn, language: str) -> bool:
+    """The candidate's latest words ask for time or trail off in a filler: they are thinking,
+    not answering ("let me think", "um..."; :mod:`ioa.runtime.answer_end`)."""
+    reason = unfinished_reason(turn.text.rstrip(" .,;:-\u2013\u2014\u2026"), language)
+    return reason in (UnfinishedReason.ASKS_FOR_TIME, UnfinishedReason.FILLER)
 
 
 def _commands_first(ev: _Evaluation) -> Flow:
@@ -352,10 +397,9 @@ def _commands_first(ev: _Evaluation) -> Flow:
     if "claimRefused" in step.result:
         ev.observation = _without_claim(step, ev.observation)
     ev.spoken = ev.observation.spoken_text
-    if node.finish_pending is not None and (
-        detected is None or detected[0] is not CandidateCommandType.FINISH
-    ):
-        _decline_finish(step, node)
+    asked = node.pending_command
+    if asked is not None and (detected is None or detected[0].value != asked):
+        ev.declined = _decline_pending(step, node, ev.answer)
     if detected is None:
         return Flow.CONTINUE
     command, spelled, origin, turn_id = detected
@@ -536,7 +580,8 @@ def _repetition_loop(ev: _Evaluation) -> Flow:
 
 
 def _follow_up_budget(ev: _Evaluation) -> Flow:
-    """5f. A follow-up asked for beyond the node's budget (count or window) exhausts it."""
+    """5f. A follow-up asked for beyond the node's budget (count or window) exhausts it; so
+    does any answer that adds no evidence once the budget is spent (§16)."""
     node, plan_node = ev.node, ev.plan_node
     window = plan_node.follow_up_window_ms
     over_window = (
@@ -545,8 +590,9 @@ def _follow_up_budget(ev: _Evaluation) -> Flow:
         and ev.step.now - node.follow_up_started_ms > window
     )
     ev.exhausted = (
-        ev.observation.needs_follow_up
+        (ev.observation.needs_follow_up or ev.adds_nothing)
         and not ev.anxious
+        and ev.stt_attempt is None
         and (node.follow_ups >= plan_node.max_follow_ups or over_window)
     )
     return Flow.CONTINUE
@@ -594,8 +640,10 @@ def _loop_attempt(ev: _Evaluation) -> Flow:
 
 
 def _completion_refused(ev: _Evaluation) -> Flow:
-    """The LLM proposed completing the node and the runtime did not approve: recorded, and
-    the LLM is told to go on (or the budget is exhausted when targets are still missing)."""
+    """The LLM proposed completing the node and the runtime did not approve: recorded, and the
+    runtime makes the move (§16): the exhausted exit when the budget is spent, the re-prompt or
+    calm support when those are due, else its own probe, counted as a follow-up. The LLM's own
+    text is never spoken: it was written to leave the node."""
     if not ev.observation.evidence_sufficient or ev.approved:
         return Flow.CONTINUE
     step, node = ev.step, ev.node
@@ -616,14 +664,36 @@ def _completion_refused(ev: _Evaluation) -> Flow:
         original=ev.spoken,
         replacement="",
     )
-    if ev.policy.missing_targets and node.follow_ups >= ev.plan_node.max_follow_ups:
+    if not ev.answered:
+        # Nothing the candidate said is waiting for a reply: the question stands.
+        step.result.update({"status": "waiting_for_answer", "approved": False, "reason": why})
+        return Flow.STOP
+    if node.follow_ups >= ev.plan_node.max_follow_ups:
         ev.exhausted = True
+    if ev.exhausted or ev.stt_attempt is not None:
         return Flow.CONTINUE
-    if ev.stt_attempt is not None:
+    if ev.anxious:
+        ev.spoken = step.plan.texts.calm_support
         return Flow.CONTINUE
-    step.effect(PromptLlm(texts.CONTINUE_INSTRUCTION.format(why=why)))
-    step.result.update({"status": "continue", "approved": False, "reason": why})
+    probe = _ask_probe(ev, "evidence_gap" if ev.policy.missing_targets else "depth_probe")
+    step.result.update(
+        {
+            "status": "probe",
+            "approved": False,
+            "reason": why,
+            "instruction": texts.PROBE_INSTRUCTION.format(why=why, probe=probe),
+        }
+    )
     return Flow.STOP
+
+
+def _ask_probe(ev: _Evaluation, reason: FollowUpReason) -> str:
+    """Ask the runtime's own probe as a counted follow-up; returns its text."""
+    step, node = ev.step, ev.node
+    text = probe_text(step, node, ev.plan_node, ev.policy.missing_targets)
+    count_follow_up(step, node, ev.plan_node, answer=ev.answer, reason=reason)
+    step.say(text, "follow_up")
+    return text
 
 
 def _budget_exhausted(ev: _Evaluation) -> Flow:
@@ -645,29 +715,31 @@ def _budget_exhausted(ev: _Evaluation) -> Flow:
 
 
 def _speak(ev: _Evaluation) -> Flow:
-    """The examiner speaks: the low-confidence re-prompt, an approved follow-up (counted),
-    or the (filtered) text."""
+    """The examiner speaks: the low-confidence re-prompt, or the (filtered) text; a follow-up
+    the LLM asked for, and any reply to an answer that added nothing, is counted (§16). An
+    answer is never met with silence: no text becomes the runtime's probe (or, after an
+    answer that added evidence, the neutral continue)."""
     step, node = ev.step, ev.node
     if ev.stt_attempt is not None:
         reprompt(step, unclear_turns(ev.answer))
         step.result.update({"status": "recovery", "recovery": "stt_low_confidence"})
         return Flow.STOP
-    if ev.observation.needs_follow_up and not ev.anxious and ev.spoken.strip():
-        answer_ids = [t.turn_id for t in ev.answer]
-        trigger = (answer_ids or node.turn_ids or [f"{node.node_id}-opening"])[-1]
-        step.emit(
-            p.FollowUpUsed(
-                nodeId=node.node_id,
-                followUpIndex=node.follow_ups + 1,
-                maxFollowUps=ev.plan_node.max_follow_ups,
-                reason=_follow_up_reason(ev.observation, ev.policy.missing_targets),
-                triggerTurnId=trigger,
-            )
-        )
+    if ev.anxious:
+        step.say(ev.spoken.strip() or step.plan.texts.calm_support, "recovery")
+        step.result.setdefault("status", "continue")
+        return Flow.STOP
+    reason = _follow_up_reason(ev.observation, ev.policy.missing_targets)
+    if not ev.spoken.strip() and (ev.adds_nothing or ev.observation.needs_follow_up):
+        _ask_probe(ev, reason)
+        step.result.update({"status": "probe", "followUpIndex": node.follow_ups})
+        return Flow.STOP
+    if ev.observation.needs_follow_up or ev.adds_nothing:
+        count_follow_up(step, node, ev.plan_node, answer=ev.answer, reason=reason)
         step.say(ev.spoken, "follow_up")
         step.result.update({"status": "followup_approved", "followUpIndex": node.follow_ups})
         return Flow.STOP
-    step.say(ev.spoken, "recovery" if ev.anxious else "prompt")
+    spoken = ev.spoken if ev.spoken.strip() or not ev.answer else step.plan.texts.neutral_continue
+    step.say(spoken, "prompt")
     step.result.setdefault("status", "continue")
     return Flow.STOP
 
@@ -700,6 +772,7 @@ def _evaluate(step: Step, observation: ParsedObservation, node: NodeVisit) -> No
         plan_node=step.plan.node(node.node_id),
         answer=answer,
         distrusted=any(t.turn_id in step.state.distrusted_turns for t in answer),
+        covered_before=frozenset(step.state.ledger.covered_targets(node.node_id)),
     )
     for run in PIPELINE:
         if run(ev) is Flow.STOP:

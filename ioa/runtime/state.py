@@ -120,8 +120,10 @@ class NodeVisit:
     last_candidate_ms: int | None = None
     """When the candidate's latest turn at this visit was recorded (epoch ms)."""
     last_question: str | None = None
-    finish_pending: str | None = None
-    """commandId of a finish awaiting the candidate's confirmation."""
+    pending_command: str | None = None
+    """A consequential command (finish, skip) awaiting the candidate's confirmation (§5)."""
+    pending_command_id: str | None = None
+    """Its commandId."""
     thinking: bool = False
     """The candidate said they are thinking aloud: no silence prompts until they speak."""
     misconceptions: list[str] = field(default_factory=list)
@@ -130,6 +132,11 @@ class NodeVisit:
     """What the examiner said at this visit (``examiner_utterance_final`` with purpose
     ``question``, ``follow_up`` or ``prompt``), oldest first, since the candidate last asked for
     a repeat, rephrase or clarification (the repetition-loop window, our 03 chapter §8)."""
+
+    @property
+    def finish_pending(self) -> str | None:
+        """commandId of a finish awaiting the candidate's confirmation."""
+        return self.pending_command_id if self.pending_command == "finish" else None
 
 
 @dataclass

@@ -47,6 +47,8 @@ class RuntimeTexts:
     redirect: str
     not_now: str
     finish_confirm: str
+    skip_confirm: str
+    """The candidate's words asked to skip: only their "yes" skips (issue #31)."""
     revise_later: str
     revise_now: str
     gentle_reprompt: str
@@ -60,10 +62,20 @@ class RuntimeTexts:
     closing_fallback: str
     neutral_continue: str
     """What an output filter says instead of a turn it removed entirely."""
+    probe_explain: str
+    """The runtime's own follow-ups (a refusal is a move, issue #31): neutral, about no
+    content, never naming a target or a rubric; :meth:`probes` gives them in turn."""
+    probe_example: str
+    probe_reason: str
+    probe_add: str
 
     def spoken(self) -> dict[str, str]:
         """Every line by field name (the language excepted)."""
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "language"}
+
+    def probes(self) -> tuple[str, str, str, str]:
+        """The runtime's probes in the order it asks them: explain, example, reason, add."""
+        return (self.probe_explain, self.probe_example, self.probe_reason, self.probe_add)
 
 
 ENGLISH: Final = RuntimeTexts(
@@ -108,6 +120,9 @@ ENGLISH: Final = RuntimeTexts(
         "Do you want to end the examination now? Your answers so far will be kept. Please say "
         "yes or no."
     ),
+    skip_confirm=(
+        "Do you want to skip this question? You cannot come back to it. Please say yes or no."
+    ),
     revise_later="Noted. You will have the chance to add to or correct earlier answers at the end.",
     revise_now="Of course, please go ahead.",
     gentle_reprompt="Take your time. Whenever you are ready, please go ahead.",
@@ -120,6 +135,10 @@ ENGLISH: Final = RuntimeTexts(
     technical_recovery="Sorry, we had a technical hiccup. Could you repeat your last point?",
     closing_fallback="Thank you. The examination has ended.",
     neutral_continue=NEUTRAL_CONTINUE,
+    probe_explain="Could you explain that in a little more detail, step by step?",
+    probe_example="Could you show me how that works on a concrete example?",
+    probe_reason="Could you tell me why that is the case?",
+    probe_add="Is there anything else you would like to add to your answer?",
 )
 
 GERMAN: Final = RuntimeTexts(
@@ -175,6 +194,10 @@ GERMAN: Final = RuntimeTexts(
         "Möchten Sie die Prüfung jetzt beenden? Ihre bisherigen Antworten bleiben erhalten. "
         "Bitte antworten Sie mit Ja oder Nein."
     ),
+    skip_confirm=(
+        "Möchten Sie diese Frage überspringen? Sie können nicht zu ihr zurückkehren. Bitte "
+        "antworten Sie mit Ja oder Nein."
+    ),
     revise_later=(
         "Notiert. Am Ende haben Sie Gelegenheit, frühere Antworten zu ergänzen oder zu korrigieren."
     ),
@@ -195,6 +218,10 @@ GERMAN: Final = RuntimeTexts(
     ),
     closing_fallback="Vielen Dank. Die Prüfung ist beendet.",
     neutral_continue="Bitte fahren Sie fort.",
+    probe_explain="Könnten Sie das etwas genauer erklären, Schritt für Schritt?",
+    probe_example="Können Sie mir an einem konkreten Beispiel zeigen, wie das funktioniert?",
+    probe_reason="Können Sie mir sagen, warum das so ist?",
+    probe_add="Möchten Sie Ihrer Antwort noch etwas hinzufügen?",
 )
 
 SPANISH: Final = RuntimeTexts(
@@ -238,6 +265,9 @@ SPANISH: Final = RuntimeTexts(
         "¿Desea terminar el examen ahora? Sus respuestas hasta ahora se conservarán. Responda "
         "sí o no, por favor."
     ),
+    skip_confirm=(
+        "¿Desea saltarse esta pregunta? No podrá volver a ella. Responda sí o no, por favor."
+    ),
     revise_later=(
         "Anotado. Al final tendrá la oportunidad de completar o corregir respuestas anteriores."
     ),
@@ -254,6 +284,10 @@ SPANISH: Final = RuntimeTexts(
     ),
     closing_fallback="Gracias. El examen ha terminado.",
     neutral_continue="Continúe, por favor.",
+    probe_explain="¿Podría explicarlo con un poco más de detalle, paso a paso?",
+    probe_example="¿Podría mostrarme con un ejemplo concreto cómo funciona?",
+    probe_reason="¿Podría decirme por qué es así?",
+    probe_add="¿Quiere añadir algo más a su respuesta?",
 )
 
 TABLES: Final = MappingProxyType({t.language: t for t in (ENGLISH, GERMAN, SPANISH)})
@@ -288,10 +322,10 @@ CHALLENGE_INSTRUCTION: Final = (
     'The candidate questions a premise of the question: "{text}". Ask them neutrally to '
     "explain their reasoning; do not say whether they are right."
 )
-CONTINUE_INSTRUCTION: Final = (
-    "The examination runtime has not approved moving on from this part: {why}. Continue with "
-    "the current part (a neutral follow-up within your follow-up budget, or wait for the "
-    "candidate's answer), then call report_observation."
+PROBE_INSTRUCTION: Final = (
+    "The examination runtime has not approved moving on from this part: {why}. It has asked "
+    'the candidate instead: "{probe}" Wait for the candidate\'s answer, then call '
+    "report_observation."
 )
 OPEN_NODE_INSTRUCTION: Final = "Open this part now as your instructions describe."
 ADMIN_INSTRUCTION: Final = (

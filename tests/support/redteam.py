@@ -56,10 +56,13 @@ RUBRIC_LEAK = "The answer should explain settling, relaxation and why the greedy
 
 def redteam_document(document: Mapping[str, Any]) -> dict[str, Any]:
     """The example package with room for the whole table at its Dijkstra question: the
-    question's turn-count edge raised (it would otherwise move on after 8 turns)."""
+    question's turn-count edge raised (it would otherwise move on after 8 turns), and its
+    follow-up budget too (every reply to an answer that adds no evidence spends one: runtime
+    semantics §16; it would otherwise move on after 4 such answers)."""
     doc = json.loads(json.dumps(document))
     for node in doc["nodes"]:
         if node["nodeId"] == "q-dijkstra":
+            node["followUpPolicy"].update(maxFollowUps=200, maxFollowUpDurationSec=3600)
             for edge in node["transitions"]:
                 if edge["condition"]["type"] == "turn_count_reached":
                     edge["condition"]["count"] = 200

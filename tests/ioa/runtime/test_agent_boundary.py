@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ioa.runtime import TranscriptSegment, TurnFault
+from ioa.runtime import TranscriptSegment, TurnFault, texts
 from ioa.runtime.agent_boundary import (
     AUTHORITY,
     CONSEQUENTIAL,
@@ -72,6 +72,9 @@ def test_the_candidates_own_skip_is_still_honoured_with_or_without_the_llm() -> 
     _to_scenario(h)
     h.say("Can we skip this question?", at=40)
     h.observe(at=41)  # the LLM missed it: the classifier reads the candidate's words
+    assert h.texts()[-1] == texts.ENGLISH.skip_confirm  # a skip is confirmed first (§5)
+    h.say("Yes.", at=45)
+    h.observe(at=46)
     assert h.node == "wrapup"
     received = h.of("candidate_command_received")[-1]
     assert received.accepted and received.origin == "classifier"

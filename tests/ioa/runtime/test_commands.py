@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from ioa.runtime import AdjustSpeech, PromptLlm
+from ioa.runtime import AdjustSpeech, PromptLlm, texts
 from ioa.runtime.commands import gate
 from ioa.schema import CandidateCommandPolicy, CandidateCommandType
+from tests.factories import example_document
 from tests.ioa.runtime.harness import Harness, signal
 
 
@@ -48,6 +49,10 @@ def test_allowed_skip_takes_the_candidate_command_edge(h: Harness) -> None:
     h.say("Can we skip this question?", at=40)
     h.observe(at=41, commandDetected="skip")
     assert _received(h)[-1].accepted is True
+    assert h.node == scenario and h.texts()[-1] == texts.ENGLISH.skip_confirm
+    h.say("Yes, please.", at=45)
+    h.observe(at=46, commandDetected="skip")
+    assert _received(h)[-1].commandType == "skip_confirmation"
     decision = h.of("transition_decision")[-1]
     assert decision.fromNodeId == scenario and decision.reason == "candidate_skip"
     assert decision.edgeId in ("e-scn1-skip", "e-scn2-skip")
@@ -254,3 +259,71 @@ def test_revise_earlier_answer(h: Harness) -> None:
     assert h.texts()[-1].startswith("Noted.")
     h.command("revise_earlier_answer", "cmd-rev2", targetNodeId="wrapup")
     assert _received(h)[-1].accepted is False
+
+
+def test_a_skip_in_the_candidates_words_waits_for_their_yes(h: Harness) -> None:
+    """Issue #31: consequential commands in the candidate's words are confirmed first."""
+    _to_scenario(h)
+    scenario = h.node
+    h.say("Sorry, can we skip this question?", at=40)
+    h.observe(at=41, commandDetected="skip", spoken="Sure, let's skip it.")
+    assert h.node == scenario
+    assert h.texts()[-1] == texts.ENGLISH.skip_confirm
+    assert "Sure, let's skip it." not in h.texts()
+    h.say("Yeah.", at=45)
+    h.observe(at=46)
+    assert h.node != scenario
+    assert h.of("node_exited")[-1].reason == "candidate_skip"
+    assert h.replayed_equal()
+
+
+def test_a_no_cancels_the_skip_and_spends_no_follow_up(h: Harness) -> None:
+    _to_scenario(h)
+    scenario = h.node
+    h.say("Can we skip this question?", at=40)
+    h.observe(at=41)
+    used = len(h.of("follow_up_used"))
+    h.say("No, I'll give it a try.", at=45)
+    h.observe(at=46, spoken="Of course. Take your time.")
+    assert h.node == scenario
+    declined = _received(h)[-1]
+    assert declined.commandType == "skip_confirmation" and declined.accepted is False
+    assert h.state.node.pending_command is None
+    assert len(h.of("follow_up_used")) == used
+    assert h.texts()[-1] == "Of course. Take your time."
+    assert h.replayed_equal()
+
+
+def test_an_answer_instead_of_a_yes_cancels_the_skip(h: Harness) -> None:
+    _to_scenario(h)
+    scenario = h.node
+    h.say("Can we skip this question?", at=40)
+    h.observe(at=41)
+    h.say("Actually, I would run Dijkstra from headquarters on the latency graph.", at=45)
+    h.observe(at=46, spoken="How would you weight the edges?", follow_up=True)
+    h.say("Yes.", at=55)  # a yes to the examiner's next question is no longer a skip
+    h.observe(at=56, spoken="Go on.")
+    assert h.node == scenario
+    assert not [e for e in h.of("node_exited") if e.reason == "candidate_skip"]
+
+
+def test_a_skip_is_confirmed_in_the_exam_language() -> None:
+    h = Harness(example_document("cs201-graph-algorithms.de"))
+    h.start()
+    h.say("Am meisten hat mir Rekursion gefallen.", at=5)
+    h.observe(at=6, spoken="Danke.", done=True)
+    h.say("Er nimmt immer den nächsten unbesuchten Knoten und entspannt seine Kanten.", at=20)
+    h.say("Mit einem binären Heap.", at=30)
+    h.observe(
+        at=31,
+        done=True,
+        signals=[signal("tgt-greedy-choice", excerpt="nächsten unbesuchten Knoten")],
+    )
+    scenario = h.node
+    assert scenario and scenario.startswith("scn-")
+    h.say("Können wir diese Frage überspringen?", at=40)
+    h.observe(at=41, commandDetected="skip")
+    assert h.texts()[-1] == texts.GERMAN.skip_confirm
+    h.say("Ja, bitte.", at=45)
+    h.observe(at=46)
+    assert h.node != scenario

@@ -221,6 +221,8 @@ def test_an_escalation_that_leaves_by_an_edge_whose_condition_holds_says_so() ->
     for handler in node(document, "q-dijkstra")["recoveryHandlers"]:
         if handler["scenario"] == "stt_low_confidence":
             handler["escalation"] = "skip_node"
+    # Answers without evidence spend follow-ups (§16): room for the eight turns.
+    node(document, "q-dijkstra")["followUpPolicy"]["maxFollowUps"] = 10
     h = Harness(document).to_q1()
     t = 10.0
     for i in range(5):

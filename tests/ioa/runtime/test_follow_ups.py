@@ -51,10 +51,27 @@ def test_follow_up_window_limits_the_follow_up_phase() -> None:
 
 
 def test_rapport_moves_do_not_count_as_follow_ups(h: Harness) -> None:
+    """After an answer that added evidence (after one that added nothing, any reply is a
+    follow-up: test_refusals)."""
     h.to_q1()
-    h.say("Let me think about the structure.", at=20)
-    h.observe(at=21, rapportMove="acknowledgement", spoken="Take your time.")
+    h.say("It settles the closest unvisited vertex, then relaxes its edges.", at=20)
+    h.observe(
+        at=21,
+        rapportMove="acknowledgement",
+        signals=[signal("tgt-greedy-choice", excerpt="settles the closest unvisited vertex")],
+        spoken="Thank you. Please go on.",
+    )
     assert h.of("follow_up_used") == []
+
+
+def test_a_candidate_asking_for_time_spends_no_follow_up(h: Harness) -> None:
+    h.to_q1()
+    h.say("Hmm, let me think about it.", at=20)
+    h.observe(at=21, rapportMove="acknowledgement", spoken="Take your time.")
+    h.say("Um...", at=30)
+    h.observe(at=31, spoken="Take your time.")
+    assert h.of("follow_up_used") == []
+    assert h.texts()[-1] == "Take your time."
 
 
 def test_misconceptions_make_the_follow_up_a_misconception_probe(h: Harness) -> None:

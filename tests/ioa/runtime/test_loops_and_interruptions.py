@@ -112,7 +112,10 @@ def test_examiner_repetition_escalates_after_max_attempts_through_the_forced_exi
 
 
 def test_fixed_procedural_texts_and_different_questions_are_not_a_loop() -> None:
-    h = _asked(Harness(_document("repetition_loop", "rephrase", 2, "skip_node")))
+    document = _document("repetition_loop", "rephrase", 2, "skip_node")
+    # Answers without evidence spend follow-ups (§16): room for the five.
+    node(document, "q-dijkstra")["followUpPolicy"]["maxFollowUps"] = 10
+    h = _asked(Harness(document))
     for second, text in enumerate(
         [
             texts.ENGLISH.gentle_reprompt,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ioa.runtime import PromptLlm
+from ioa.runtime import PromptLlm, texts
 from tests.ioa.builders import example, node, put
 from tests.ioa.runtime.harness import Harness, signal
 
@@ -47,7 +47,9 @@ def test_llm_claiming_sufficiency_without_required_evidence_is_not_approved(h: H
     assert refused and "tgt-greedy-choice" in refused[0].description
     assert refused[0].actionTaken == "event_only"
     assert "Great, let's move on." not in h.texts()
-    assert any(isinstance(e, PromptLlm) for e in decision.effects)
+    # The runtime makes the move itself (§16): its probe, not another LLM run.
+    assert not any(isinstance(e, PromptLlm) for e in decision.effects)
+    assert h.spoken[-1].text in texts.ENGLISH.probes()
     assert decision.result["approved"] is False
 
 
@@ -69,8 +71,10 @@ def test_evidence_alone_never_moves_the_node_without_the_llm_proposal(h: Harness
     assert h.node == "q-dijkstra"
 
 
-def test_turn_count_edge_is_checked_on_every_turn(h: Harness) -> None:
-    h.to_q1()
+def test_turn_count_edge_is_checked_on_every_turn() -> None:
+    document = example()  # answers without evidence spend follow-ups (§16): room for eight
+    put(document, "nodes[q-dijkstra].followUpPolicy.maxFollowUps", 10)
+    h = Harness(document).to_q1()
     for index in range(8):
         h.say(f"Part {index} of my answer about vertices.", at=20 + index * 5)
         h.observe(at=21 + index * 5, done=False)

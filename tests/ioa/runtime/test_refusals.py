@@ -1,0 +1,195 @@
+"""A refusal is a move, never a silence (issue #31; runtime semantics §16).
+
+When the runtime does not approve the LLM's proposal to complete a node, it decides what is said
+next itself: a neutral probe counted as a follow-up, or the node's exhausted exit. Every
+candidate answer gets an examiner reply, and a node takes at most ``maxFollowUps`` + 2 answers
+that add no new evidence.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ioa.runtime import PromptLlm, texts
+from tests.factories import example_document
+from tests.ioa.builders import example, put
+from tests.ioa.runtime.harness import Harness, signal
+
+GREEDY = signal("tgt-greedy-choice", excerpt="settles the nearest unvisited vertex")
+HEAP = signal("tgt-complexity", excerpt="binary heap")
+MAX_FOLLOW_UPS = 3
+"""``q-dijkstra``'s follow-up budget in the example package."""
+
+VAGUE = (
+    "Um, it finds the shortest paths, I think.",
+    "It goes through the graph and like, checks the distances.",
+    "Well it's kind of like a search, it looks at the nodes one by one.",
+    "I'm not really sure, it just works out the best route I guess.",
+    "it uses the edges and the weights to find the path",
+    "Basically it's an algorithm for graphs.",
+    "It's the one we did in week four, the shortest path thing.",
+)
+PROBES = set(texts.ENGLISH.probes())
+
+
+def _reply_count(h: Harness, before: int) -> int:
+    return len(h.spoken) - before
+
+
+def _answer_and_observe(h: Harness, text: str, at: float, **observation: Any) -> int:
+    """The candidate answers, the LLM reports; how many utterances the examiner queued."""
+    h.say(text, at=at)
+    before = len(h.spoken)
+    h.observe(at=at + 1, **observation)
+    return _reply_count(h, before)
+
+
+def test_a_refused_completion_is_answered_with_a_probe_counted_as_a_follow_up(
+    h: Harness,
+) -> None:
+    h.to_q1()
+    decision_replies = _answer_and_observe(
+        h, VAGUE[0], at=20, done=True, spoken="Great, let's move on to the next topic."
+    )
+    assert h.node == "q-dijkstra"
+    assert decision_replies == 1
+    reply = h.spoken[-1]
+    assert reply.purpose == "follow_up"
+    assert reply.text in PROBES
+    assert "move on" not in " ".join(h.texts())
+    assert not any(isinstance(e, PromptLlm) for e in h.decisions[-3].effects)
+    assert [u.followUpIndex for u in h.of("follow_up_used")] == [1]
+    assert h.of("follow_up_used")[0].reason == "evidence_gap"
+    refused = [g for g in h.of("guardrail_triggered") if "not approved" in g.description]
+    assert refused and "tgt-greedy-choice" in refused[0].description
+
+
+def test_consecutive_probes_differ_and_never_name_the_rubric(h: Harness) -> None:
+    h.to_q1()
+    for index in range(MAX_FOLLOW_UPS):
+        _answer_and_observe(h, VAGUE[index], at=20 + 10 * index, done=True)
+    probes = [s.text for s in h.spoken if s.purpose == "follow_up"]
+    assert len(probes) == MAX_FOLLOW_UPS
+    assert all(a != b for a, b in itertools.pairwise(probes))
+    node = next(n for n in example()["nodes"] if n["nodeId"] == "q-dijkstra")
+    rubric = [t["label"].lower() for t in node["evidenceTargets"]] + [
+        level["label"].lower()
+        for t in node["evidenceTargets"]
+        for level in t.get("rubricDescriptor", {}).get("levels", {}).values()
+    ]
+    assert not [p for p in probes for label in rubric if label in p.lower()]
+
+
+def _vague_until_left(h: Harness, **report: Any) -> int:
+    """The candidate gives vague answers at the core question until it is left, each reported
+    by the LLM as ``report``; each must get a reply. Returns how many were given there."""
+    h.to_q1()
+    answers = 0
+    for index, text in enumerate(VAGUE):
+        if h.node != "q-dijkstra":
+            break
+        answers += 1
+        replies = _answer_and_observe(h, text, at=20 + 10 * index, **report)
+        assert replies >= 1, (index, h.types()[-8:])
+    assert h.node != "q-dijkstra"
+    assert h.of("node_exited")[-1].reason == "follow_ups_exhausted"
+    return answers
+
+
+def test_a_looping_model_never_leaves_an_answer_unanswered_and_the_node_is_bounded(
+    h: Harness,
+) -> None:
+    assert _vague_until_left(h, done=True) <= MAX_FOLLOW_UPS + 2
+    assert h.replayed_equal()
+
+
+def test_vague_answers_without_any_proposal_are_bounded_too(h: Harness) -> None:
+    """The LLM neither proposes completion nor asks a follow-up: every reply to an answer that
+    adds no evidence still spends the budget (the example's turn-count edge is at 8)."""
+    assert _vague_until_left(h, spoken="I see. Please go on.") <= MAX_FOLLOW_UPS + 2
+
+
+def test_an_empty_examiner_text_after_an_answer_becomes_a_probe(h: Harness) -> None:
+    h.to_q1()
+    replies = _answer_and_observe(h, VAGUE[1], at=20, spoken="")
+    assert replies == 1
+    assert h.spoken[-1].text in PROBES
+
+
+def test_answers_that_add_evidence_do_not_spend_the_budget(h: Harness) -> None:
+    h.to_q1()
+    _answer_and_observe(
+        h, "It always settles the nearest unvisited vertex.", at=20, signals=[GREEDY]
+    )
+    _answer_and_observe(h, "With a binary heap it's V plus E log V.", at=30, signals=[HEAP])
+    assert h.of("follow_up_used") == []
+    _answer_and_observe(h, "That's all I'd say.", at=40, done=True, signals=[])
+    assert h.of("node_exited")[-1].reason == "completed"
+
+
+def test_under_anxiety_a_refusal_is_calm_support_not_a_probe(h: Harness) -> None:
+    h.to_q1()
+    replies = _answer_and_observe(
+        h, "Sorry, I'm really nervous, I can't think.", at=20, done=True, anxious=True
+    )
+    assert replies == 1
+    assert h.spoken[-1].text == texts.ENGLISH.calm_support
+    assert h.of("follow_up_used") == []
+
+
+def test_the_probes_are_spoken_in_the_exam_language() -> None:
+    document = example_document("cs201-graph-algorithms.de")
+    h = Harness(document).start()
+    h.say("Am meisten hat mir Rekursion gefallen.", at=5)
+    h.observe(at=6, spoken="Danke.", done=True)
+    assert h.node == "q-dijkstra"
+    _answer_and_observe(h, "Äh, er sucht halt den kürzesten Weg.", at=20, done=True)
+    assert h.spoken[-1].text in texts.for_language("de").probes()
+
+
+def test_a_node_without_follow_ups_is_left_after_a_refused_vague_answer() -> None:
+    document = example()
+    put(document, "nodes[q-dijkstra].followUpPolicy.maxFollowUps", 0)
+    h = Harness(document).to_q1()
+    replies = _answer_and_observe(h, VAGUE[0], at=20, done=True)
+    assert replies >= 1
+    assert h.node != "q-dijkstra"
+    assert h.of("node_exited")[-1].reason == "follow_ups_exhausted"
+
+
+# --- any interleaving of answers and model reports ----------------------------------------
+
+REPORTS = st.fixed_dictionaries(
+    {
+        "done": st.booleans(),
+        "follow_up": st.booleans(),
+        "quality": st.sampled_from(["substantive", "partial", "unclear", "off_topic"]),
+        "spoken": st.sampled_from(
+            ["", "Please go on.", "Great, let's move on.", "Which data structure helps here?"]
+        ),
+        "signals": st.sampled_from([[], [], [], [GREEDY], [HEAP]]),
+    }
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(VAGUE), REPORTS), min_size=1, max_size=12))
+def test_every_answer_is_answered_and_vague_answers_are_bounded(
+    steps: list[tuple[str, dict[str, Any]]],
+) -> None:
+    h = Harness().to_q1()
+    vague_at_node = 0
+    for index, (text, report) in enumerate(steps):
+        if h.node != "q-dijkstra" or h.state.completed:
+            break
+        covered = set(h.state.ledger.covered_targets("q-dijkstra"))
+        replies = _answer_and_observe(h, text, at=20 + 10 * index, **report)
+        assert replies >= 1, (index, report, h.types()[-10:])
+        if h.node == "q-dijkstra" and set(h.state.ledger.covered_targets("q-dijkstra")) == covered:
+            vague_at_node += 1
+        assert vague_at_node <= MAX_FOLLOW_UPS + 1, [s.text for s in h.spoken]
+    assert h.replayed_equal()
