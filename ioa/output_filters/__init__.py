@@ -10,6 +10,7 @@ come from the compiled node's ``metadata.outputFilterContext`` via :class:`Filte
 from ioa.output_filters.base import (
     NEUTRAL_CONTINUE,
     NEUTRAL_PROBE,
+    REDIRECT,
     FilterContext,
     FilterOutcome,
     Interception,
@@ -31,6 +32,7 @@ __all__ = [
     "NEUTRAL_CONTINUE",
     "NEUTRAL_PROBE",
     "NEUTRAL_SUPPORT",
+    "REDIRECT",
     "FilterContext",
     "FilterOutcome",
     "Interception",

@@ -12,6 +12,9 @@ neutral: it neither hints, judges, nor changes topic."""
 NEUTRAL_PROBE: Final = "Could you tell me a little more about your reasoning?"
 """Neutral replacement for a sentence removed for rubric leakage (OUT-002)."""
 
+REDIRECT: Final = "Let's stay with the current question."
+"""What leads back to the question when a turn left the topic (OUT-003)."""
+
 
 @dataclass(frozen=True, slots=True)
 class RubricText:
@@ -44,6 +47,10 @@ class FilterContext:
     """The question being asked (used to redirect back to the topic)."""
     neutral_continue: str = NEUTRAL_CONTINUE
     """What is said instead of a turn a filter removed entirely, in the exam's language."""
+    redirect: str = REDIRECT
+    neutral_probe: str = NEUTRAL_PROBE
+    """What replaces a sentence removed for a leak, in the exam's language."""
+    """What leads back to the question when a turn left the topic, in the exam's language."""
     protected_texts: tuple[str, ...] = ()
     """Everything the LLM was told in confidence (role message, task messages, briefs, rubric,
     marking criteria, learning outcomes): the ``protected_text`` filter's input."""

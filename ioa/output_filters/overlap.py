@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Final
 
-from ioa.output_filters.base import NEUTRAL_PROBE, FilterContext, FilterOutcome
+from ioa.output_filters.base import FilterContext, FilterOutcome
 from ioa.output_filters.text import join_sentences, normalise, sentences, stem, words
 from ioa.output_filters.vocabulary import STOPWORDS
 
@@ -176,6 +176,6 @@ class ProtectedTextFilter:
         kept = [s for s, why in zip(parts, reasons, strict=True) if why is None]
         replacement = join_sentences(kept)
         if not kept or self._why(replacement, index, candidate) is not None:
-            replacement = NEUTRAL_PROBE
+            replacement = context.neutral_probe
         first = next((why for why in reasons if why), whole)
         return FilterOutcome(replacement, first or "protected text")

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from ioa.output_filters.base import NEUTRAL_PROBE, FilterContext, FilterOutcome, RubricText
+from ioa.output_filters.base import FilterContext, FilterOutcome, RubricText
 from ioa.output_filters.text import join_sentences, ngrams, sentences, words
 from ioa.output_filters.vocabulary import STOPWORDS
 
@@ -146,5 +146,5 @@ class RubricLeakFilter:
         ]
         replacement = join_sentences(kept)
         if not kept or self.leaked_target(replacement, context) is not None:
-            replacement = NEUTRAL_PROBE
+            replacement = context.neutral_probe
         return FilterOutcome(replacement, f"near-verbatim rubric content of target {target}")

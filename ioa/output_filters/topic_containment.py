@@ -7,11 +7,12 @@ candidate's own words at the node are the on-topic vocabulary. A sentence drifts
 * it uses an off-topic cue (small talk, sport, politics, personal questions...) that the
   node's vocabulary does not contain; or
 * it has at least :data:`MIN_CONTENT_WORDS` content words (not function words, not the
-  examiner's procedural words) and none of them belongs to the node's vocabulary.
+  examiner's procedural words) and none of them belongs to the node's vocabulary (which
+  includes what the examiner may say verbatim there: its opening, scenario and closing).
 
 Drifting sentences are removed; when nothing is left the examiner redirects to the current
-question ("Let's stay with the current question. <question>"). The check is deliberately
-conservative: a follow-up that shares even one content word with the node passes.
+question (``FilterContext.redirect``, in the exam's language, then the question). The check
+is deliberately conservative: a follow-up that shares even one content word with the node passes.
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ from ioa.output_filters.text import (
 from ioa.output_filters.vocabulary import OFF_TOPIC_CUES, PROCEDURAL_WORDS, STOPWORDS
 
 MIN_CONTENT_WORDS: Final = 6
-REDIRECT_PREFIX: Final = "Let's stay with the current question."
 
 
 @lru_cache(maxsize=8192)
@@ -96,7 +96,11 @@ class TopicContainmentFilter:
             return True
         return any(
             not stems.isdisjoint(content_stems(extra))
-            for extra in (*context.extra_vocabulary, *context.candidate_turns)
+            for extra in (
+                *context.extra_vocabulary,
+                *context.candidate_turns,
+                *context.speakable_texts,
+            )
         )
 
     def _cue_allowed(self, pattern: re.Pattern[str], context: FilterContext) -> bool:
@@ -130,9 +134,9 @@ class TopicContainmentFilter:
         if not kept or self.drift_reason(replacement, context) is not None:
             question = context.current_question.strip()
             replacement = (
-                f"{REDIRECT_PREFIX} {question}"
+                f"{context.redirect} {question}"
                 if question and self.drift_reason(question, context) is None
-                else REDIRECT_PREFIX
+                else context.redirect
             )
         if not replacement:
             replacement = context.neutral_continue

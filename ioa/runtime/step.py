@@ -151,7 +151,10 @@ class Step:
         plan_node = self.plan.nodes.get(target) if target else None
         if plan_node is None:
             return FilterContext(
-                node_id=target or "none", neutral_continue=self.plan.texts.neutral_continue
+                node_id=target or "none",
+                neutral_continue=self.plan.texts.neutral_continue,
+                redirect=self.plan.texts.topic_redirect,
+                neutral_probe=self.plan.texts.neutral_probe,
             )
         node = self.state.node
         said: tuple[str, ...] = ()
@@ -167,6 +170,8 @@ class Step:
             candidate_turns=said,
             current_question=question,
             neutral_continue=self.plan.texts.neutral_continue,
+            redirect=self.plan.texts.topic_redirect,
+            neutral_probe=self.plan.texts.neutral_probe,
             protected_texts=plan_node.protected_texts,
             speakable_texts=plan_node.speakable_texts,
         )

@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import Final
 
 from ioa.languages import exam_language
-from ioa.output_filters import NEUTRAL_CONTINUE, NEUTRAL_SUPPORT
+from ioa.output_filters import NEUTRAL_CONTINUE, NEUTRAL_PROBE, NEUTRAL_SUPPORT, REDIRECT
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +62,10 @@ class RuntimeTexts:
     closing_fallback: str
     neutral_continue: str
     """What an output filter says instead of a turn it removed entirely."""
+    neutral_probe: str
+    """What an output filter says instead of a sentence it removed for a leak."""
+    topic_redirect: str
+    """What an output filter says before the question when a turn left the topic."""
     probe_explain: str
     """The runtime's own follow-ups (a refusal is a move, issue #31): neutral, about no
     content, never naming a target or a rubric; :meth:`probes` gives them in turn."""
@@ -135,6 +139,8 @@ ENGLISH: Final = RuntimeTexts(
     technical_recovery="Sorry, we had a technical hiccup. Could you repeat your last point?",
     closing_fallback="Thank you. The examination has ended.",
     neutral_continue=NEUTRAL_CONTINUE,
+    neutral_probe=NEUTRAL_PROBE,
+    topic_redirect=REDIRECT,
     probe_explain="Could you explain that in a little more detail, step by step?",
     probe_example="Could you show me how that works on a concrete example?",
     probe_reason="Could you tell me why that is the case?",
@@ -218,6 +224,8 @@ GERMAN: Final = RuntimeTexts(
     ),
     closing_fallback="Vielen Dank. Die Prüfung ist beendet.",
     neutral_continue="Bitte fahren Sie fort.",
+    neutral_probe="Können Sie mir etwas mehr über Ihre Überlegungen sagen?",
+    topic_redirect="Bleiben wir bei der aktuellen Frage.",
     probe_explain="Könnten Sie das etwas genauer erklären, Schritt für Schritt?",
     probe_example="Können Sie mir an einem konkreten Beispiel zeigen, wie das funktioniert?",
     probe_reason="Können Sie mir sagen, warum das so ist?",
@@ -284,6 +292,8 @@ SPANISH: Final = RuntimeTexts(
     ),
     closing_fallback="Gracias. El examen ha terminado.",
     neutral_continue="Continúe, por favor.",
+    neutral_probe="¿Podría contarme un poco más sobre su razonamiento?",
+    topic_redirect="Sigamos con la pregunta actual.",
     probe_explain="¿Podría explicarlo con un poco más de detalle, paso a paso?",
     probe_example="¿Podría mostrarme con un ejemplo concreto cómo funciona?",
     probe_reason="¿Podría decirme por qué es así?",
