@@ -315,6 +315,7 @@
           : gettext("Press Ctrl+Enter or the button to send. You can send your answer in several parts.");
     }
     if (S.view.check && $("recognition-check")) renderCorrection(); // "Sending…" / "Not connected"
+    renderConfirm(false);
     renderPart();
     renderBanner();
     renderTimers();
@@ -335,6 +336,7 @@
     if (state.liveCaption !== before.liveCaption && $("live-caption")) $("live-caption").textContent = state.liveCaption;
     if (state.check !== before.check) renderCheck();
     render();
+    if (state.confirming !== before.confirming) renderConfirm(true);
   }
 
   // --- recognition checks (voice; issue 30): confirm or type what the recogniser misheard -----------
@@ -628,6 +630,44 @@
     return frame.kind === "command" ? frame.command.commandId : frame.id;
   }
 
+  /** A typed answer: shown at once as "Sending…", stored by the server before it counts. */
+  function sendTypedAnswer(text) {
+    const li = addTurn("candidate", text, "is-pending");
+    const note = document.createElement("p");
+    note.className = "turn-note hint";
+    note.textContent = gettext("Sending…");
+    li.append(note);
+    li.scrollIntoView({ block: "nearest" });
+    const id = uuid7();
+    S.pendingAnswers.push({ key: norm(text), li, id });
+    sendInput({ kind: "answer", id, text });
+  }
+
+  // --- confirming a skip or a finish (issue #31) --------------------------------------------------------------
+  // The examiner asked "Do you want to ...?": Yes / No answer it as the candidate's own words
+  // would (the answer is stored and read by the runtime like any answer); saying it works too.
+  function renderConfirm(asking) {
+    const box = $("confirm-command");
+    if (!box) return;
+    const asked = S.view.confirming;
+    box.hidden = !asked || S.view.examState !== "in_progress";
+    if (!asked) return;
+    const question = $("confirm-command-question");
+    question.textContent = question.dataset[asked] || "";
+    if (asking && S.live) $("confirm-yes").focus();
+  }
+
+  ["confirm-yes", "confirm-no"].forEach((id) => {
+    const button = $(id);
+    if (!button) return;
+    button.addEventListener("click", () => {
+      if (S.view.examState !== "in_progress") return;
+      $("confirm-command").hidden = true;
+      sendTypedAnswer(button.dataset.answer);
+      announce(gettext("Answer sent."));
+    });
+  });
+
   function sendInput(frame) {
     S.unacked.set(frameId(frame), { frame, sentAt: Date.now() });
     saveUnacked();
@@ -856,15 +896,7 @@
       event.preventDefault();
       const text = box.value.trim();
       if (!text || S.view.examState !== "in_progress") return;
-      const li = addTurn("candidate", text, "is-pending");
-      const note = document.createElement("p");
-      note.className = "turn-note hint";
-      note.textContent = gettext("Sending…");
-      li.append(note);
-      li.scrollIntoView({ block: "nearest" });
-      const id = uuid7();
-      S.pendingAnswers.push({ key: norm(text), li, id });
-      sendInput({ kind: "answer", id, text });
+      sendTypedAnswer(text);
       box.value = "";
       S.draftNode = null;
       $("draft-note").hidden = true;

@@ -349,3 +349,22 @@ test("the state is never changed in place by a check or a correction", () => {
   assert.equal(state.candidateTurns.has("turn-003"), false);
   assert.notEqual(state.check, null);
 });
+
+test("a skip or finish in the candidate's words opens a confirmation; its answer, the next part or the end closes it", () => {
+  const asked = (n, command) => ev(n, "candidate_command_received", { commandId: `c-${n}`, command, commandType: command, accepted: true }, 20);
+  const answered = (n, command, accepted) =>
+    ev(n, "candidate_command_received", { commandId: `c-${n}`, command, commandType: `${command}_confirmation`, accepted }, 25);
+  assert.equal(fold([...started, asked(5, "skip")]).state.confirming, "skip");
+  assert.equal(fold([...started, asked(5, "finish")]).state.confirming, "finish");
+  assert.equal(fold([...started, asked(5, "skip"), answered(6, "skip", false)]).state.confirming, null, "a no cancels");
+  assert.equal(fold([...started, asked(5, "skip"), answered(6, "skip", true)]).state.confirming, null);
+  assert.equal(
+    fold([...started, asked(5, "skip"), ev(6, "node_entered", { nodeId: "q-2", nodeKind: "question" }, 30)]).state.confirming,
+    null,
+  );
+  assert.equal(fold([...started, asked(5, "finish"), ev(6, "exam_completed", { reason: "candidate_ended" }, 30)]).state.confirming, null);
+  const repeat = ev(5, "candidate_command_received", { commandId: "c-5", command: "repeat", commandType: "repeat", accepted: true }, 20);
+  assert.equal(fold([...started, repeat]).state.confirming, null, "only consequential commands are confirmed");
+  const refused = ev(5, "candidate_command_received", { commandId: "c-5", command: "skip", commandType: "skip", accepted: false }, 20);
+  assert.equal(fold([...started, refused]).state.confirming, null, "a refused skip asks nothing");
+});

@@ -24,6 +24,8 @@
   "use strict";
 
   const TERMINAL = new Set(log.TERMINAL);
+  // Commands the runtime confirms with the candidate before carrying them out (ioa CONFIRMED_COMMANDS).
+  const CONFIRMED = new Set(["finish", "skip"]);
   const NOT_STARTED = new Set(log.NOT_STARTED);
 
   /** The state before any event: `examState` as the page was rendered, the exam's budget in
@@ -53,6 +55,9 @@
       // open check (issue 30): {nodeId, turnIds, heard} or null.
       candidateTurns: new Map(),
       check: null,
+      // A finish or skip the candidate's words asked for and the examiner now asks them to
+      // confirm (issue #31): "finish" | "skip" | null. The room offers Yes / No buttons.
+      confirming: null,
     });
   }
 
@@ -117,6 +122,7 @@
         nodeEntry: s.nodeEntry + 1,
         recovering: new Set(),
         check: null,
+        confirming: null,
       };
       return [changes, partIndex >= 0 ? [{ kind: "part", partIndex }] : []];
     },
@@ -171,6 +177,10 @@
     },
     candidate_command_received(s, p) {
       const ack = { kind: "command_ack", commandId: p.commandId, command: p.command, accepted: p.accepted === true };
+      const asked = CONFIRMED.has(p.commandType) && p.commandType === p.command && p.accepted === true;
+      const answered = typeof p.commandType === "string" && p.commandType.endsWith("_confirmation");
+      if (asked) return [{ confirming: p.command }, [ack]];
+      if (answered && s.confirming !== null) return [{ confirming: null }, [ack]];
       return [null, [ack]];
     },
     time_warning(s, p, at) {
@@ -193,7 +203,7 @@
       return [null, [{ kind: "system_error", code: typeof p.code === "string" ? p.code : "", userMessage: p.userMessage, severity: p.severity }]];
     },
     exam_completed(s, p, at) {
-      return [{ finished: true, check: null, exam: log.stop(s.exam, at), node: log.stop(s.node, at) }, []];
+      return [{ finished: true, check: null, confirming: null, exam: log.stop(s.exam, at), node: log.stop(s.node, at) }, []];
     },
   };
 
