@@ -110,6 +110,23 @@ _ENGLISH_COMMANDS: Final[CommandRules] = (
         ),
     ),
     (
+        C.REVISE_EARLIER_ANSWER,
+        (
+            r"\b(go|come) back to (my|the|an) (earlier|previous|last|first) (answer|question)\b",
+            r"\b(correct|change|fix|revise|add to) (my|an|the) (earlier|previous) answer\b",
+            r"\b(correct|change|fix|add to) (my|the) answer (to|for) the (previous|last|first"
+            r"|earlier) (question|part)\b",
+        ),
+    ),
+    (
+        C.LANGUAGE_SWITCH,
+        (
+            r"\b(can|could|may) (we|i) (please )?(continue|go on|speak|answer|carry on|do "
+            r"(this|it|the exam)) in (english|german|spanish|french|italian)\b",
+            r"\b(switch|change) (the )?language\b",
+        ),
+    ),
+    (
         C.THINKING_ALOUD,
         (
             r"^(let me think|i'?m thinking|i am thinking)( about it| aloud| out loud"
@@ -195,6 +212,22 @@ _GERMAN_COMMANDS: Final[CommandRules] = (
             r"\b(diese|die) frage überspringen\b",
             r"\bkönnen wir (das |die frage |diese frage )?überspringen\b",
             r"^(nächste frage)(,? bitte)?$",
+        ),
+    ),
+    (
+        C.REVISE_EARLIER_ANSWER,
+        (
+            r"\b(meine|die|eine) (frühere|vorherige|letzte) antwort (korrigieren|ändern"
+            r"|ergänzen)\b",
+            r"\bzu (meiner|der|einer) (früheren|vorherigen|letzten) (antwort|frage) zurück\b",
+        ),
+    ),
+    (
+        C.LANGUAGE_SWITCH,
+        (
+            r"\b(können|könnten|dürfen) wir (bitte )?(auf|in) (englisch|spanisch|französisch)"
+            r"( weitermachen| weiter| sprechen)?\b",
+            r"\b(die )?sprache (wechseln|ändern)\b",
         ),
     ),
     (
@@ -286,6 +319,21 @@ _SPANISH_COMMANDS: Final[CommandRules] = (
             r"\b(saltar|saltarnos|pasar) (esta|la) pregunta\b",
             r"\bpodemos (saltar|saltarnos|pasar)\b",
             r"^(siguiente pregunta|pasemos a la siguiente)(,? por favor)?$",
+        ),
+    ),
+    (
+        C.REVISE_EARLIER_ANSWER,
+        (
+            r"\b(corregir|cambiar|completar) (mi|una|la) respuesta anterior\b",
+            r"\bvolver a (la|mi) (pregunta|respuesta) anterior\b",
+        ),
+    ),
+    (
+        C.LANGUAGE_SWITCH,
+        (
+            r"\b(podemos|podríamos|puedo|podría) (seguir|continuar|hablar|hacerlo) en "
+            r"(inglés|alemán|francés)\b",
+            r"\bcambiar (de|el) idioma\b",
         ),
     ),
     (

@@ -17,7 +17,7 @@ from ioa.events import ExamState
 from ioa.events import payloads as p
 from ioa.runtime import recovery, texts
 from ioa.runtime.commands import CONFIRMED_COMMANDS, PAUSED_COMMANDS, gate
-from ioa.runtime.effects import AdjustSpeech, InjectContext, PromptLlm
+from ioa.runtime.effects import AdjustSpeech, PromptLlm
 from ioa.runtime.moves import activate_admin, resolve_recovery, stop_exam, take_edge
 from ioa.runtime.step import Flow, Step, guardrail_payload
 from ioa.runtime.transitions import TurnFacts, first_match, forced_exit
@@ -414,7 +414,11 @@ def _revise_earlier_answer(reply: _Reply, payload: Mapping[str, Any]) -> Flow:
     if target != node.node_id and target not in visited:
         reply.refuse("that part has not been visited yet")
         return Flow.STOP
-    reply.accept()
+    outcome = _confirmation(reply)
+    if outcome == "asked":
+        return Flow.STOP
+    if outcome == "not_needed":
+        reply.accept()
     step.say(
         step.plan.texts.revise_now if target == node.node_id else step.plan.texts.revise_later,
         "prompt",
@@ -422,26 +426,45 @@ def _revise_earlier_answer(reply: _Reply, payload: Mapping[str, Any]) -> Flow:
     return Flow.STOP
 
 
-def _confirmed(reply: _Reply, payload: Mapping[str, Any]) -> Flow:
-    """A finish or a skip the candidate's words asked for needs their confirmation
-    (:data:`~ioa.runtime.commands.CONFIRMED_COMMANDS`): asked for first, carried out once given
-    (one in an envelope, a button's, is carried out as any command)."""
+_CONFIRM_LINES: Final = {
+    C.FINISH: "finish_confirm",
+    C.SKIP: "skip_confirm",
+    C.REVISE_EARLIER_ANSWER: "revise_confirm",
+    C.LANGUAGE_SWITCH: "language_confirm",
+}
+"""The :class:`~ioa.runtime.texts.RuntimeTexts` line that asks to confirm each command."""
+
+Confirmation = Literal["not_needed", "asked", "confirmed"]
+
+
+def _confirmation(reply: _Reply) -> Confirmation:
+    """A consequential command the candidate's words asked for waits for their yes
+    (:data:`~ioa.runtime.commands.CONFIRMED_COMMANDS`): the first time the question is asked
+    (``asked``: the command is acknowledged as asked, nothing more happens); the candidate's yes
+    to it is acknowledged as the confirmation (``confirmed``: the caller carries it out without
+    acknowledging it again). A button's command (an envelope) needs none (``not_needed``)."""
     step, node, command = reply.step, reply.step.state.node, reply.command
     if command.value not in CONFIRMED_COMMANDS or reply.origin == "envelope" or node is None:
-        return Flow.CONTINUE
+        return "not_needed"
     if node.pending_command == command.value and node.pending_command_id is not None:
         reply.accept(
             command_id=f"{node.pending_command_id}-confirm", spelled=f"{command.value}_confirmation"
         )
-        if command is C.FINISH:
-            finish_now(step, requested_by_proctor=False)
-        else:
-            skip(step, reply.command_id, reply.spelled, reply.origin)
-        return Flow.STOP
+        return "confirmed"
     reply.accept(spelled=command.value)
-    lines = step.plan.texts
-    step.say(lines.finish_confirm if command is C.FINISH else lines.skip_confirm, "prompt")
+    step.say(str(getattr(step.plan.texts, _CONFIRM_LINES[command])), "prompt")
     step.result.update({"status": "confirmation_asked", "command": command.value})
+    return "asked"
+
+
+def _confirmed(reply: _Reply, payload: Mapping[str, Any]) -> Flow:
+    """A finish, skip or language switch in the candidate's words is asked about first and
+    carried out once confirmed (:func:`_confirmation`)."""
+    outcome = _confirmation(reply)
+    if outcome == "not_needed":
+        return Flow.CONTINUE
+    if outcome == "confirmed":
+        _carry_out(reply.step, reply.command, {}, reply.origin, reply.command_id, reply.spelled)
     return Flow.STOP
 
 
@@ -479,7 +502,7 @@ def _carry_out(
     elif command in (C.VOLUME_UP, C.VOLUME_DOWN):
         step.effect(AdjustSpeech("volume", "up" if command is C.VOLUME_UP else "down"))
     elif command is C.LANGUAGE_SWITCH:
-        step.effect(InjectContext(texts.LANGUAGE_INSTRUCTION))
+        step.effect(PromptLlm(texts.LANGUAGE_INSTRUCTION))  # the examiner answers at once
     elif command is C.PAUSE:
         pause(step, "candidate_pause", step.plan.texts.paused)
     elif command is C.RESUME:

@@ -29,7 +29,9 @@ from ioa.schema import (
 
 C = CandidateCommandType
 
-CONFIRMED_COMMANDS: Final = frozenset({C.FINISH.value, C.SKIP.value})
+CONFIRMED_COMMANDS: Final = frozenset(
+    {C.FINISH.value, C.SKIP.value, C.REVISE_EARLIER_ANSWER.value, C.LANGUAGE_SWITCH.value}
+)
 """Commands the candidate's words (as the LLM or the classifier read them) only ask for: the
 runtime asks "do you want to ...?" and only the candidate's "yes" carries them out; any other
 answer cancels (our 03 chapter §5). A button (an envelope command) acts at once: the exam room

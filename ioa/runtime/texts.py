@@ -49,6 +49,8 @@ class RuntimeTexts:
     finish_confirm: str
     skip_confirm: str
     """The candidate's words asked to skip: only their "yes" skips (issue #31)."""
+    revise_confirm: str
+    language_confirm: str
     revise_later: str
     revise_now: str
     gentle_reprompt: str
@@ -127,6 +129,12 @@ ENGLISH: Final = RuntimeTexts(
     skip_confirm=(
         "Do you want to skip this question? You cannot come back to it. Please say yes or no."
     ),
+    revise_confirm=(
+        "Do you want to add to or correct an earlier answer? Please say yes or no."
+    ),
+    language_confirm=(
+        "Do you want to continue the examination in another language? Please say yes or no."
+    ),
     revise_later="Noted. You will have the chance to add to or correct earlier answers at the end.",
     revise_now="Of course, please go ahead.",
     gentle_reprompt="Take your time. Whenever you are ready, please go ahead.",
@@ -204,6 +212,14 @@ GERMAN: Final = RuntimeTexts(
         "Möchten Sie diese Frage überspringen? Sie können nicht zu ihr zurückkehren. Bitte "
         "antworten Sie mit Ja oder Nein."
     ),
+    revise_confirm=(
+        "Möchten Sie eine frühere Antwort ergänzen oder korrigieren? Bitte antworten Sie mit Ja "
+        "oder Nein."
+    ),
+    language_confirm=(
+        "Möchten Sie die Prüfung in einer anderen Sprache fortsetzen? Bitte antworten Sie mit "
+        "Ja oder Nein."
+    ),
     revise_later=(
         "Notiert. Am Ende haben Sie Gelegenheit, frühere Antworten zu ergänzen oder zu korrigieren."
     ),
@@ -276,6 +292,10 @@ SPANISH: Final = RuntimeTexts(
     skip_confirm=(
         "¿Desea saltarse esta pregunta? No podrá volver a ella. Responda sí o no, por favor."
     ),
+    revise_confirm=(
+        "¿Desea completar o corregir una respuesta anterior? Responda sí o no, por favor."
+    ),
+    language_confirm=("¿Desea continuar el examen en otro idioma? Responda sí o no, por favor."),
     revise_later=(
         "Anotado. Al final tendrá la oportunidad de completar o corregir respuestas anteriores."
     ),

@@ -653,7 +653,8 @@
     box.hidden = !asked || S.view.examState !== "in_progress";
     if (!asked) return;
     const question = $("confirm-command-question");
-    question.textContent = question.dataset[asked] || "";
+    const key = { revise_earlier_answer: "revise", language_switch: "language" }[asked] || asked;
+    question.textContent = question.dataset[key] || "";
     if (asking && S.live) $("confirm-yes").focus();
   }
 

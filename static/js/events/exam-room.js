@@ -25,7 +25,7 @@
 
   const TERMINAL = new Set(log.TERMINAL);
   // Commands the runtime confirms with the candidate before carrying them out (ioa CONFIRMED_COMMANDS).
-  const CONFIRMED = new Set(["finish", "skip"]);
+  const CONFIRMED = new Set(["finish", "skip", "revise_earlier_answer", "language_switch"]);
   const NOT_STARTED = new Set(log.NOT_STARTED);
 
   /** The state before any event: `examState` as the page was rendered, the exam's budget in
@@ -55,8 +55,9 @@
       // open check (issue 30): {nodeId, turnIds, heard} or null.
       candidateTurns: new Map(),
       check: null,
-      // A finish or skip the candidate's words asked for and the examiner now asks them to
-      // confirm (issue #31): "finish" | "skip" | null. The room offers Yes / No buttons.
+      // A consequential command the candidate's words asked for and the examiner now asks them
+      // to confirm (issue #31): "finish" | "skip" | "revise_earlier_answer" | "language_switch"
+      // | null. The room offers Yes / No buttons.
       confirming: null,
     });
   }

@@ -9,6 +9,7 @@ from ioa.runtime import AdjustSpeech, PromptLlm, texts
 from ioa.runtime.commands import gate
 from ioa.schema import CandidateCommandPolicy, CandidateCommandType
 from tests.factories import example_document
+from tests.ioa.builders import example, put
 from tests.ioa.runtime.harness import Harness, signal
 
 
@@ -327,3 +328,33 @@ def test_a_skip_is_confirmed_in_the_exam_language() -> None:
     h.say("Ja, bitte.", at=45)
     h.observe(at=46)
     assert h.node != scenario
+
+
+@pytest.mark.parametrize(
+    ("words", "command", "asked"),
+    [
+        (
+            "Could I go back and correct my answer to the previous question?",
+            "revise_earlier_answer",
+            texts.ENGLISH.revise_confirm,
+        ),
+        ("Can we continue in German, please?", "language_switch", texts.ENGLISH.language_confirm),
+    ],
+)
+def test_revising_and_switching_language_in_words_are_confirmed_first(
+    words: str, command: str, asked: str
+) -> None:
+    document = example()
+    put(document, "nodes[q-dijkstra].candidateCommands.allowed[6]", "language_switch")
+    h = Harness(document).to_q1()
+    h.say(words, at=20)
+    h.observe(at=21)  # the classifier reads the candidate's words (the LLM may claim revise)
+    assert h.texts()[-1] == asked
+    first = _received(h)[-1]
+    assert first.command == command and first.commandType == command and first.accepted
+    h.say("Yes, please.", at=25)
+    h.observe(at=26)
+    confirmed = _received(h)[-1]
+    assert confirmed.commandType == f"{command}_confirmation" and confirmed.accepted
+    assert h.node == "q-dijkstra"
+    assert h.replayed_equal()
