@@ -24,11 +24,84 @@ from ioa.languages import DEFAULT_LANGUAGE, exam_language
 from ioa.output_filters.text import normalise, words
 from ioa.schema import CandidateCommandType as C
 
-MAX_COMMAND_WORDS: Final = 12
+MAX_COMMAND_WORDS: Final = 15
+"""Turns longer than this (counted without fillers, hedges and politeness: "um", "just",
+"please", "bitte", "por favor"...) are never read as commands."""
 
 CommandRules = tuple[tuple[C, tuple[str, ...]], ...]
-"""Per command, in priority order, the regular expressions (over :func:`command_text`) that
-read a short utterance as that command."""
+"""Per command, in priority order, the regular expressions (over the *core* of the utterance:
+:func:`command_text` without punctuation, fillers, hedges and opening apologies, see
+:data:`_FILLERS`) that read a short utterance as that command.
+
+The rules are built from a few mechanisms rather than sentence lists: a **request frame** (the
+candidate asks or wishes: "I'd like to", "could we", "can I", "let's", "is it ok if we",
+"können wir", "ich würde gern", "¿podemos?", "me gustaría", "prefiero"...), followed by a
+**verb group** of the command ("skip", "move on", "take a break", "überspringen", "pasar a la
+siguiente"...) whose object, when there is one, is the exam itself ("this one", "the question",
+"the exam", "diese Frage", "esta pregunta"), and then the end of the utterance or the start of
+a new clause (:data:`_TAIL_EN`...). An answer uses the same verbs without a request frame ("the
+algorithm skips settled vertices", "I would repeat the relaxation step") or with a domain object
+("could we move breakfast to the bar"), so it is not read. Requests addressed to the examiner
+("could you repeat that", "what do you mean by...") and bare short forms ("next question",
+"pause", "pardon?") are read as such, anchored to the whole utterance. A turn that gives up on
+the question ("I don't know, can we go on?") reads "go on" as skip, not resume."""
+
+# --- English -------------------------------------------------------------------------------------
+
+_ASK_EN = (
+    r"(?:(?:can|could|may|might|shall|can'?t|couldn'?t) (?:we|i)"
+    r"|(?:can|could|would|will) you (?:let|allow) (?:me|us)(?: to)?"
+    r"|is it (?:ok|okay|alright|all right|possible|fine)(?: (?:if|that) (?:we|i)| to| for me to)?"
+    r"|would it be (?:ok|okay|alright|all right|possible|fine)(?: (?:if|that) (?:we|i)| to)?"
+    r"|(?:do|would) you mind if (?:we|i)|(?:why don'?t|how about|what if) (?:we|i)"
+    r"|(?:i'?d|i would|i'?ll|i will) (?:like|love|prefer|rather|want|wish)(?: to)?"
+    r"|i (?:want|wanna|wish|need|have|would like|prefer)(?: to)?|let'?s|let us|let me|i'?ll"
+    r"|i will|i'?m (?:going to|gonna)|i am going to|(?:do you |would you )?mind if (?:we|i))"
+)
+_ASK_STRONG_EN = (
+    r"(?:(?:can|could|may|might|shall) (?:we|i)|is it (?:ok|okay|alright|all right|possible"
+    r"|fine)(?: (?:if|that) (?:we|i)| to| for me to)?|would it be (?:ok|okay|alright|all right"
+    r"|possible|fine)(?: (?:if|that) (?:we|i)| to)?|(?:do|would) you mind if (?:we|i)"
+    r"|(?:i'?d|i would) (?:like|love|prefer|rather|want|wish)(?: to)?|i (?:want|wanna|wish"
+    r"|need|would like|prefer)(?: to)?|let'?s|let us)"
+)
+_TAIL_EN = (
+    r"(?:$| (?:i|i'?m|i'?ve|i'?d|i am|because|as|since|and|but|then|it'?s|that'?s|this is"
+    r"|my|someone|somebody|there'?s|no idea|for now|now|instead|for the time being"
+    r"|if (?:that'?s|it'?s"
+    r"|that is|it is|you don'?t mind|possible|ok|okay|we can|i may|i can)|(?:is that|would that"
+    r" be) (?:ok|okay|alright|possible|fine)|thanks|thank you)\b)"
+)
+_BARE_TAIL_EN = r"(?:$| (?:i|i'?m|i'?ve|i'?d|no idea|for now|now|thanks|thank you)\b)"
+_THIS_EN = (
+    r"(?:this|that|it|this one|that one|the question|this question|that question|this part"
+    r"|this bit|this section)"
+)
+_NEXT_EN = (
+    r"(?:the )?(?:next|another|a different|a new|the following)(?: one| question| part| topic"
+    r"| bit| section)?"
+)
+_GIVE_UP_EN = (
+    r"(?:(?:don'?t|do not) (?:know|remember|have a clue)|no idea|no clue|not sure|stuck|blank"
+    r"|(?:rather|prefer) not|(?:can'?t|cannot) answer|pass)"
+)
+_EXAM_EN = (
+    r"(?:(?:the|this|my) (?:exam|examination|test|viva|session|assessment|interview)"
+    r"|the whole thing|everything)"
+)
+_BREAK_EN = (
+    r"(?:(?:a|an|one|some) )?(?:(?:short|quick|little|small|brief|tiny|five minute|two minute"
+    r"|bathroom|toilet) )*(?:break|pause|breather|rest|time ?out)"
+)
+_DURATION_EN = (
+    r"(?:(?:for )?(?:a|one|two|five|ten|a few|a couple of) (?:minute|moment|second|sec|bit"
+    r"|while|min)s?)"
+)
+_GO_ON_EN = (
+    r"(?:continue|resume|carry on|keep going|go on|go ahead|get going(?: again)?|start again"
+    r"|pick up where we left off|pick up again|get back to it|proceed)"
+)
+_LANGUAGES_EN = r"(?:english|german|spanish|french|italian)"
 
 _ENGLISH_COMMANDS: Final[CommandRules] = (
     (
@@ -38,75 +111,129 @@ _ENGLISH_COMMANDS: Final[CommandRules] = (
             r"\bi need (medical )?help (right )?now\b",
             r"\bcall (a|an) (doctor|ambulance)\b",
             r"^emergency$",
+            r"\bi (?:can'?t|cannot) breathe\b",
+            r"\bi'?m having (?:chest pains?|a heart attack|a panic attack|a seizure)\b",
+            r"\bi'?m (?:going to|about to|gonna) (?:faint|pass out|collapse)\b",
         ),
     ),
     (
         C.FINISH,
         (
-            r"\bi (want|would like|wish) to (stop|end|finish|quit) (the|this) "
-            r"(exam|examination|test)\b",
-            r"^(please )?(end|stop|finish) (the|this) (exam|examination|test)( now)?( please)?$",
-        ),
-    ),
-    (
-        C.RESUME,
-        (
-            r"^(ok(ay)?,? )?(i'?m|i am) (ready|back)( to continue| to go on| now)?$",
-            r"\b(let'?s|we can) (continue|resume|carry on)\b",
-            r"^resume( please)?$",
-        ),
-    ),
-    (
-        C.PAUSE,
-        (
-            r"\b(can|could|may) (we|i) (please )?(take|have) (a |an )?(short |quick )?"
-            r"(pause|break)\b",
-            r"\bi need (a|to take a) (short |quick )?(break|pause)\b",
-            r"^(can we )?pause( please)?$",
-        ),
-    ),
-    (
-        C.REPEAT,
-        (
-            r"\b(can|could|would) you (please )?(repeat|say (that|it) again)\b",
-            r"^(please )?repeat( the question| that)?( please)?$",
-            r"\bsay (that|it) again\b",
-            r"\bcome again\b",
-            r"\b(didn'?t|did not) (catch|hear) (that|the question|what you said)\b",
-            r"^pardon( me)?$",
-        ),
-    ),
-    (
-        C.REQUEST_REPHRASE,
-        (
-            r"\b(can|could|would) you (please )?(rephrase|reword)\b",
-            r"\b(put|say|ask) (it|that|the question) (another|a different) way\b",
-            r"^(please )?rephrase( the question| that)?( please)?$",
-        ),
-    ),
-    (
-        C.CLARIFICATION,
-        (
-            r"^what do you mean\b",
-            r"\b(could|can) you (please )?clarify\b",
-            r"^what does .{1,40} mean$",
-            r"\bi (don'?t|do not) understand the question\b",
-        ),
-    ),
-    (
-        C.SLOW_DOWN,
-        (
-            r"\b(please )?slow down\b",
-            r"\b(speak|talk) (a bit |a little )?(more )?slowly\b",
-            r"\b(you'?re|you are) (talking|speaking) too fast\b",
+            rf"\b{_ASK_STRONG_EN} (?:finish|end|stop|quit|terminate|conclude|close|wrap up|leave"
+            rf"|abandon|withdraw from|get out of) {_EXAM_EN}",
+            rf"\b{_ASK_STRONG_EN} (?:finish|end|stop|quit|wrap up|wrap it up|wrap things up|call "
+            rf"it a day|give up|end it|end this|end things|stop it|stop this|finish it|finish "
+            rf"this|be done)(?: (?:here|now|today|for today|right now|at this point|already))*"
+            rf"{_TAIL_EN}",
+            rf"\b(?:i'?m|i am) (?:done|finished) with {_EXAM_EN}",
+            rf"^(?:end|stop|finish|quit|terminate) {_EXAM_EN}(?: now)?$",
         ),
     ),
     (
         C.SKIP,
         (
-            r"\bskip (this|the) question\b",
-            r"\bcan we skip\b",
-            r"^(next question|move on)( please)?$",
+            rf"\b{_ASK_EN} (?:skip|skip over|pass|pass on|leave|drop|miss out|miss)(?: "
+            rf"{_THIS_EN})?(?: (?:out|for now|and (?:move|go) on))?{_TAIL_EN}",
+            rf"\b{_ASK_EN} (?:move|get|jump|skip|head|press) (?:on|ahead|forward)(?: (?:to|with"
+            rf"|onto) {_NEXT_EN})?{_TAIL_EN}",
+            rf"\b{_ASK_EN} (?:go|move|get|jump|skip|head|continue|carry on|proceed|go on|have|do"
+            rf"|try|take|get|come) (?:on )?(?:(?:to|onto|with|on to) )?{_NEXT_EN}{_TAIL_EN}",
+            rf"\b{_ASK_EN} (?:come back to|return to|do|leave|save) {_THIS_EN} (?:for )?later\b",
+            rf"(?:^|\b{_GIVE_UP_EN}(?: \S+){{0,3}} )(?:the )?next(?: one| question| part)?"
+            rf"(?: then)?{_BARE_TAIL_EN}",
+            rf"^(?:skip|pass|move on|moving on)(?: {_THIS_EN})?(?: then)?{_BARE_TAIL_EN}",
+            rf"^(?:i )?pass(?: on {_THIS_EN})?{_TAIL_EN}",
+            rf"\b(?:i'?d|i would) (?:rather|prefer)(?: not| not to) (?:answer|do|say|respond to"
+            rf"|talk about)(?: {_THIS_EN})?{_TAIL_EN}",
+            rf"\bi (?:don'?t|do not) (?:want|wish) to answer(?: {_THIS_EN})?{_TAIL_EN}",
+            rf"\b{_GIVE_UP_EN}\b.*\b(?:{_ASK_EN} )?(?:go on|continue|carry on|keep going|go ahead"
+            rf"|move on)\b",
+            rf"\b{_ASK_EN} (?:go on|continue|carry on|keep going|move on)\b.*\b{_GIVE_UP_EN}\b",
+        ),
+    ),
+    (
+        C.RESUME,
+        (
+            rf"^(?:(?:i'?m|i am|we'?re|we are) (?:back|ready|here again|good to go|all set))"
+            rf"(?: (?:now|again))?(?: (?:to )?{_GO_ON_EN})?$",
+            rf"\b(?:i'?m|i am|we'?re) (?:back|ready)\b.*\b(?:{_ASK_EN}|we can) {_GO_ON_EN}"
+            rf"(?: now)?$",
+            rf"\b(?:{_ASK_EN}|we can|ready when you are) {_GO_ON_EN}(?: (?:now|then|again|with "
+            rf"the exam|with the questions))?$",
+            r"^(?:ready when you are|resume)$",
+        ),
+    ),
+    (
+        C.PAUSE,
+        (
+            rf"\b{_ASK_EN} (?:take|have|get|do) {_BREAK_EN}\b",
+            rf"\b(?:(?:i|we) (?:need|could use|could do with|would like)|(?:i|we)'?d like)(?: to"
+            rf" (?:take|have))? {_BREAK_EN}\b",
+            rf"\b{_ASK_EN} (?:pause|stop|break|rest|have a rest)(?: (?:it|this|the exam|here))?"
+            rf"(?: {_DURATION_EN})?{_TAIL_EN}",
+            rf"\b{_ASK_EN} take (?:five|ten|two|a few|a couple of) (?:minutes|mins)\b",
+            rf"^(?:(?:can we|could we) )?(?:pause|{_BREAK_EN})$",
+        ),
+    ),
+    (
+        C.REPEAT,
+        (
+            r"\b(?:can|could|would|will) you (?:repeat|say (?:that|it|this|the question) again"
+            r"|read (?:it|that|the question|this) (?:again|out again)|go (?:over|through) (?:that"
+            r"|it|the question) again|say that one more time)\b",
+            r"^repeat(?: that| it| the question| the last part| what you said)?$",
+            r"\bsay (that|it) again\b",
+            r"\bcome again\b",
+            r"\bwhat (?:was|is) (?:the|your|that) (?:question|last part|last bit)(?: again)?$",
+            r"^what did you (?:just )?say$",
+            r"^what was that$",
+            r"\b(?:didn'?t|did not|couldn'?t|could not) (?:quite )?(?:catch|hear|get) (?:that|it"
+            r"|you|the question|what you said|the last part|the end)\b",
+            r"\bi missed (?:that|it|the question|what you said|the last part)\b",
+            r"^(?:one more time|again|pardon|pardon me|sorry|excuse me|what|huh)$",
+        ),
+    ),
+    (
+        C.REQUEST_REPHRASE,
+        (
+            r"\b(?:can|could|would|will) you (?:rephrase|reword|reformulate)\b",
+            r"\b(?:can|could|would|will) you (?:put|say|ask|phrase|word|explain|frame|pose)"
+            r"(?: (?:it|that|this|the question))? (?:differently|another way|(?:in )?a different "
+            r"way|in (?:other|simpler|different|plainer|easier) (?:words|terms)|more simply"
+            r"|(?:in )?an? (?:easier|simpler) way)\b",
+            r"\b(put|say|ask) (it|that|the question) (another|a different) way\b",
+            r"^rephrase(?: the question| that)?$",
+        ),
+    ),
+    (
+        C.CLARIFICATION,
+        (
+            r"^what (?:exactly )?do you mean\b",
+            r"\bwhat (?:exactly )?are you asking\b",
+            r"\bwhat is meant by\b",
+            r"^do you mean\b",
+            r"\bwhen you say .{1,40}? do you mean\b",
+            r"\b(?:could|can|would) you (?:clarify|explain what you mean|explain the question"
+            r"|be more specific|elaborate)\b",
+            r"^what does (?:\S+ ){1,4}mean(?: here| exactly| in this context)?$",
+            r"\bi (?:don'?t|do not) (?:quite |really |fully )?(?:understand|get) (?:the question"
+            r"|what you(?:'re| are) asking|what you mean|what you want)\b",
+            r"\b(?:i'?m|i am) not (?:sure|quite sure|certain) (?:i understand|what you mean|what "
+            r"you(?:'re| are) asking|i get)\b",
+        ),
+    ),
+    (
+        C.SLOW_DOWN,
+        (
+            r"^(?:(?:can|could|would) you )?slow down(?: a (?:bit|little))?(?:$| (?:you|i"
+            r"|it'?s)\b)",
+            r"\b(?:can|could|would|will) you slow (?:it |things )?down\b",
+            r"(?:^|\byou (?:please )?)(?:speak|talk|go|read) (?:a (?:bit|little|tad) )?(?:more )?"
+            r"(?:slowly|slower)\b",
+            r"\b(?:you'?re|you are) (?:talking|speaking|going|reading) (?:(?:a (?:bit|little)|too"
+            r"|so|very|really|quite) )*fast\b",
+            r"\b(?:not|don'?t|do not) (?:speak|talk|go|read) so fast\b",
+            r"^(?:a (?:bit|little) )?(?:slower|more slowly)$",
         ),
     ),
     (
@@ -116,25 +243,92 @@ _ENGLISH_COMMANDS: Final[CommandRules] = (
             r"\b(correct|change|fix|revise|add to) (my|an|the) (earlier|previous) answer\b",
             r"\b(correct|change|fix|add to) (my|the) answer (to|for) the (previous|last|first"
             r"|earlier) (question|part)\b",
+            rf"\b{_ASK_EN} (?:go|come|get|jump|return|switch) back to (?:my|the|an|one of my)"
+            rf" (?:earlier|previous|last|first|second|other|former) (?:answer|question|part"
+            rf"|response|one)s?\b",
+            rf"\b{_ASK_EN} (?:correct|change|fix|revise|amend|update|add (?:something |a point "
+            rf"|a bit |more )?to|add something about|modify|redo|expand on) (?:(?:my|the|an|one "
+            rf"of my|that) (?:earlier|previous|last|first|second|other|former|initial) (?:answer"
+            rf"|question|part|response|one)s?|my answer to the (?:first|previous|last|earlier"
+            rf"|second) (?:question|part|one)|(?:something|what) i said (?:earlier|before)"
+            rf"|something from (?:before|earlier))\b",
         ),
     ),
     (
         C.LANGUAGE_SWITCH,
         (
-            r"\b(can|could|may) (we|i) (please )?(continue|go on|speak|answer|carry on|do "
-            r"(this|it|the exam)) in (english|german|spanish|french|italian)\b",
-            r"\b(switch|change) (the )?language\b",
+            rf"\b(?:{_ASK_EN}|is it possible to) (?:continue|go on|speak|answer|respond|carry on"
+            rf"|do (?:this|it|the exam|the rest)|talk|switch|change|move|reply|take the exam|go)"
+            rf"(?: (?:the exam|this|it|the rest))? (?:in|to|into) {_LANGUAGES_EN}\b",
+            rf"\b{_ASK_EN} (?:speak|talk|use) {_LANGUAGES_EN}\b",
+            r"\b(switch|change) (the |to another |to a different )?language\b",
         ),
     ),
     (
         C.THINKING_ALOUD,
         (
-            r"^(let me think|i'?m thinking|i am thinking)( about it| aloud| out loud"
-            r"| for a (moment|second))?$",
+            r"^(?:(?:hold on|hang on|wait|(?:one|a) (?:moment|second|sec)) )?(?:let me|i need to"
+            r"|i have to|i must) (?:think|think about (?:it|that|this)|think "
+            r"it over)(?: (?:for )?(?:a|one) (?:second|moment|minute|sec|bit))?$",
+            r"^(?:give me|i need|can i have|could i have|can i get|could i get) (?:a|one|a few|a "
+            r"couple of) (?:moment|second|sec|minute)s?(?: to think(?: (?:about it|about that|it "
+            r"over))?)?$",
+            r"^(?:hold on|hang on|wait|(?:one|a) (?:moment|second|sec))(?: (?:let me think|i'?m "
+            r"thinking|i am thinking))?$",
+            r"^(?:i'?m|i am) (?:still )?thinking(?: about it| aloud| out loud)?$",
         ),
     ),
-    (C.HELP, (r"^(help|i need help)( please)?$", r"\bhow does this (exam|examination) work\b")),
+    (
+        C.HELP,
+        (
+            r"^(?:help|i need help|i need some help|can you help me|could you help me|help me)$",
+            r"\bhow (?:does|do) (?:this|it|the (?:exam|examination|test|viva)|this (?:exam"
+            r"|examination|test))(?: all)? works?\b",
+            r"\bwhat am i supposed to do\b",
+            r"^what (?:do|should) i (?:do|say)(?: now| here)?$",
+            r"^how do i (?:answer|respond|do this|start)\b",
+            r"\bi (?:don'?t|do not) (?:know|understand) how (?:this|it|the exam) works\b",
+        ),
+    ),
 )
+
+# --- German --------------------------------------------------------------------------------------
+
+_ASK_DE = (
+    r"(?:(?:können|könnten|dürfen|darf|kann|könnte|sollen|sollten|wollen) (?:wir|ich)|(?:ich"
+    r"|wir) (?:möchte|möchten|würde|würden|will|wollen|wollte|hätte|hätten|mag|muss|müsste)"
+    r"|lass(?:en)? (?:sie )?(?:uns|mich)|(?:wäre|ist) es (?:möglich|okay|ok|in ordnung)(?: dass"
+    r" (?:wir|ich))?|(?:ich )?(?:brauche|bräuchte)|(?:gehen|machen|kommen|springen) wir)"
+)
+_ASK_STRONG_DE = (
+    r"(?:(?:können|könnten|dürfen|darf|kann) (?:wir|ich)|ich (?:möchte|will|wollte)|(?:ich"
+    r"|wir) (?:würde|würden|hätte|hätten) (?:gern|gerne|lieber)|lass(?:en)? (?:sie )?uns"
+    r"|(?:wäre|ist) es (?:möglich|okay|ok|in ordnung)(?: dass (?:wir|ich))?)"
+)
+_ADV_DE = (
+    r"(?:gern|gerne|lieber|jetzt|hier|einfach|erst ?mal|dann|nun|mal|doch|noch ?(?:ein)?mal"
+    r"|schon|auch|wieder|bitte|zuerst)"
+)
+_TAIL_DE = (
+    r"(?:$| (?:ich|weil|da|und|aber|denn|das weiß|die weiß|keine ahnung|wenn (?:das|es) "
+    r"(?:geht|okay|ok|möglich)|danke)\b)"
+)
+_THIS_DE = (
+    r"(?:die|diese|das|es|sie|die hier|diese hier|die frage|diese frage|die aufgabe|diese "
+    r"aufgabe|den teil|diesen teil|die nächste)"
+)
+_GIVE_UP_DE = (
+    r"(?:weiß (?:ich|es|das) (?:leider )?nicht|weiß (?:es |das )?(?:leider )?nicht|keine "
+    r"ahnung|komme (?:da )?nicht (?:drauf|weiter)|lieber nicht (?:beantworten|antworten)|kann "
+    r"(?:ich|die frage|das) (?:leider )?nicht beantworten)"
+)
+_EXAM_DE = r"(?:(?:die|diese|meine|der|dieser) (?:prüfung|klausur|sitzung)|das ganze|alles)"
+_PAUSE_DE = (
+    r"(?:(?:eine|ne) )?(?:(?:kurze|kleine|fünfminütige) )?(?:pause|unterbrechung"
+    r"|verschnaufpause|auszeit)"
+)
+_DURATION_DE = r"(?:(?:fünf|zehn|zwei|ein paar) minuten|einen moment|eine minute)"
+_LANGUAGES_DE = r"(?:englisch|deutsch|spanisch|französisch|italienisch)"
 
 _GERMAN_COMMANDS: Final[CommandRules] = (
     (
@@ -144,74 +338,122 @@ _GERMAN_COMMANDS: Final[CommandRules] = (
             r"\bich brauche (sofort|jetzt) (medizinische |ärztliche )?hilfe\b",
             r"\b(rufen sie|ruf) (einen|den) (arzt|notarzt|krankenwagen)\b",
             r"^notfall$",
+            r"\bich (?:bekomme|kriege) keine luft\b",
         ),
     ),
     (
         C.FINISH,
         (
-            r"\bich (möchte|will|würde gerne) (die|diese) prüfung (jetzt )?(beenden|abbrechen)\b",
-            r"^(bitte )?(die |diese )?prüfung (jetzt )?beenden(,? bitte)?$",
-        ),
-    ),
-    (
-        C.RESUME,
-        (
-            r"^(ok(ay)?,? )?(ich bin|bin) (bereit|wieder da|zurück)( weiterzumachen| jetzt)?$",
-            r"\b(lassen sie uns|wir können) (weitermachen|fortfahren)\b",
-            r"^(weitermachen|fortfahren)(,? bitte)?$",
-        ),
-    ),
-    (
-        C.PAUSE,
-        (
-            r"\b(können|könnten|dürfen) (wir|ich) (bitte )?(eine )?(kurze |kleine )?pause "
-            r"(machen|haben)\b",
-            r"\bich brauche (eine )?(kurze |kleine )?pause\b",
-            r"^(bitte )?(eine )?pause(,? bitte)?$",
-        ),
-    ),
-    (
-        C.REPEAT,
-        (
-            r"\b(können|könnten|würden) sie (mir )?(bitte )?(die frage|das|es|sie)? ?(bitte )?"
-            r"(noch ?(ein)?mal )?wiederholen\b",
-            r"^(bitte )?(die frage )?(noch ?(ein)?mal )?wiederholen(,? bitte)?$",
-            r"^(wie bitte|noch ?(ein)?mal,? bitte|bitte noch ?(ein)?mal)$",
-            r"\bich habe (das|die frage|sie) (akustisch )?nicht (gehört|verstanden)\b",
-        ),
-    ),
-    (
-        C.REQUEST_REPHRASE,
-        (
-            r"\b(können|könnten|würden) sie (die frage|das|es)? ?(bitte )?(anders|mit anderen "
-            r"worten) (formulieren|sagen|ausdrücken|fragen)\b",
-            r"\bumformulieren\b",
-            r"^(bitte )?anders formulieren(,? bitte)?$",
-        ),
-    ),
-    (
-        C.CLARIFICATION,
-        (
-            r"^was meinen sie( damit)?\b",
-            r"\b(können|könnten) sie (das )?(bitte )?(genauer )?(erklären|erläutern|präzisieren)\b",
-            r"^was (bedeutet|heißt) .{1,40}$",
-            r"\bich verstehe die frage nicht\b",
-        ),
-    ),
-    (
-        C.SLOW_DOWN,
-        (
-            r"\b(sprechen|reden) sie (bitte )?(etwas |ein bisschen )?langsamer\b",
-            r"^(bitte )?(etwas )?langsamer(,? bitte)?$",
-            r"\bsie sprechen (zu|sehr) schnell\b",
+            rf"\b{_ASK_STRONG_DE}(?: {_ADV_DE})*(?: (?:{_EXAM_DE}|hier|jetzt|damit|es))?"
+            rf"(?: {_ADV_DE})* (?:beenden|abbrechen|abschließen|aufhören|aufgeben|schluss "
+            rf"machen|verlassen)(?: mit {_EXAM_DE})?{_TAIL_DE}",
+            rf"\b(?:ich|wir) (?:würde|würden|hätte|hätten) (?:{_EXAM_DE}|es|das|hier|jetzt)"
+            rf"(?: {_ADV_DE})* (?:gern|gerne|lieber)(?: {_ADV_DE})* (?:beenden|abbrechen"
+            rf"|abschließen|aufhören)\b",
+            rf"\b(?:beenden|stoppen) sie {_EXAM_DE}",
+            rf"^(?:{_EXAM_DE} )?(?:jetzt )?beenden$",
         ),
     ),
     (
         C.SKIP,
         (
-            r"\b(diese|die) frage überspringen\b",
-            r"\bkönnen wir (das |die frage |diese frage )?überspringen\b",
-            r"^(nächste frage)(,? bitte)?$",
+            rf"\b{_ASK_DE}(?: {_ADV_DE})*(?: {_THIS_DE})?(?: {_ADV_DE})* (?:zu )?(?:überspringen"
+            rf"|auslassen|weglassen|skippen|übergehen|aussetzen|passen|zurückstellen){_TAIL_DE}",
+            rf"\b(?:{_ASK_DE}|weiter)(?: {_ADV_DE})* (?:zur|zu der|mit der|an die|auf die|zum|mit"
+            rf" dem) (?:nächsten|anderen|folgenden) ?(?:frage|aufgabe|teil|thema|punkt)?(?: "
+            rf"{_ADV_DE})*(?: (?:gehen|übergehen|kommen|springen|weitermachen|weitergehen"
+            rf"|wechseln|fortfahren|weiter))?{_TAIL_DE}",
+            rf"\b{_ASK_DE}(?: {_ADV_DE})* (?:die|eine) (?:nächste|andere) (?:frage|aufgabe)(?: "
+            rf"{_ADV_DE})* (?:nehmen|haben|hören|machen|bekommen){_TAIL_DE}",
+            rf"^{_THIS_DE} (?:möchte|würde|will|muss|werde) ich(?: {_ADV_DE})* (?:überspringen"
+            rf"|auslassen|weglassen)$",
+            rf"^{_THIS_DE} (?:überspringe|lasse) ich(?: {_ADV_DE})*(?: aus)?$",
+            rf"(?:^|{_GIVE_UP_DE} )(?:die |zur )?nächsten?(?: frage| aufgabe)?{_TAIL_DE}",
+            r"^(?:ich )?passe(?: bei (?:der|dieser) frage)?$",
+            r"^(?:überspringen|auslassen)$",
+            rf"\b{_GIVE_UP_DE}\b.*\b(?:{_ASK_DE}(?: {_ADV_DE})* )?(?:weitermachen|weitergehen"
+            rf"|weiter|fortfahren)\b",
+        ),
+    ),
+    (
+        C.RESUME,
+        (
+            r"^(?:ich bin|bin) (?:wieder )?(?:da|zurück|bereit|so weit|soweit)(?: wieder| jetzt)?"
+            r"(?: weiterzumachen| (?:wir können|können wir|es kann|lassen sie uns|lass uns)"
+            r"(?: jetzt| wieder)? (?:weitermachen|weitergehen|fortfahren|weiter)| machen wir "
+            r"weiter| weiter gehts| es geht weiter)?$",
+            rf"^(?:{_ASK_DE}|wir können|es kann)(?: jetzt| wieder| dann)? (?:weitermachen"
+            rf"|fortfahren|weitergehen)$",
+            r"^(?:dann )?machen wir weiter$",
+            r"^(?:weitermachen|fortfahren|weiter gehts|es kann weitergehen)$",
+        ),
+    ),
+    (
+        C.PAUSE,
+        (
+            rf"\b(?:{_ASK_DE}|ich (?:brauche|bräuchte|hätte gern|möchte))(?: {_ADV_DE}| "
+            rf"{_DURATION_DE})* {_PAUSE_DE}\b",
+            rf"\b{_ASK_DE}(?: {_ADV_DE}| {_DURATION_DE})* (?:unterbrechen|pausieren|anhalten"
+            rf"|innehalten|stoppen)(?: {_DURATION_DE})?{_TAIL_DE}",
+            rf"^{_PAUSE_DE}$",
+        ),
+    ),
+    (
+        C.REPEAT,
+        (
+            rf"\b(?:können|könnten|würden) sie(?: mir)?(?: (?:die frage|das|es|sie|den letzten "
+            rf"teil|das letzte))?(?: {_ADV_DE})* (?:wiederholen|noch ?(?:ein)?mal (?:sagen"
+            rf"|vorlesen|stellen|lesen|wiederholen))\b",
+            r"^(?:die frage )?(?:noch ?(?:ein)?mal )?wiederholen$",
+            r"^(?:wie bitte|noch ?(?:ein)?mal|nochmal|wie)$",
+            r"^noch ?(?:ein)?mal (?:den letzten teil|das letzte|die frage)$",
+            r"\bich (?:habe|hab) (?:das |die frage |sie |es |den letzten teil )?(?:akustisch "
+            r"|leider )*nicht (?:gehört|verstanden|mitbekommen)\b",
+            r"^das (?:habe|hab) ich (?:akustisch |leider )*nicht (?:gehört|verstanden"
+            r"|mitbekommen)$",
+            r"\bwie (?:war|lautet|lautete) (?:nochmal )?die frage\b",
+            r"^wie war das(?: nochmal| noch ?einmal)?$",
+            r"\bwas haben sie (?:gerade |eben )?gesagt\b",
+        ),
+    ),
+    (
+        C.REQUEST_REPHRASE,
+        (
+            rf"\b(?:können|könnten|würden) sie(?: (?:die frage|das|es|sie))?(?: {_ADV_DE})* "
+            rf"(?:anders|einfacher|verständlicher|mit anderen worten|in anderen worten|in "
+            rf"einfacheren worten|auf andere weise) (?:formulieren|sagen|ausdrücken|fragen|stellen"
+            rf"|erklären)\b",
+            r"\bumformulieren\b",
+            r"^anders formulieren$",
+        ),
+    ),
+    (
+        C.CLARIFICATION,
+        (
+            r"^was (?:genau )?meinen sie\b",
+            r"^wie meinen sie das\b",
+            r"^meinen sie\b",
+            r"\bwas (?:ist|wäre) (?:mit .{1,40} )?gemeint\b",
+            r"\bwas verstehen sie unter\b",
+            r"\bich (?:bin (?:mir )?nicht sicher|weiß nicht) was sie (?:meinen|wissen wollen"
+            r"|hören wollen)\b",
+            r"\bich verstehe (?:die frage )?nicht(?: ganz| so ganz| genau)?(?: was sie (?:meinen"
+            r"|wissen wollen|fragen|hören wollen)|$)",
+            r"\b(?:können|könnten) sie (?:das )?(?:genauer )?(?:erklären|erläutern|präzisieren)\b",
+            r"^was (?:bedeutet|heißt)(?: hier| genau)?(?: \S+){1,4}$",
+        ),
+    ),
+    (
+        C.SLOW_DOWN,
+        (
+            rf"\b(?:sprechen|reden|lesen) sie(?: {_ADV_DE})*(?: etwas| ein bisschen| ein wenig"
+            rf"| noch)? langsamer\b",
+            rf"\b(?:können|könnten) sie(?: {_ADV_DE})*(?: etwas| ein bisschen| ein wenig)? "
+            rf"langsamer (?:sprechen|reden|lesen)\b",
+            r"^(?:etwas |ein bisschen |noch )?langsamer(?: sprechen| reden)?(?: ich komme nicht "
+            r"(?:mit|hinterher))?$",
+            r"\bsie (?:sprechen|reden) (?:zu|sehr|ein bisschen|etwas|so|recht) ?(?:zu )?schnell\b",
+            r"\bnicht so schnell\b",
         ),
     ),
     (
@@ -220,28 +462,72 @@ _GERMAN_COMMANDS: Final[CommandRules] = (
             r"\b(meine|die|eine) (frühere|vorherige|letzte) antwort (korrigieren|ändern"
             r"|ergänzen)\b",
             r"\bzu (meiner|der|einer) (früheren|vorherigen|letzten) (antwort|frage) zurück\b",
+            rf"\b{_ASK_DE}\b.{{0,40}}\b(?:früheren|frühere|vorherigen|vorherige|vorigen|vorige"
+            rf"|letzten|letzte|ersten|erste) (?:antwort|frage)\b.{{0,25}}\b(?:korrigieren|ändern"
+            rf"|ergänzen|verbessern|berichtigen|hinzufügen|nachtragen|zurück\w*)\b",
         ),
     ),
     (
         C.LANGUAGE_SWITCH,
         (
-            r"\b(können|könnten|dürfen) wir (bitte )?(auf|in) (englisch|spanisch|französisch)"
-            r"( weitermachen| weiter| sprechen)?\b",
+            rf"\b(?:{_ASK_DE}|geht (?:das|es))(?: {_ADV_DE})* (?:auf|in) {_LANGUAGES_DE}(?: "
+            rf"{_ADV_DE})*(?: (?:weitermachen|weiter|sprechen|antworten|machen|fortfahren"
+            rf"|reden))?(?:$| |\b)",
+            rf"\b{_ASK_DE}(?: {_ADV_DE})* {_LANGUAGES_DE} (?:sprechen|reden)\b",
             r"\b(die )?sprache (wechseln|ändern)\b",
         ),
     ),
     (
         C.THINKING_ALOUD,
         (
-            r"^(lassen sie mich (kurz )?(nach)?denken|ich denke (kurz )?nach"
-            r"|ich überlege( kurz)?|moment,? ich überlege)$",
+            r"^(?:(?:einen |eine )?(?:moment|sekunde|augenblick)(?: mal)? )?(?:lassen sie mich"
+            r"|lass mich|ich muss|ich möchte)? ?(?:nachdenken|überlegen)$",
+            r"^(?:(?:einen |eine )?(?:moment|sekunde|augenblick)(?: mal)? )?(?:ich denke nach"
+            r"|ich überlege|lassen sie mich (?:nach)?denken)$",
+            r"^(?:einen |eine )?(?:moment|sekunde|augenblick)(?: mal)?$",
         ),
     ),
     (
         C.HELP,
-        (r"^(hilfe|ich brauche hilfe)(,? bitte)?$", r"\bwie funktioniert (diese|die) prüfung\b"),
+        (
+            r"^(?:hilfe|ich brauche hilfe|helfen sie mir)$",
+            r"\bwie funktioniert (?:diese|die) prüfung\b",
+            r"^wie funktioniert das(?: hier| ganze)?$",
+            r"^was (?:soll|muss) ich (?:jetzt |hier )?(?:machen|tun|sagen)$",
+            r"\bwie läuft (?:die|diese) prüfung ab\b",
+        ),
     ),
 )
+
+# --- Spanish -------------------------------------------------------------------------------------
+
+_ASK_ES = (
+    r"(?:podemos|podríamos|puedo|podría|se puede|nos podemos|me puedo|quiero|quisiera|querría"
+    r"|me gustaría|preferiría|prefiero|deseo|necesito|(?:le|te) importa(?:ría)? si|(?:es|sería)"
+    r" posible|vamos a)"
+)
+_ASK_STRONG_ES = (
+    r"(?:podemos|podríamos|puedo|podría|se puede|quiero|quisiera|querría|me gustaría"
+    r"|preferiría|prefiero|deseo|(?:es|sería) posible)"
+)
+_TAIL_ES = (
+    r"(?:$| (?:no|porque|ya que|es que|y|pero|si (?:es posible|puede|se puede|no le importa)"
+    r"|gracias|ahora|ya|por ahora|de momento)\b)"
+)
+_THIS_ES = (
+    r"(?:esta|esa|la|lo|esto|eso|esta pregunta|esa pregunta|la pregunta|este punto|esta parte)"
+)
+_NEXT_ES = r"(?:a|con) (?:la |el )?(?:siguiente|próxima|otra|otro)(?: pregunta| parte| tema)?"
+_GIVE_UP_ES = (
+    r"(?:no (?:me )?(?:lo |la )?sé|ni idea|no tengo (?:ni )?idea|no me acuerdo|no lo recuerdo"
+    r"|me he quedado en blanco|no (?:quiero|prefiero) (?:contestar|responder))"
+)
+_EXAM_ES = r"(?:(?:el|este|la|esta) (?:examen|prueba|evaluación|sesión))"
+_PAUSE_ES = (
+    r"(?:(?:una|un) )?(?:(?:pequeña|pequeño|breve|corta|corto) )?(?:pausa|descanso|descansito"
+    r"|receso)"
+)
+_LANGUAGES_ES = r"(?:inglés|alemán|francés|español|castellano|italiano)"
 
 _SPANISH_COMMANDS: Final[CommandRules] = (
     (
@@ -251,48 +537,89 @@ _SPANISH_COMMANDS: Final[CommandRules] = (
             r"\bnecesito ayuda (médica )?(ya|ahora)( mismo)?\b",
             r"\bllame(n)? (a )?(un médico|una ambulancia)\b",
             r"^emergencia$",
+            r"\bno puedo respirar\b",
         ),
     ),
     (
         C.FINISH,
         (
-            r"\b(quiero|quisiera|deseo) (terminar|acabar|finalizar|dejar) (el|este) examen\b",
-            r"^(por favor,? )?(terminar|finalizar|termine) (el|este) examen( ahora)?"
-            r"(,? por favor)?$",
+            rf"\b{_ASK_STRONG_ES} (?:terminar|acabar|finalizar|dejarlo|parar|abandonar|concluir"
+            rf"|cerrar|retirarme)(?: (?:con )?{_EXAM_ES})?(?: (?:aquí|ya|ahora|ya mismo|por hoy"
+            rf"|aquí mismo))*{_TAIL_ES}",
+            rf"\b{_ASK_STRONG_ES} (?:terminar|acabar|finalizar|dejar|abandonar) {_EXAM_ES}",
+            rf"^(?:termine|terminemos|acabemos|finalice|terminar|finalizar) {_EXAM_ES}"
+            rf"(?: ahora| ya)?$",
+        ),
+    ),
+    (
+        C.SKIP,
+        (
+            rf"\b{_ASK_ES} (?:saltar(?:me|nos)?(?:la|lo)?|saltármela|saltárnosla|pasar(?:me"
+            rf"|nos)?(?:la)?|omitir(?:la)?|dejar(?:la)? pasar|dejar(?:la)?(?: {_THIS_ES})? para"
+            rf" (?:luego|después|el final|más tarde))(?: (?:de )?{_THIS_ES})?{_TAIL_ES}",
+            rf"\b{_ASK_ES} (?:pasar|pasamos|ir|vamos|seguir|seguimos|continuar|continuamos"
+            rf"|saltar|avanzar|avanzamos|cambiar|cambiamos)(?:nos)? {_NEXT_ES}{_TAIL_ES}",
+            rf"(?:^|\b(?:mejor|entonces) |{_GIVE_UP_ES}(?: \S+){{0,3}} )(?:pasemos|sigamos"
+            rf"|vamos|saltemos|vayamos|pasamos|seguimos|saltamos) {_NEXT_ES}$",
+            rf"(?:^|\b{_GIVE_UP_ES}(?: \S+){{0,3}} )(?:la )?(?:siguiente|próxima|otra)"
+            rf"(?: pregunta)?$",
+            r"^(?:\S+ ){0,3}(?:nos )?(?:la |esta )?(?:saltamos|saltemos)(?: esta)?$",
+            r"^(?:yo )?paso(?: de (?:esta|esa)(?: pregunta)?)?$",
+            rf"\b(?:prefiero|preferiría|quisiera|me gustaría) no (?:contestar|responder)(?: (?:a )?"
+            rf"{_THIS_ES})?{_TAIL_ES}",
+            rf"\b{_GIVE_UP_ES}\b.*\b(?:{_ASK_ES} )?(?:seguir|continuar|seguimos|continuamos"
+            rf"|sigamos|avanzar|avanzamos)\b",
         ),
     ),
     (
         C.RESUME,
         (
-            r"^(vale,? |ok(ay)?,? )?(ya )?(estoy) (listo|lista|preparado|preparada|de vuelta)"
-            r"( para continuar| para seguir)?$",
-            r"\b(podemos|vamos a) (continuar|seguir)\b",
-            r"^(continuemos|sigamos)(,? por favor)?$",
+            r"^(?:ya )?(?:estoy|he vuelto|vuelvo a estar)(?: de vuelta| lista| listo| aquí"
+            r"| preparad[oa])?(?: (?:para|a) (?:continuar|seguir|retomar))?(?: (?:ya )?(?:podemos"
+            r"|vamos a) (?:continuar|seguir|retomar)| (?:continuemos|sigamos))?$",
+            rf"^(?:{_ASK_ES}|ya (?:podemos|puedo))(?: ya)? (?:continuar|seguir|retomar|reanudar)"
+            rf"(?: (?:cuando quiera|cuando usted quiera|ya|con el examen))?$",
+            r"^(?:continuemos|sigamos|sigamos adelante)$",
         ),
     ),
     (
         C.PAUSE,
         (
-            r"\b(podemos|podríamos|puedo) (hacer|tomar) (una )?(pequeña |breve )?pausa\b",
-            r"\bnecesito (una )?(pequeña |breve )?pausa\b",
-            r"^(una )?pausa(,? por favor)?$",
+            rf"\b(?:{_ASK_ES}|me (?:vendría|iría) bien)(?: (?:hacer|tomar|tener|tomarme))? "
+            rf"{_PAUSE_ES}\b",
+            rf"\b{_ASK_ES} (?:descansar|parar|pausar|detenernos|hacer un alto)(?: (?:un|unos"
+            rf"|cinco|dos|diez) (?:momento|momentito|minuto|minutos|segundo|segundos))?{_TAIL_ES}",
+            rf"^{_PAUSE_ES}$",
         ),
     ),
     (
         C.REPEAT,
         (
-            r"\b(puede|podría|le importaría) (usted )?(repetir|repetirla|repetirlo|repetirme)\b",
-            r"^(por favor,? )?repita( la pregunta| eso)?(,? por favor)?$",
-            r"\bno (le |lo |la )?(he )?(oído|escuchado)\b",
-            r"^(perdón|cómo dice|cómo)$",
+            r"\b(?:puede|podría|le importaría|puedes|podrías)(?: usted)? (?:repetir|repetirla"
+            r"|repetirlo|repetirme)\b",
+            r"\b(?:me (?:lo |la )?)?(?:puede|podría|puedes|podrías)(?: usted)? (?:repetir(?:me)?"
+            r"(?:lo|la)?|decir(?:lo|la|me)? (?:otra vez|de nuevo)|volver a (?:decir|leer|repetir)"
+            r"(?:lo|la|me)?|leer(?:la|lo)? (?:otra vez|de nuevo))\b",
+            r"^(?:repita|repítalo|repítala|repítamelo|repíteme|repite)(?: la pregunta| eso| la "
+            r"última parte| lo último)?$",
+            r"\bme repite\b",
+            r"\bno (?:le |lo |la )?(?:he )?(?:oído|escuchado)\b",
+            r"^(?:perdón|cómo dice|cómo|qué|perdone|disculpe)$",
+            r"\bcómo (?:era|es) la pregunta\b",
+            r"\bqué (?:ha|has) dicho\b",
+            r"^(?:otra vez|una vez más|de nuevo)$",
         ),
     ),
     (
         C.REQUEST_REPHRASE,
         (
-            r"\b(puede|podría) (usted )?(reformular|reformularla|reformularlo|decirlo de otra "
-            r"(manera|forma)|preguntarlo de otra (manera|forma))\b",
-            r"^(por favor,? )?reformule( la pregunta)?(,? por favor)?$",
+            r"\b(?:puede|podría|puedes|podrías)(?: usted)? (?:reformular|reformularla"
+            r"|reformularlo)\b",
+            r"\b(?:puede|podría|puedes|podrías)(?: usted)? (?:decir|formular|plantear|preguntar"
+            r"|explicar|expresar)(?:la|lo|me)?(?:la|lo)?(?: la pregunta)? (?:de (?:otra|otro) "
+            r"(?:manera|forma|modo)|con otras palabras|de (?:forma|manera|modo) más (?:sencill[ao]"
+            r"|simple|fácil|clar[ao])|más (?:fácil|sencillo|claro|simple))\b",
+            r"^reformule( la pregunta)?$",
         ),
     ),
     (
@@ -300,25 +627,24 @@ _SPANISH_COMMANDS: Final[CommandRules] = (
         (
             r"^qué quiere decir\b",
             r"^a qué se refiere\b",
-            r"\b(puede|podría) (usted )?(aclarar|aclararlo|aclarármelo|precisar)\b",
-            r"^qué significa .{1,40}$",
-            r"\bno entiendo la pregunta\b",
+            r"^se refiere\b",
+            r"^qué (?:entiende|quiere decir) (?:usted )?(?:por|con)\b",
+            r"\b(?:puede|podría)(?: usted)? (?:aclarar|aclararlo|aclarármelo|precisar)\b",
+            r"^qué significa(?: \S+){1,4}$",
+            r"\bno (?:entiendo|comprendo) (?:bien |muy bien )?(?:la pregunta|lo que (?:me )?"
+            r"(?:pregunta|quiere decir)|qué (?:me )?pregunta|a qué se refiere)\b",
+            r"\bno estoy segur[oa] de (?:entender|haber entendido) la pregunta\b",
+            r"\bno sé (?:muy bien )?(?:qué|a qué) (?:me pregunta|quiere decir|se refiere)\b",
         ),
     ),
     (
         C.SLOW_DOWN,
         (
-            r"\b(hable|puede hablar|podría hablar) (usted )?(un poco )?más despacio\b",
-            r"^(un poco )?más despacio(,? por favor)?$",
-            r"\bhabla (demasiado|muy) rápido\b",
-        ),
-    ),
-    (
-        C.SKIP,
-        (
-            r"\b(saltar|saltarnos|pasar) (esta|la) pregunta\b",
-            r"\bpodemos (saltar|saltarnos|pasar)\b",
-            r"^(siguiente pregunta|pasemos a la siguiente)(,? por favor)?$",
+            r"(?<!que )\b(?:hable|puede hablar|podría hablar|puede ir|podría ir|vaya|puede leer"
+            r"|podría leer)(?: usted)?(?: un poco| algo)? más (?:despacio|lento|despacito)\b",
+            r"^(?:un poco |algo )?más (?:despacio|lento)$",
+            r"\b(?:habla|está hablando|va) (?:(?:un poco|demasiado|muy|algo) )*rápido\b",
+            r"^no (?:tan|hable tan) rápido$",
         ),
     ),
     (
@@ -326,25 +652,81 @@ _SPANISH_COMMANDS: Final[CommandRules] = (
         (
             r"\b(corregir|cambiar|completar) (mi|una|la) respuesta anterior\b",
             r"\bvolver a (la|mi) (pregunta|respuesta) anterior\b",
+            rf"\b{_ASK_ES} (?:corregir|cambiar|completar|añadir|matizar|modificar|rectificar"
+            rf"|ampliar)(?: algo)? (?:(?:a |en |de )?(?:mi|una|la) (?:respuesta|pregunta) "
+            rf"(?:anterior|de antes)|(?:que dije|de lo que dije) (?:antes|anteriormente)|(?:a |en "
+            rf")?la primera pregunta|(?:a |en )?mi primera respuesta)\b",
         ),
     ),
     (
         C.LANGUAGE_SWITCH,
         (
-            r"\b(podemos|podríamos|puedo|podría) (seguir|continuar|hablar|hacerlo) en "
-            r"(inglés|alemán|francés)\b",
+            rf"\b(?:{_ASK_ES}|se puede) (?:seguir|continuar|hablar|hacerlo|responder|contestar"
+            rf"|cambiar|pasar|hacer esto|hacer)(?: el examen)? (?:en|al|a) {_LANGUAGES_ES}\b",
+            rf"\b(?:prefiero|preferiría) (?:hablar |responder |hacerlo |seguir )?(?:en )?"
+            rf"{_LANGUAGES_ES}\b",
             r"\bcambiar (de|el) idioma\b",
         ),
     ),
     (
         C.THINKING_ALOUD,
-        (r"^(déjeme pensar|déjame pensar|estoy pensando)( un momento| un poco)?$",),
+        (
+            r"^(?:déjeme|déjame|necesito|tengo que|voy a) (?:pensar|pensarlo|pensármelo)(?: un "
+            r"(?:momento|segundo|poco|momentito))?$",
+            r"^(?:(?:espere|espera) )?(?:un momento|un segundo|espere|espera|un momentito)(?: "
+            r"(?:estoy pensando|que lo "
+            r"pienso|que pienso|déjeme pensar))?$",
+            r"^(?:estoy pensando|lo estoy pensando|lo pienso)(?: un momento)?$",
+        ),
     ),
     (
         C.HELP,
-        (r"^(ayuda|necesito ayuda)(,? por favor)?$", r"\bcómo funciona (este|el) examen\b"),
+        (
+            r"^(?:ayuda|necesito ayuda|ayúdeme|ayúdame)$",
+            r"\bcómo funciona (este|el) examen\b",
+            r"^cómo funciona (?:esto|esta prueba)(?: exactamente)?$",
+            r"^qué (?:tengo que|debo) hacer(?: ahora| aquí)?$",
+            r"^cómo va (?:el|este) examen$",
+        ),
     ),
 )
+
+_FILLERS: Final = MappingProxyType(
+    {
+        "en": (
+            r"\b(?:u+m+|u+h+m*|e+r+m*|h+m+|m{2,}|a+h+|oh|eh|just|maybe|perhaps|possibly|please"
+            r"|kindly|simply|actually|honestly|really|i think|i guess|i mean|to be honest|you "
+            r"know|if possible|quickly)\b",
+            r"^(?:(?:sorry|excuse me|ok|okay|alright|all right|right|so|well|yeah|yes|hey|look"
+            r"|listen|hmm|oh|ah|then) ){1,3}",
+        ),
+        "de": (
+            r"\b(?:ä+h+m*|ö+h+m*|h+m+|m{2,}|e+h+m*|(?<!noch )mal|vielleicht|eben|einfach"
+            r"|eventuell|kurz|ich glaube|glaube ich|ehrlich gesagt|wenn möglich)\b"
+            r"|(?<!\bwie) \bbitte\b|^bitte\b",
+            r"^(?:(?:sorry|entschuldigung|entschuldigen sie|verzeihung|also|ja|okay|ok|gut|so|na"
+            r"|hm|äh) ){1,3}",
+        ),
+        "es": (
+            r"\b(?:e+h+|e+m+|m{2,}|este|por favor|porfa|simplemente|creo que|la verdad"
+            r"|sinceramente|si es posible)\b",
+            r"^(?:(?:pues|bueno|vale|a ver|mira|mire|oiga|perdón|perdone|disculpe|lo siento|ok"
+            r"|okay|sí|entonces) ){1,3}",
+        ),
+    }
+)
+"""Per language: words dropped anywhere before the rules read an utterance (fillers, hedges,
+politeness), and openings dropped when something follows them ("sorry, ...", "also, ...")."""
+
+_NOT_THE_CANDIDATE: Final = MappingProxyType(
+    {
+        "en": r"\b(?:he|she|his|her|him|patients?|mr|mrs|ms)\b",
+        "de": r"\b(?:er|ihm|ihn|sein\w*|patient\w*|herr\w*)\b",
+        "es": r"\b(?:le|él|ella|su|paciente\w*|señor\w*)\b",
+    }
+)
+"""An emergency said about someone else is an answer (a clinical station: "it's an emergency,
+he needs aspirin"), not the candidate's own emergency."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -357,9 +739,16 @@ class CommandVocabulary:
     any_command: re.Pattern[str]
     """All command patterns at once: one search rules most answers out before the ordered
     scan."""
+    fillers: re.Pattern[str]
+    """Words dropped anywhere (:data:`_FILLERS`)."""
+    openings: re.Pattern[str]
+    """Openings dropped when something follows them."""
+    not_the_candidate: re.Pattern[str]
+    """Words that make an emergency someone else's (:data:`_NOT_THE_CANDIDATE`)."""
 
     @classmethod
     def compile(cls, language: str, rules: CommandRules) -> CommandVocabulary:
+        fillers, openings = _FILLERS[language]
         return cls(
             language=language,
             patterns=tuple(
@@ -367,7 +756,20 @@ class CommandVocabulary:
                 for command, patterns in rules
             ),
             any_command=re.compile("|".join(f"(?:{p})" for _, ps in rules for p in ps)),
+            fillers=re.compile(fillers),
+            openings=re.compile(openings),
+            not_the_candidate=re.compile(_NOT_THE_CANDIDATE[language]),
         )
+
+    def core(self, text: str) -> str:
+        """What the rules read of ``text``: :func:`command_text` without punctuation, fillers,
+        hedges, politeness and (when something follows) an opening apology or "okay"."""
+        plain = " ".join(_PUNCTUATION.sub(" ", command_text(text)).split())
+        core = " ".join(self.fillers.sub(" ", plain).split()) or plain
+        return self.openings.sub("", core) or core
+
+
+_PUNCTUATION: Final = re.compile(r"[,.;:!?¿¡\"()…]+|\s[-\u2013\u2014]+\s")
 
 
 VOCABULARIES: Final = MappingProxyType(
@@ -439,17 +841,23 @@ CONSENT_VOCABULARIES: Final = MappingProxyType(
         "en": ConsentVocabulary(
             no_opening=re.compile(
                 r"^(no|nope|nah|not (yet|now|really)|no,? thanks?( you)?|no way|absolutely not|"
-                r"definitely not|of course not|cancel)\b(?!\s+(idea|clue)\b)"
+                r"definitely not|of course not|cancel)\b(?!\s+(idea|clue)\b)(?!,?\s+(sorry,?\s+)?("
+                r"i (don'?t|do not) know|i have no idea|no idea|i'?m not sure"
+                r"|i (can'?t|cannot) (answer|remember))\b)"
             ),
             negated_wish=re.compile(
                 r"\b(do not|don'?t|dont|does not|doesn'?t|did not|didn'?t|never|not|no longer"
-                r"|won'?t|can'?t|cannot|shouldn'?t|wouldn'?t|rather not|i'?m not)\b(\s+\w+){0,3}?"
-                r"\s+(want|wish|like|mean|meant|intend|ready|done|finished|finish|end|stop|quit"
-                r"|skip|pause|leave|switch|change|move on|going to)\b"
+                r"|won'?t|can'?t|cannot|shouldn'?t|wouldn'?t|rather not|i'?m not)\b"
+                r"(?!\s+(we|you)\b)"
+                r"(\s+(really|actually|quite|yet|even|just|think|i|to|want|wanna|wish|like|mean"
+                r"|intend|feel|going|gonna|be|the|this|exam|now))*?\s+(want|wish|like|mean|meant"
+                r"|intend|ready|done|finished|finish|end|stop|quit|skip|pause|leave|switch|change"
+                r"|move on|going to)\b(?!\s+to (answer|respond|reply|say|talk|explain)\b)"
             ),
             keep_going=re.compile(
-                r"\b(i want to|i'?d like to|i wish to|let me|i'?ll|i will|please)\s+(continue"
-                r"|carry on|keep going|go on|stay)\b|\b(keep going|carry on)\b"
+                r"(\b(i want to|i'?d like to|i wish to|let me|i'?ll|i will|please)\s+(continue"
+                r"|carry on|keep going|go on|stay)\b|\b(keep going|carry on)\b)(?!\s+(on )?(to|with"
+                r"|onto) (the )?(next|another|a different)\b)"
             ),
             yes=re.compile(
                 r"^(yes|yeah|yep|yup|sure|ok(ay)?|correct|confirm(ed)?|i confirm|i'?m sure"
@@ -463,12 +871,14 @@ CONSENT_VOCABULARIES: Final = MappingProxyType(
             ),
             negated_wish=re.compile(
                 r"\b(ich (möchte|will|würde)( es| das| die prüfung)? (nicht|noch nicht|lieber "
-                r"nicht)|ich bin (noch )?nicht (bereit|fertig)|nicht (beenden|aufhören|"
-                r"überspringen|pausieren|abbrechen|wechseln))\b"
+                r"nicht)(?! (beantworten|antworten|sagen|erklären))( (beenden|aufhören|überspringen"
+                r"|pausieren|abbrechen|wechseln|aufgeben))?($|,)|ich bin (noch )?nicht (bereit|"
+                r"fertig)|nicht (beenden|aufhören|überspringen|pausieren|abbrechen|wechseln))\b"
             ),
             keep_going=re.compile(
                 r"\b(ich (möchte|will) (gerne |lieber )?(weitermachen|fortfahren|weiter)|"
-                r"lassen sie mich (weitermachen|fortfahren)|bitte weiter(machen)?)\b"
+                r"lassen sie mich (weitermachen|fortfahren)|bitte weiter(machen)?)\b(?! (zur|mit "
+                r"der|zu der) (nächsten|anderen))"
             ),
             yes=re.compile(
                 r"^(ja|jawohl|jep|genau|sicher|ok(ay)?|richtig|bestätigt|ich bestätige|ich bin "
@@ -486,6 +896,7 @@ CONSENT_VOCABULARIES: Final = MappingProxyType(
             ),
             keep_going=re.compile(
                 r"\b((quiero|prefiero|quisiera|deseo) (continuar|seguir)|sigamos|continuemos)\b"
+                r"(?! (con|a) (la |el )?(siguiente|próxima|otra|otro)\b)"
             ),
             yes=re.compile(
                 r"^(sí|si|claro|vale|de acuerdo|ok(ay)?|correcto|confirmo|estoy seguro|estoy "
@@ -511,14 +922,18 @@ def command_text(text: str) -> str:
 def detect_command(text: str, language: str = DEFAULT_LANGUAGE) -> C | None:
     """The command a short candidate utterance in the exam's ``language`` clearly is, or
     None."""
-    if not text.strip() or len(words(text)) > MAX_COMMAND_WORDS:
+    if not text.strip():
         return None
     vocabulary = VOCABULARIES[exam_language(language)]
-    normalised = command_text(text)
-    if not vocabulary.any_command.search(normalised):
+    core = vocabulary.core(text)
+    if not core or len(words(core)) > MAX_COMMAND_WORDS:
+        return None
+    if not vocabulary.any_command.search(core):
         return None
     for command, pattern in vocabulary.patterns:
-        if pattern.search(normalised):
+        if pattern.search(core):
+            if command is C.EMERGENCY_STOP and vocabulary.not_the_candidate.search(core):
+                continue
             return command
     return None
 

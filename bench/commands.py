@@ -1,0 +1,140 @@
+#!/usr/bin/env python
+"""The rule-based command classifier on the labelled command set (issue #31).
+
+Reads ``tests/ioa/runtime/command_set/<language>.jsonl`` (the set the rules were tuned on),
+``<language>_holdout.jsonl`` (phrasings written after tuning, measured before the fixes it led
+to) and ``<language>_holdout2.jsonl`` (fresh phrasings written after those fixes), one
+``{"text", "command"}`` per line (``command`` null for an exam answer), and prints per language
+and set:
+
+* **recall**: commands read as the right command type;
+* **false positives**: answers read as any command;
+
+through :func:`ioa.runtime.agent_boundary.candidate_command` (what the runtime acts on: the
+classifier, minus the turns that decline), for the current code and for the **baseline**: the
+classifier and agent boundary as they were before the labelled set was added (the parent of the
+commit that added it; the git ``HEAD`` version while it is not committed yet), loaded from git
+into temporary modules. Nothing is hard-coded: both columns are computed.
+
+Targets: recall >= 95 %, false positives <= 1 % per language on the combined set.
+
+Usage: ``python bench/commands.py [--misses] [--baseline-ref REF]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import types
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ioa.runtime.agent_boundary import candidate_command  # noqa: E402
+
+SET_DIR = ROOT / "tests" / "ioa" / "runtime" / "command_set"
+LANGUAGES = ("en", "de", "es")
+Classify = Callable[[str, str], object]
+
+
+SETS = {"main": "", "holdout": "_holdout", "holdout2": "_holdout2"}
+
+
+def load(language: str, suffix: str) -> list[tuple[str, str | None]]:
+    path = SET_DIR / f"{language}{suffix}.jsonl"
+    if not path.exists():
+        return []
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    return [(row["text"], row["command"]) for row in rows]
+
+
+def git(*args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def baseline_ref() -> str:
+    """The parent of the commit that added the labelled set, else ``HEAD``."""
+    added = git(
+        "log", "--diff-filter=A", "--format=%H", "--", "tests/ioa/runtime/command_set/en.jsonl"
+    ).split()
+    return f"{added[-1]}^" if added else "HEAD"
+
+
+def baseline_classifier(ref: str) -> Classify:
+    """``candidate_command`` of the classifier and agent boundary at ``ref``."""
+    modules = {}
+    for name in ("classifier", "agent_boundary"):
+        source = git("show", f"{ref}:ioa/runtime/{name}.py")
+        source = source.replace("from ioa.runtime.classifier import", "from _bl_classifier import")
+        module = types.ModuleType(f"_bl_{name}")
+        sys.modules[module.__name__] = module
+        exec(compile(source, f"{ref}:ioa/runtime/{name}.py", "exec"), module.__dict__)  # noqa: S102
+        modules[name] = module
+    found: Classify = modules["agent_boundary"].candidate_command
+    return found
+
+
+def measure(
+    classify: Classify, cases: list[tuple[str, str | None]]
+) -> tuple[int, int, int, int, list[str]]:
+    """(commands right, commands, answers read as commands, answers, the misses)."""
+    right = commands = false = answers = 0
+    misses = []
+    for text, expected in cases:
+        found = classify(text, LANG[0])
+        value = None if found is None else str(found)
+        if expected is None:
+            answers += 1
+            if value is not None:
+                false += 1
+                misses.append(f"  FP  {value:<22} {text}")
+        else:
+            commands += 1
+            if value == expected:
+                right += 1
+            else:
+                misses.append(f"  MISS {expected:<15} got {value!s:<22} {text}")
+    return right, commands, false, answers, misses
+
+
+LANG = ["en"]
+
+
+def figures(right: int, commands: int, false: int, answers: int) -> str:
+    recall = 100 * right / commands if commands else float("nan")
+    fp = 100 * false / answers if answers else float("nan")
+    return f"recall {recall:5.1f}% ({right}/{commands})  FP {fp:4.1f}% ({false}/{answers})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--misses", action="store_true", help="list every miss (current code)")
+    parser.add_argument("--baseline-ref", default=None, help="git ref of the baseline")
+    args = parser.parse_args()
+    ref = args.baseline_ref or baseline_ref()
+    baseline = baseline_classifier(ref)
+    print(f"baseline: the classifier at {ref} ({git('rev-parse', '--short', ref).strip()})")
+    for language in LANGUAGES:
+        LANG[0] = language
+        sets = {name: load(language, suffix) for name, suffix in SETS.items()}
+        sets["combined"] = [case for cases in list(sets.values()) for case in cases]
+        for name, cases in sets.items():
+            if not cases:
+                continue
+            now = measure(candidate_command, cases)
+            before = measure(baseline, cases)
+            print(
+                f"{language} {name:<8}  now: {figures(*now[:4])}   baseline: {figures(*before[:4])}"
+            )
+            if args.misses and name != "combined":
+                print("\n".join(now[4]))
+
+
+if __name__ == "__main__":
+    main()
