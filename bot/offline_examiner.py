@@ -17,12 +17,12 @@ What it does, from the request alone (no state between requests):
 
 * reads its node's task message (``OPENING QUESTION``, ``BRIEF``, ``EVIDENCE TO LISTEN FOR``,
   the follow-up budget) and the conversation since it;
-* after a candidate answer, calls ``report_observation``: each evidence target whose
-  description shares enough content words with the answer (token overlap) becomes a
-  ``positive`` signal; while targets remain uncovered and follow-ups remain, it asks a
-  follow-up drawn from the prompt seed (the ``BRIEF``), otherwise it says the evidence is
-  sufficient; short answers that are commands (repeat, rephrase, pause, skip, finish...) are
-  reported as ``commandDetected``;
+* after a candidate answer, calls ``report_observation``: each evidence target the
+  lexical-semantic matcher (:mod:`bot.offline_matching`: synonyms, stems, negation, key
+  concepts) finds in the answer becomes a ``positive`` signal; while targets remain
+  uncovered and follow-ups remain, it asks a follow-up drawn from the prompt seed (the
+  ``BRIEF``), otherwise it says the evidence is sufficient; short answers that are commands
+  (repeat, rephrase, pause, skip, finish...) are reported as ``commandDetected``;
 * after a runtime instruction (rephrase, clarify, open this part, continue, a proctor
   instruction), calls ``report_observation`` with what it will say;
 * without tools (summaries), answers with a short extractive summary.
@@ -41,6 +41,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, TypedDict
 
+from bot.offline_matching import confidence, node_matcher
 from ioa.languages import DEFAULT_LANGUAGE, directive_language
 from ioa.runtime.agent_boundary import candidate_command, read_consent
 from ioa.runtime.texts import for_language
@@ -433,25 +434,30 @@ def detect_command(answer: str, last_examiner: str, language: str = DEFAULT_LANG
     return None
 
 
-def match_targets(answer: str, targets: Sequence[Target]) -> list[tuple[Target, float]]:
-    """Targets the answer covers, with a confidence from the overlap of content words."""
-    said = content_words(answer)
-    matched = []
-    for target in targets:
-        vocabulary = target.vocabulary
-        if not vocabulary:
-            continue
-        hits = len(vocabulary & said)
-        overlap = hits / len(vocabulary)
-        if hits >= 3 or (hits >= 2 and overlap >= 0.3):
-            matched.append((target, round(min(0.95, 0.55 + overlap), 2)))
-    return matched
+def match_targets(
+    answer: str,
+    targets: Sequence[Target],
+    *,
+    context: str = "",
+    language: str = DEFAULT_LANGUAGE,
+) -> list[tuple[Target, float]]:
+    """Targets the answer covers, with a confidence: the lexical-semantic matcher of
+    :mod:`bot.offline_matching` (synonyms, stems, negation, key concepts weighted over the
+    node's own texts; ``context`` is the node's opening question)."""
+    if not targets:
+        return []
+    matcher = node_matcher(targets, context, language)
+    return [
+        (targets[judgement.target_index], confidence(judgement))
+        for judgement in matcher.judge_all(answer)
+        if judgement.met
+    ]
 
 
-def excerpt(answer: str, target: Target) -> str:
-    """The answer's sentence that shares most words with the target (at most 200 chars)."""
-    vocabulary = target.vocabulary
-    best = max(sentences(answer) or [answer], key=lambda s: len(content_words(s) & vocabulary))
+def excerpt(answer: str, target: Target, language: str = DEFAULT_LANGUAGE) -> str:
+    """The answer's sentence that shows most of the target (at most 200 chars)."""
+    matcher = node_matcher([target], language=language)
+    best = max(sentences(answer) or [answer], key=lambda s: matcher.judge(s, 0).score)
     return best[:200]
 
 
@@ -515,12 +521,13 @@ def observation(conversation: Conversation) -> ObservationArguments:
     command = detect_command(answer, conversation.last_examiner, conversation.language)
     if command is not None:
         return {**base, "commandDetected": command, "spokenText": conversation.lines.of_course}
-    matched = match_targets(answer, brief.targets)
+    language = conversation.language
+    matched = match_targets(answer, brief.targets, context=brief.opening, language=language)
     signals: list[Signal] = [
         {
             "signalType": target.id,
             "signalKind": "positive",
-            "excerpt": excerpt(answer, target),
+            "excerpt": excerpt(answer, target, language),
             "confidence": confidence,
         }
         for target, confidence in matched

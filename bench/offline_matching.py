@@ -1,0 +1,154 @@
+#!/usr/bin/env python
+"""The offline examiner's matcher on labelled paraphrases (issue #31).
+
+For each example package and each labelled set (``main``: tuned on; ``heldout``: written after
+tuning), prints the recall on correct answers in the candidate's own words and the false-positive
+rate on incorrect or vague answers that reuse the target's words, for:
+
+* **now**: ``bot.offline_examiner.match_targets`` (the lexical-semantic matcher,
+  ``bot/offline_matching.py``);
+* **baseline**: the content-word overlap matcher it replaced, kept below verbatim and computed
+  on the same sets (nothing hard-coded).
+
+The sets and their scoring are in ``tests/bot/offline_matching/``. Pure: no database, no
+network. Usage: ``python bench/offline_matching.py [--wrong]`` (``--wrong`` lists the misses).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bot.offline_examiner import STOPWORDS, Target, match_targets  # noqa: E402
+from tests.bot.offline_matching import (  # noqa: E402
+    PACKAGES,
+    SETS,
+    Item,
+    Matcher,
+    Score,
+    score,
+    total,
+)
+
+# --- the baseline: the matcher before issue #31 (content-word overlap) ----------------------------
+
+_GENERIC: Final = frozenset(
+    [
+        "candidate",
+        "says",
+        "say",
+        "explains",
+        "explain",
+        "states",
+        "state",
+        "identifies",
+        "identify",
+        "names",
+        "name",
+        "picks",
+        "pick",
+        "describes",
+        "describe",
+        "mentions",
+        "mention",
+        "justifies",
+        "justify",
+        "uses",
+        "use",
+        "using",
+        "gives",
+        "give",
+        "shows",
+        "show",
+        "either",
+        "such",
+        "already",
+    ]
+)
+_IRREGULAR: Final = {"vertices": "vertex", "indices": "index", "matrices": "matrix"}
+
+
+def _baseline_stem(word: str) -> str:
+    word = word.strip("'()/-").removesuffix("'s")
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes", "zes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def _baseline_words(text: str) -> set[str]:
+    out = set()
+    for token in re.findall(r"[^\W_][\w'+^()/-]*", text.lower()):
+        stemmed = _baseline_stem(token)
+        if len(stemmed) >= 2 and stemmed not in STOPWORDS and stemmed not in _GENERIC:
+            out.add(stemmed)
+    return out
+
+
+def baseline(answer: str, targets: Sequence[tuple[str, str, str]], opening: str) -> list[str]:
+    """The pre-#31 ``match_targets``: >= 3 shared content words, or >= 2 and >= 30 %."""
+    said = _baseline_words(answer)
+    matched = []
+    for target_id, label, description in targets:
+        vocabulary = _baseline_words(f"{label} {description}")
+        hits = len(vocabulary & said)
+        if vocabulary and (hits >= 3 or (hits >= 2 and hits / len(vocabulary) >= 0.3)):
+            matched.append(target_id)
+    return matched
+
+
+def now(answer: str, targets: Sequence[tuple[str, str, str]], opening: str) -> list[str]:
+    """Today's ``bot.offline_examiner.match_targets``, with the opening question as context."""
+    found = match_targets(answer, [Target(*t) for t in targets], context=opening)
+    return [target.id for target, _ in found]
+
+
+MATCHERS: Final[dict[str, Matcher]] = {"now": now, "baseline": baseline}
+
+
+def _line(name: str, which: str, matcher: str, result: Score) -> str:
+    return (
+        f"{name:34} {which:8} {matcher:9} recall {result.recall:6.1%} "
+        f"({result.credited:3}/{result.correct:3})   false positives "
+        f"{result.false_positive_rate:6.1%} ({result.false_positives:3}/{result.incorrect:3})"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--wrong", action="store_true", help="list the answers misjudged now")
+    args = parser.parse_args(argv)
+    wrong: list[Item] = []
+    for which in SETS:
+        for matcher_name, matcher in MATCHERS.items():
+            results = []
+            for package in PACKAGES:
+                result, missed = score(package, which, matcher)
+                results.append(result)
+                if matcher_name == "now":
+                    wrong.extend(missed)
+                print(_line(package, which, matcher_name, result))
+            print(_line("all packages", which, matcher_name, total(results)))
+        print()
+    if args.wrong:
+        for item in wrong:
+            kind = "missed" if item.covers else "false positive"
+            print(f"{kind:15} {item.package[:5]} {item.target:26} {item.text}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
