@@ -13,7 +13,9 @@ proctor audience group of every session of the sitting (``sessions.broadcast``),
     {"kind": "rows", ...} and {"kind": "alerts", "alerts": [...]} pages of the rest of the
                                                    snapshot (no frame over 256 KiB of rows)
     {"kind": "rows", "rows": [<row>...]}          rows that changed (at most every 25 ms)
-    {"kind": "alert", "alert": <alert>}            at once, as it happens
+    {"kind": "alert", "alert": <alert>}            at once, as it happens; a repeat of an alert
+                                                   already sent has the same id, a higher
+                                                   "count" and the latest "at" (issue #31)
     {"kind": "error", "code": "...", "message": "..."}
 
 Rows and alerts are ``proctoring.overview``'s. Each session's view is folded from the store at
@@ -302,9 +304,11 @@ class SittingOverviewConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsum
     async def _fold(
         self, view: overview.SessionView, events: Sequence[Mapping[str, object]]
     ) -> None:
-        for event in events:
-            for alert in view.apply(event):
-                await self.send_json({"kind": "alert", "alert": alert})
+        """Fold ``events``; send each alert they raised or updated once, as it stands after
+        them (a repeat is the same alert id with a higher ``count``: the client updates it in
+        place)."""
+        for alert in overview.fold(view, events):
+            await self.send_json({"kind": "alert", "alert": alert})
 
     # --- the candidate's connection ----------------------------------------------------------
 

@@ -5,9 +5,13 @@
 dashboard shows: the status (:class:`Status`), the current node, the exam and node clocks
 (active time only: pauses stop them; ``time_warning``/``extend_time`` re-anchor them, as the
 runtime does), follow-ups, guardrail and recovery counts, bot restarts, the last activity,
-and **alerts** (:data:`ALERT_KINDS`) that need a proctor's attention. :meth:`SessionView.apply`
-returns the alerts an event raised, so the same class serves the snapshot (folded from the
-store) and the live stream (``proctoring.consumers``).
+and **alerts** (:data:`ALERT_KINDS`) that need a proctor's attention. Alerts are keyed by
+(session, kind) — guardrails by (session, guardrail type) — and updated in place: a repeat is
+the same alert (same ``id``) with ``count`` one higher and ``at`` the latest occurrence
+(``firstAt`` the first), never a new one (issue #31). :meth:`SessionView.apply` returns the
+alert an event raised or updated, so the same class serves the snapshot (folded from the store,
+the same alerts whatever the order of folding calls) and the live stream
+(``proctoring.consumers``).
 
 Journey facts that are not events (invited, identity confirmed) come from the session row;
 the bot's health from its lease (asked of the bot: ``sessions.bot_port``); the candidate's
@@ -19,7 +23,7 @@ from __future__ import annotations
 
 import uuid
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -53,13 +57,13 @@ RELEVANT_TYPES: Final = (
 
 TERMINAL: Final = frozenset(s.value for s in TERMINAL_STATES)
 GUARDRAIL_BURST: Final = 3
-"""Guardrail hits within :data:`GUARDRAIL_WINDOW_MS` that raise a ``guardrails`` alert."""
+"""Hits of one guardrail type within :data:`GUARDRAIL_WINDOW_MS` that raise its ``guardrails``
+alert; from then on every hit of that type updates it."""
 GUARDRAIL_WINDOW_MS: Final = 120_000
-SILENCE_ALERT_WINDOW_MS: Final = 300_000
-"""A ``silence`` alert is not raised again within this window (a silent candidate is one thing
-for the proctor to look at, not one alert per part: issue 15)."""
 MAX_ALERTS: Final = 20
-"""Alerts kept per session (the newest)."""
+"""Alerts kept per session (the most recently updated)."""
+DETAIL_CHARS: Final = 200
+"""An alert's ``detail`` is cut to this many characters."""
 UNSTABLE_MS: Final = 60_000
 """A bot fault this recent marks the connection unstable."""
 
@@ -233,9 +237,18 @@ class SessionView:
     hand_raised_ms: int | None = None
     last_seq: int = 0
     last_event_ms: int | None = None
-    alerts: deque[presence_.Alert] = field(default_factory=lambda: deque(maxlen=MAX_ALERTS))
-    _guardrail_hits: deque[int] = field(default_factory=deque)
-    _silence_alert_ms: int | None = None
+    _alerts: dict[str, presence_.Alert] = field(default_factory=dict)
+    """Alert id → the alert, the least recently updated first."""
+    _guardrail_hits: dict[str, deque[int]] = field(default_factory=dict)
+    """Guardrail type → its hits' times within :data:`GUARDRAIL_WINDOW_MS`."""
+    _guardrail_seen: dict[str, tuple[int, str]] = field(default_factory=dict)
+    """Guardrail type → (hits so far, the first hit's timestamp)."""
+
+    @property
+    def alerts(self) -> list[presence_.Alert]:
+        """The session's alerts, one per (kind) or (guardrail type), least recently updated
+        first (at most :data:`MAX_ALERTS`)."""
+        return list(self._alerts.values())
 
     # --- folding ------------------------------------------------------------------------------
 
@@ -247,7 +260,8 @@ class SessionView:
             self.last_event_ms = at
 
     def apply(self, event: Mapping[str, object]) -> list[presence_.Alert]:
-        """Fold one wire envelope (proctor view); returns the alerts it raised."""
+        """Fold one wire envelope (proctor view); returns the alert it raised or updated (none
+        or one: the new state of that alert, a fresh dict the view does not change later)."""
         timestamp = event["timestamp"]
         if not isinstance(timestamp, str):
             raise TypeError(f"an envelope's timestamp is a string, not {timestamp!r}")
@@ -256,99 +270,155 @@ class SessionView:
         self.touch(seq if isinstance(seq, int) else None, at)
         found = event.get("payload")
         payload: Mapping[str, object] = found if isinstance(found, Mapping) else {}
-        kind = event.get("type")
-        raised: list[presence_.Alert] = []
+        handler = _HANDLERS.get(str(event.get("type")))
+        if handler is None:
+            return []
+        raised = handler(self, payload, at, timestamp)
+        return [raised] if raised is not None else []
 
-        def alert(name: str, detail: str = "") -> None:
-            severity, label = ALERT_KINDS[name]
-            item: presence_.Alert = {
-                "id": f"{self.session_id}:{event.get('seq') or event.get('eventId')}:{name}",
-                "sessionId": self.session_id,
-                "kind": name,
-                "severity": severity,
-                "label": label,
-                "detail": detail,
-                "at": timestamp,
-            }
-            self.alerts.append(item)
-            raised.append(item)
+    def alert(
+        self,
+        name: str,
+        detail: str,
+        timestamp: str,
+        *,
+        key: str | None = None,
+        count: int | None = None,
+        first_at: str | None = None,
+    ) -> presence_.Alert:
+        """Raise the ``name`` alert (:data:`ALERT_KINDS`), or update it in place when the
+        session has it already (id ``<session>:<key or name>``): ``count`` (one more than
+        before unless given), ``at`` = ``timestamp`` (the latest), ``firstAt`` kept. The alert
+        moves to the end (most recent); the least recently updated beyond :data:`MAX_ALERTS`
+        are dropped."""
+        severity, label = ALERT_KINDS[name]
+        alert_id = f"{self.session_id}:{key or name}"
+        before = self._alerts.pop(alert_id, None)
+        item: presence_.Alert = {
+            "id": alert_id,
+            "sessionId": self.session_id,
+            "kind": name,
+            "severity": severity,
+            "label": label,
+            "detail": detail[:DETAIL_CHARS],
+            "at": timestamp,
+            "count": count if count is not None else (before["count"] + 1 if before else 1),
+            "firstAt": first_at or (before["firstAt"] if before else timestamp),
+        }
+        self._alerts[alert_id] = item
+        while len(self._alerts) > MAX_ALERTS:
+            del self._alerts[next(iter(self._alerts))]
+        return item
 
-        if kind == "bot_ready":
-            estimated = payload.get("estimatedDurationSec")
-            if estimated and isinstance(estimated, int | float | str):
-                self.exam.budget_ms = round(float(estimated) * 1000)
-        elif kind == "exam_state_changed":
-            self._state(str(payload.get("toState")), at)
-            if payload.get("reason") == "candidate_disconnected":
-                alert("away", "The candidate's connection was lost: the exam paused itself")
-        elif kind == "node_entered":
-            self.node_id = _optional_str(payload.get("nodeId"))
-            self.node_kind = _optional_str(payload.get("nodeKind"))
-            self.node_follow_ups = 0
-            self.node_max_follow_ups = _optional_int(payload.get("maxFollowUps"))
-            budget = payload.get("timeBudgetMs") or 0
-            self.node = Clock(budget_ms=_int(budget, 0) or None)
-            if self.exam.since_ms is not None:
-                self.node.run(at)
-            self.hand_raised_ms = None
-        elif kind == "follow_up_used":
-            self.follow_ups += 1
-            following = self.node_follow_ups + 1
-            self.node_follow_ups = _int(payload.get("followUpIndex") or following, following)
-        elif kind == "guardrail_triggered":
-            self.guardrails += 1
-            hits = self._guardrail_hits
-            hits.append(at)
-            while hits and at - hits[0] > GUARDRAIL_WINDOW_MS:
-                hits.popleft()
-            if len(hits) >= GUARDRAIL_BURST:
-                hits.clear()
-                alert("guardrails", f"{GUARDRAIL_BURST} guardrail hits within two minutes")
-        elif kind == "recovery_started":
-            recovery_id = str(payload.get("recoveryId"))
-            kind_of = str(payload.get("recoveryType") or "")
-            first = recovery_id not in self.recoveries
-            self.recoveries.add(recovery_id)
-            self.open_recoveries[recovery_id] = kind_of
-            if first and kind_of == "candidate_distress":
-                alert("distress", str(payload.get("triggerDescription") or ""))
-            elif first and kind_of == "anxiety":
-                alert("distress", "Signs of anxiety: the examiner is supporting the candidate")
-            elif first and kind_of == "silence" and self._silence_alert_due(at):
-                alert("silence", "The candidate has been silent")
-        elif kind == "recovery_resolved":
-            self.open_recoveries.pop(str(payload.get("recoveryId")), None)
-        elif kind == "candidate_command_received":
-            command = payload.get("command")
-            if command == "emergency_stop":
-                alert("emergency_stop", "The candidate stopped the exam")
-            elif command == "raise_hand" and payload.get("accepted"):
-                self.hand_raised_ms = at
-                alert("raise_hand", "The candidate asks for the proctor")
-        elif kind == "system_error":
-            if payload.get("code") == "bot_fault":
-                self.bot_restarts += 1
-                self.last_fault_ms = at
-                alert("bot_restart", str(payload.get("message") or ""))
-            elif str(payload.get("code", "")).endswith("_fault"):
-                self.last_fault_ms = at
-        elif kind in ("time_warning", "proctor_action"):
-            remaining, scope = payload.get("remainingMs"), payload.get("scope")
-            if isinstance(remaining, int | float | str) and scope in ("exam", "node"):
-                clock = self.exam if scope == "exam" else self.node
-                clock.reanchor(at, int(remaining))
-        elif kind == "exam_completed":
-            self._stop(at)
-            self.ended_ms = at
-            self.open_recoveries.clear()
-        return raised
+    # One handler per event type: (view, payload, at ms, timestamp) -> the alert raised, if any.
 
-    def _silence_alert_due(self, at: int) -> bool:
-        last = self._silence_alert_ms
-        if last is not None and at - last < SILENCE_ALERT_WINDOW_MS:
-            return False
-        self._silence_alert_ms = at
-        return True
+    def _bot_ready(self, payload: Mapping[str, object], at: int, ts: str) -> None:
+        estimated = payload.get("estimatedDurationSec")
+        if estimated and isinstance(estimated, int | float | str):
+            self.exam.budget_ms = round(float(estimated) * 1000)
+
+    def _exam_state_changed(
+        self, payload: Mapping[str, object], at: int, ts: str
+    ) -> presence_.Alert | None:
+        self._state(str(payload.get("toState")), at)
+        if payload.get("reason") == "candidate_disconnected":
+            detail = "The candidate's connection was lost: the exam paused itself"
+            return self.alert("away", detail, ts)
+        return None
+
+    def _node_entered(self, payload: Mapping[str, object], at: int, ts: str) -> None:
+        self.node_id = _optional_str(payload.get("nodeId"))
+        self.node_kind = _optional_str(payload.get("nodeKind"))
+        self.node_follow_ups = 0
+        self.node_max_follow_ups = _optional_int(payload.get("maxFollowUps"))
+        budget = payload.get("timeBudgetMs") or 0
+        self.node = Clock(budget_ms=_int(budget, 0) or None)
+        if self.exam.since_ms is not None:
+            self.node.run(at)
+        self.hand_raised_ms = None
+
+    def _follow_up_used(self, payload: Mapping[str, object], at: int, ts: str) -> None:
+        self.follow_ups += 1
+        following = self.node_follow_ups + 1
+        self.node_follow_ups = _int(payload.get("followUpIndex") or following, following)
+
+    def _guardrail_triggered(
+        self, payload: Mapping[str, object], at: int, ts: str
+    ) -> presence_.Alert | None:
+        """Counted; the type's alert is raised at its :data:`GUARDRAIL_BURST`-th hit within
+        :data:`GUARDRAIL_WINDOW_MS`, then updated by every later hit of that type, with the
+        count of all its hits in the session."""
+        self.guardrails += 1
+        kind = str(payload.get("guardrailType") or "guardrail")
+        count, first = self._guardrail_seen.get(kind, (0, ts))
+        self._guardrail_seen[kind] = (count + 1, first)
+        hits = self._guardrail_hits.setdefault(kind, deque())
+        hits.append(at)
+        while hits and at - hits[0] > GUARDRAIL_WINDOW_MS:
+            hits.popleft()
+        key = f"guardrails:{kind}"
+        if len(hits) < GUARDRAIL_BURST and f"{self.session_id}:{key}" not in self._alerts:
+            return None
+        detail = f"{kind}: {payload.get('description') or ''}".rstrip(": ")
+        return self.alert("guardrails", detail, ts, key=key, count=count + 1, first_at=first)
+
+    def _recovery_started(
+        self, payload: Mapping[str, object], at: int, ts: str
+    ) -> presence_.Alert | None:
+        """A recovery's first attempt may alert (distress, anxiety, silence: one alert each
+        kind, counted); later attempts of the same recovery do not."""
+        recovery_id = str(payload.get("recoveryId"))
+        kind_of = str(payload.get("recoveryType") or "")
+        first = recovery_id not in self.recoveries
+        self.recoveries.add(recovery_id)
+        self.open_recoveries[recovery_id] = kind_of
+        if not first:
+            return None
+        if kind_of == "candidate_distress":
+            return self.alert("distress", str(payload.get("triggerDescription") or ""), ts)
+        if kind_of == "anxiety":
+            detail = "Signs of anxiety: the examiner is supporting the candidate"
+            return self.alert("distress", detail, ts)
+        if kind_of == "silence":
+            return self.alert("silence", "The candidate has been silent", ts)
+        return None
+
+    def _recovery_resolved(self, payload: Mapping[str, object], at: int, ts: str) -> None:
+        self.open_recoveries.pop(str(payload.get("recoveryId")), None)
+
+    def _candidate_command_received(
+        self, payload: Mapping[str, object], at: int, ts: str
+    ) -> presence_.Alert | None:
+        command = payload.get("command")
+        if command == "emergency_stop":
+            return self.alert("emergency_stop", "The candidate stopped the exam", ts)
+        if command == "raise_hand" and payload.get("accepted"):
+            self.hand_raised_ms = at
+            return self.alert("raise_hand", "The candidate asks for the proctor", ts)
+        return None
+
+    def _system_error(
+        self, payload: Mapping[str, object], at: int, ts: str
+    ) -> presence_.Alert | None:
+        if payload.get("code") == "bot_fault":
+            self.bot_restarts += 1
+            self.last_fault_ms = at
+            return self.alert("bot_restart", str(payload.get("message") or ""), ts)
+        if str(payload.get("code", "")).endswith("_fault"):
+            self.last_fault_ms = at
+        return None
+
+    def _reanchor(self, payload: Mapping[str, object], at: int, ts: str) -> None:
+        """``time_warning`` and ``proctor_action``: the clock of ``scope`` re-anchored."""
+        remaining, scope = payload.get("remainingMs"), payload.get("scope")
+        if isinstance(remaining, int | float | str) and scope in ("exam", "node"):
+            clock = self.exam if scope == "exam" else self.node
+            clock.reanchor(at, int(remaining))
+
+    def _exam_completed(self, payload: Mapping[str, object], at: int, ts: str) -> None:
+        self._stop(at)
+        self.ended_ms = at
+        self.open_recoveries.clear()
 
     def _state(self, to_state: str, at: int) -> None:
         self.exam_state = to_state
@@ -381,6 +451,25 @@ class SessionView:
         if state in ("scaffolding", "ready") or journey_started:
             return Status.WAITING
         return Status.INVITED if invited else Status.SCHEDULED
+
+
+type _Handler = Callable[[SessionView, Mapping[str, object], int, str], presence_.Alert | None]
+
+_HANDLERS: Final[dict[str, _Handler]] = {
+    "bot_ready": SessionView._bot_ready,
+    "exam_state_changed": SessionView._exam_state_changed,
+    "node_entered": SessionView._node_entered,
+    "follow_up_used": SessionView._follow_up_used,
+    "guardrail_triggered": SessionView._guardrail_triggered,
+    "recovery_started": SessionView._recovery_started,
+    "recovery_resolved": SessionView._recovery_resolved,
+    "candidate_command_received": SessionView._candidate_command_received,
+    "system_error": SessionView._system_error,
+    "time_warning": SessionView._reanchor,
+    "proctor_action": SessionView._reanchor,
+    "exam_completed": SessionView._exam_completed,
+}
+"""Event type → its :class:`SessionView` handler (the types of :data:`RELEVANT_TYPES`)."""
 
 
 def _health(view: SessionView, status: Status, bot: BotHealth, now_ms: int) -> str:
@@ -503,11 +592,13 @@ def facts(session: ExamSession) -> tuple[object, ...]:
 
 
 def fold(view: SessionView, events: Iterable[Mapping[str, object]]) -> list[presence_.Alert]:
-    """Apply events in order; returns every alert raised."""
-    raised: list[presence_.Alert] = []
+    """Apply events in order; returns every alert raised or updated, once each (its state
+    after the last event), in the order they were first touched."""
+    raised: dict[str, presence_.Alert] = {}
     for event in events:
-        raised += view.apply(event)
-    return raised
+        for alert in view.apply(event):
+            raised[alert["id"]] = alert
+    return list(raised.values())
 
 
 def sitting_sessions(sitting: Sitting) -> list[ExamSession]:

@@ -99,6 +99,11 @@ class Alert(TypedDict):
     label: str
     detail: str
     at: str
+    """When it happened (for an alert updated in place, the latest occurrence)."""
+    count: int
+    """How many times it happened (issue #31: repeats update one alert, keyed by its id)."""
+    firstAt: str
+    """The first occurrence."""
     since: NotRequired[str | None]
 
 
@@ -302,6 +307,8 @@ def disconnect_alert(
         "label": ALERT_LABEL,
         "detail": f"No connection from the exam room for more than {seconds} s",
         "at": iso(due),
+        "count": 1,
+        "firstAt": iso(due),
         "since": iso(since),
     }
 
