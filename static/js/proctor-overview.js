@@ -2,7 +2,8 @@
  *
  * Socket: ws/proctor/sittings/<id>/ (proctoring/consumers.py). Frames received:
  *   {"kind":"snapshot","rows":[...],"alerts":[...],"asOf"}  then
- *   {"kind":"rows","rows":[...]} (changed rows),  {"kind":"alert","alert":{...}}  and
+ *   {"kind":"rows","rows":[...]} (changed rows),  {"kind":"alert","alert":{...}} (new, or a
+ *   repeat: the same id with a higher "count" and the latest "at"),  and
  *   {"kind":"alert_cleared","id","sessionId"} (a candidate who was disconnected came back).
  * Sent: {"kind":"ping"} every 15 s (its "pong" carries the server time).
  *
@@ -11,8 +12,14 @@
  * reconnecting, disconnected since, reconnects; proctoring/presence.py) and the examiner bot.
  * Filters (status, search) apply at once and are kept in the URL. Alerts are listed newest first,
  * announced in an assertive live region, and, only if the proctor ticks the box (remembered in
- * this browser), sound a short tone (WebAudio; nothing is downloaded). A dismissed alert stays
- * dismissed in this browser. No inline script (CSP); configuration comes as JSON in the page.
+ * this browser), sound a short tone (WebAudio; nothing is downloaded). An alert is one per
+ * session and kind (guardrails: per guardrail type; issue #31): an "alert" frame with an id the
+ * page has is a repeat, shown in place ("×count", the latest time; the item does not move, so
+ * focus stays) and not announced again, except politely at most once a minute per alert
+ * (ALERT_UPDATE_MS) with the new count. A dismissed alert stays dismissed in this browser until
+ * it happens again: its count at dismissal is remembered, and a higher count brings it back at
+ * the top, announced, with how many happened since. No inline script (CSP); configuration comes
+ * as JSON in the page.
  */
 (function () {
   "use strict";
@@ -41,12 +48,14 @@
     not_connected: "Not connected yet",
   };
   const dismissedKey = `viva-dismissed-${cfg.sittingId}`;
+  const ALERT_UPDATE_MS = 60000; // a repeat is announced (politely) at most this often per alert
   const soundKey = "viva-alert-sound";
 
   const S = {
     rows: new Map(),
     alerts: new Map(),
-    dismissed: new Set(JSON.parse(window.localStorage.getItem(dismissedKey) || "[]")),
+    dismissed: readDismissed(), // alert id -> its count when dismissed
+    announced: new Map(), // alert id -> when it was last announced (Date.now())
     offset: 0,
     socket: null,
     live: false,
@@ -54,6 +63,23 @@
     filter: cfg.filter || "all",
     query: cfg.query || "",
   };
+
+  /** The dismissed alerts of this sitting: [id, count] pairs (a bare id, as stored before
+   * alerts were counted, is dismissed for good). */
+  function readDismissed() {
+    let stored;
+    try {
+      stored = JSON.parse(window.localStorage.getItem(dismissedKey) || "[]");
+    } catch (error) {
+      stored = [];
+    }
+    const found = new Map();
+    for (const item of Array.isArray(stored) ? stored : []) {
+      if (typeof item === "string") found.set(item, Number.MAX_SAFE_INTEGER);
+      else if (Array.isArray(item) && typeof item[0] === "string") found.set(item[0], Number(item[1]) || 1);
+    }
+    return found;
+  }
 
   function serverNow() {
     return Date.now() + S.offset;
@@ -224,28 +250,44 @@
     }
   }
 
-  function alertItem(alert) {
+  const countOf = (alert) => (typeof alert.count === "number" && alert.count > 0 ? alert.count : 1);
+  const timeOf = (iso) => new Date(iso).toLocaleTimeString();
+
+  /** The item's texts: "<label> ×<count>: <who>" and "latest <time>, first <time> · <detail>". */
+  function alertTexts(alert) {
     const row = S.rows.get(alert.sessionId);
     const who = row ? row.candidate : "a candidate";
+    const count = countOf(alert);
+    const label = `${alert.label}${count > 1 ? ` ×${count}` : ""}: ${who}`;
+    let when = count > 1 ? `latest ${timeOf(alert.at)}, first ${timeOf(alert.firstAt || alert.at)}` : timeOf(alert.at);
+    if (alert.detail) when += ` · ${alert.detail}`;
+    const dismissedAt = S.dismissed.get(alert.id);
+    if (dismissedAt !== undefined && count > dismissedAt) when += ` · ${count - dismissedAt} since you dismissed it`;
+    return { who, label, when: ` ${when} ` };
+  }
+
+  function alertItem(alert) {
+    const row = S.rows.get(alert.sessionId);
+    const texts = alertTexts(alert);
     const li = document.createElement("li");
     li.className = `alert alert-${alert.severity}`;
     li.dataset.alertId = alert.id;
     const label = document.createElement("span");
     label.className = "alert-label";
-    label.textContent = `${alert.label}: ${who}`;
+    label.textContent = texts.label;
     const when = document.createElement("span");
-    when.className = "hint";
-    when.textContent = ` ${new Date(alert.at).toLocaleTimeString()}${alert.detail ? ` · ${alert.detail}` : ""} `;
+    when.className = "hint alert-when";
+    when.textContent = texts.when;
     const link = document.createElement("a");
     link.href = row ? row.url : "#";
-    link.textContent = `Open ${who}'s session`;
+    link.textContent = `Open ${texts.who}'s session`;
     const dismiss = document.createElement("button");
     dismiss.type = "button";
     dismiss.className = "secondary small";
     dismiss.textContent = "Dismiss";
-    dismiss.setAttribute("aria-label", `Dismiss alert: ${alert.label}, ${who}`);
+    dismiss.setAttribute("aria-label", `Dismiss alert: ${alert.label}, ${texts.who}`);
     dismiss.addEventListener("click", () => {
-      S.dismissed.add(alert.id);
+      S.dismissed.set(alert.id, countOf(S.alerts.get(alert.id) || alert));
       window.localStorage.setItem(dismissedKey, JSON.stringify([...S.dismissed].slice(-500)));
       const next = li.nextElementSibling || li.previousElementSibling;
       li.remove();
@@ -264,7 +306,7 @@
   function clearAlert(id, sessionId) {
     const shown = S.alerts.has(id);
     S.alerts.delete(id);
-    const li = $("alerts").querySelector(`li[data-alert-id="${CSS.escape(id)}"]`);
+    const li = alertLi(id);
     if (li) {
       const focused = li.contains(document.activeElement);
       li.remove();
@@ -273,27 +315,47 @@
     }
     if (shown && !S.dismissed.has(id)) {
       const row = S.rows.get(sessionId);
-      const line = document.createElement("p");
-      line.textContent = `Reconnected: ${row ? row.candidate : "a candidate"}.`;
-      $("alert-announcer").append(line);
-      window.setTimeout(() => line.remove(), 15000);
+      say("alert-announcer", `Reconnected: ${row ? row.candidate : "a candidate"}.`);
     }
   }
 
+  function say(region, text) {
+    const line = document.createElement("p");
+    line.textContent = text;
+    $(region).append(line);
+    window.setTimeout(() => line.remove(), 15000);
+  }
+
+  const alertLi = (id) => $("alerts").querySelector(`li[data-alert-id="${CSS.escape(id)}"]`);
+  const hiddenByDismissal = (alert) => S.dismissed.has(alert.id) && countOf(alert) <= S.dismissed.get(alert.id);
+
+  /** An alert from the server: new (listed; announced and sounded when `fresh`), a repeat of
+   * one listed (updated in place; announced politely at most once per ALERT_UPDATE_MS), or a
+   * repeat of one dismissed (listed again at the top, announced, once its count is higher). */
   function addAlert(alert, fresh) {
-    if (S.alerts.has(alert.id) || S.dismissed.has(alert.id)) return;
     S.alerts.set(alert.id, alert);
-    const list = $("alerts");
+    if (hiddenByDismissal(alert)) return;
+    const shown = alertLi(alert.id);
+    if (shown) {
+      const texts = alertTexts(alert);
+      shown.querySelector(".alert-label").textContent = texts.label;
+      shown.querySelector(".alert-when").textContent = texts.when;
+      const last = S.announced.get(alert.id) || 0;
+      if (fresh && Date.now() - last >= ALERT_UPDATE_MS) {
+        S.announced.set(alert.id, Date.now());
+        say("alert-updates", `${texts.label}, ${countOf(alert)} times now.`);
+      }
+      return;
+    }
     const li = alertItem(alert);
-    if (fresh) list.prepend(li);
-    else list.append(li);
+    const again = S.dismissed.has(alert.id);
+    if (fresh) $("alerts").prepend(li);
+    else $("alerts").append(li);
     renderAlertsEmpty();
     if (fresh) {
       const row = S.rows.get(alert.sessionId);
-      const line = document.createElement("p");
-      line.textContent = `${alert.label}: ${row ? row.candidate : "a candidate"}.`;
-      $("alert-announcer").append(line);
-      window.setTimeout(() => line.remove(), 15000);
+      S.announced.set(alert.id, Date.now());
+      say("alert-announcer", `${alert.label}${again ? " again" : ""}: ${row ? row.candidate : "a candidate"}.`);
       beep(alert.severity);
     }
   }
