@@ -12,7 +12,9 @@
  * are announced. What the events mean (status, node, clocks, counts, recoveries, ledger,
  * timeline lines) is folded by the pure static/js/events/proctor-session.js (loaded before this
  * file; unit-tested in frontend/test/events against the summary proctoring/overview.py folds);
- * this file only shows it.
+ * this file only shows it. Alerts (one per kind, guardrails one per type, issue #31) are listed
+ * newest first and updated in place with their count; a new one is announced once when live, a
+ * repeat at most once a minute per alert (ALERT_UPDATE_MS), never once per hit.
  *
  * Actions: the forms work without JavaScript (POST, then a message on this page); here they are
  * sent to the REST API (POST /api/v1/sessions/<id>/actions/, JSON, CSRF header, one
@@ -44,6 +46,8 @@
     not_connected: "Not connected yet",
   };
 
+  const ALERT_UPDATE_MS = 60000;
+  const announcedAlerts = new Map(); // alert id -> when a repeat of it was last announced
   const serverNow = () => Date.now() + S.view.offset;
   const fmt = events.proctorSession.fmt;
 
@@ -180,6 +184,34 @@
     li.textContent = events.proctorSession.recoveryText(S.view.recoveries.get(id));
   }
 
+  // --- alerts ------------------------------------------------------------------------------------
+  function renderAlert(id, first) {
+    const item = S.view.alerts.get(id);
+    const text = events.proctorSession.alertText(item);
+    let li = $("session-alerts").querySelector(`li[data-alert-id="${CSS.escape(id)}"]`);
+    if (!li) {
+      li = document.createElement("li");
+      li.className = `alert alert-${item.severity}`;
+      li.dataset.alertId = id;
+      const label = document.createElement("span");
+      label.className = "alert-label";
+      const when = document.createElement("span");
+      when.className = "hint alert-when";
+      li.append(label, " ", when);
+      $("session-alerts").prepend(li);
+      $("no-session-alerts").hidden = true;
+    }
+    li.querySelector(".alert-label").textContent = text.label;
+    li.querySelector(".alert-when").textContent = text.when;
+    if (first) {
+      announcedAlerts.set(id, Date.now());
+      announce(`${item.label}.`);
+    } else if (S.live && Date.now() - (announcedAlerts.get(id) || 0) >= ALERT_UPDATE_MS) {
+      announcedAlerts.set(id, Date.now());
+      announce(`${text.label}.`);
+    }
+  }
+
   // --- timeline ----------------------------------------------------------------------------------
   function timeline(line) {
     let group = S.groups.get(line.group);
@@ -231,6 +263,9 @@
         break;
       case "ledger":
         renderLedger(item.nodeId, item.targetIds);
+        break;
+      case "alert":
+        renderAlert(item.id, item.first);
         break;
       case "entered": {
         const node = document.querySelector(`.ledger-node[data-node-id="${CSS.escape(item.nodeId)}"]`);

@@ -20,6 +20,7 @@ from ioa.events import EventFactory
 from ioa.events import payloads as p
 from sessions.event_store import append_events
 from sessions.models import ExamSession
+from tests.bot.conftest import publish_example
 from tests.browser.helpers import axe_violations, screenshot
 from tests.factories import ProctorFactory
 from tests.sessions.factories import ExamSessionFactory, SittingFactory, exam_started
@@ -53,7 +54,7 @@ def check(page: Page, name: str) -> None:
 
 def test_repeated_guardrails_are_one_alert_with_a_count(page: Page, sign_in: Any) -> None:
     proctor = ProctorFactory()
-    sitting = SittingFactory(proctors=[proctor])
+    sitting = SittingFactory(version=publish_example(), proctors=[proctor])
     session = ExamSessionFactory(sitting=sitting)
     append_events(session=session, events=exam_started(session))
     who = session.candidate.name
@@ -88,3 +89,14 @@ def test_repeated_guardrails_are_one_alert_with_a_count(page: Page, sign_in: Any
     expect(alerts).to_have_count(1)
     expect(alerts.first).to_contain_text(f"Repeated guardrail hits {TIMES}7")
     check(page, "proctor-alerts-02-reloaded")
+
+    # The session's own page: the same one alert, updated live as another hit streams in.
+    page.goto(f"/proctor/sessions/{session.pk}/")
+    expect(page.locator("body[data-session-live=true]")).to_have_count(1)
+    mine = page.get_by_role("list", name="Alerts on this session").get_by_role("listitem")
+    expect(mine).to_have_count(1)
+    expect(mine.first).to_contain_text(f"Repeated guardrail hits {TIMES}7")
+    hit(session, 2)
+    expect(mine.first).to_contain_text(f"Repeated guardrail hits {TIMES}9")
+    expect(mine).to_have_count(1)
+    check(page, "proctor-alerts-03-session-page")

@@ -194,3 +194,36 @@ test("the Python's log: every stored event is on the timeline, every final word 
   assert.deepEqual(kinds(out, "turn").map((t) => t.text), said.map((e) => e.payload.text));
   assert.equal(kinds(out, "guardrail").length, fixture.proctor.filter((e) => e.type === "guardrail_triggered").length);
 });
+
+test("alerts (issue #31): repeated guardrails of one type are one alert with a count and the latest time", () => {
+  const hit = (seq, second, type = "blocked_action") =>
+    ev(seq, "guardrail_triggered", { guardrailType: type, severity: "block", actionTaken: "event_only", description: "completion refused" }, second);
+  const hits = Array.from({ length: 12 }, (_, i) => hit(4 + i, 20 + i));
+  const { state, out } = fold([...started, hit(3, 5, "persona_break"), ...hits]);
+  assert.deepEqual([...state.alerts.keys()], ["guardrails:blocked_action"]);
+  const alert = state.alerts.get("guardrails:blocked_action");
+  assert.equal(alert.count, 12);
+  assert.equal(alert.at, hits[11].timestamp);
+  assert.equal(alert.firstAt, hits[0].timestamp);
+  assert.equal(alert.detail, "blocked_action: completion refused");
+  const raised = kinds(out, "alert");
+  assert.equal(raised.length, 10, "from the third hit on, each hit updates it");
+  assert.deepEqual(raised.map((a) => a.first), [true, ...Array(9).fill(false)]);
+  assert.equal(proctorSession.alertText(alert).label, "Repeated guardrail hits ×12");
+});
+
+test("alerts: other kinds are one each, counted", () => {
+  const hand = (seq, second) => ev(seq, "candidate_command_received", { command: "raise_hand", commandType: "raise_hand", accepted: true }, second);
+  const { state } = fold([
+    ...started,
+    hand(4, 20),
+    hand(5, 40),
+    ev(6, "system_error", { code: "bot_fault", message: "restarted" }, 50),
+    ev(7, "recovery_started", { recoveryId: "r-1", recoveryType: "silence" }, 60),
+    ev(8, "recovery_started", { recoveryId: "r-1", recoveryType: "silence" }, 70),
+  ]);
+  assert.deepEqual(
+    [...state.alerts.values()].map((a) => [a.id, a.count]),
+    [["raise_hand", 2], ["bot_restart", 1], ["silence", 1]],
+  );
+});

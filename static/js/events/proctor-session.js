@@ -8,8 +8,14 @@
  * order: timeline lines ({kind:"timeline", group, correlationId, text}), transcript turns
  * ({kind:"turn", speaker, text}), the candidate's live partial ({kind:"partial", text}), guardrail
  * rows ({kind:"guardrail", ...}), a recovery or ledger row to redraw ({kind:"recovery", id},
- * {kind:"ledger", nodeId, targetIds}), a node entered ({kind:"entered", nodeId}), and things to
- * announce when live ({kind:"announce", text}). An event already folded (replay, reconnect) or
+ * {kind:"ledger", nodeId, targetIds}), a node entered ({kind:"entered", nodeId}), an alert
+ * raised or updated ({kind:"alert", id, first}: state.alerts holds it), and things to announce
+ * when live ({kind:"announce", text}).
+ *
+ * Alerts follow proctoring/overview.py's SessionView (issue #31): one per kind, guardrails one per
+ * guardrail type (raised at the GUARDRAIL_BURST-th hit of a type within GUARDRAIL_WINDOW_MS, then
+ * updated by every hit of that type), each {id, kind, severity, label, detail, count, at, firstAt}
+ * with the count of occurrences and the latest time. An event already folded (replay, reconnect) or
  * unreadable changes nothing and gives an empty `out`; an unknown type gets a timeline line only.
  */
 (function (root, factory) {
@@ -33,6 +39,18 @@
     expired: "Expired",
   };
 
+  const GUARDRAIL_BURST = 3;
+  const GUARDRAIL_WINDOW_MS = 120000;
+  const ALERT_KINDS = {
+    emergency_stop: ["urgent", "Emergency stop pressed"],
+    distress: ["urgent", "Candidate in distress"],
+    raise_hand: ["attention", "Hand raised"],
+    guardrails: ["warning", "Repeated guardrail hits"],
+    silence: ["warning", "Long silence"],
+    away: ["urgent", "Candidate left the exam"],
+    bot_restart: ["warning", "Examiner bot restarted"],
+  };
+
   function initial(examState) {
     return Object.freeze({
       gate: log.gate(),
@@ -47,6 +65,8 @@
       open: new Set(), // recoveryIds running
       signals: new Map(), // signalId -> evidence_signal payload
       partial: null, // the candidate's words being recognised
+      alerts: new Map(), // alert key -> {id, kind, severity, label, detail, count, at, firstAt}
+      guardrailHits: new Map(), // guardrail type -> {count, firstAt, recent: [ms within the window]}
     });
   }
 
@@ -135,6 +155,40 @@
     return `${item.type} at ${item.nodeId || "—"}: ${attempts}${item.resolution ? `, ${item.resolution}` : ", running"}`;
   }
 
+  /** [changes, out] with the `name` alert raised, or updated in place when `s` has it. */
+  function alerted(result, s, name, detail, e, opts) {
+    const [changes, out] = result;
+    const key = (opts && opts.key) || name;
+    const before = s.alerts.get(key);
+    const [severity, label] = ALERT_KINDS[name];
+    const count = opts && opts.count ? opts.count : before ? before.count + 1 : 1;
+    const firstAt = (opts && opts.firstAt) || (before ? before.firstAt : e.timestamp);
+    const item = { id: key, kind: name, severity, label, detail: String(detail || "").slice(0, 200), count, at: e.timestamp, firstAt };
+    const alerts = new Map(s.alerts).set(key, item);
+    return [{ ...(changes || {}), alerts }, [...out, { kind: "alert", id: key, first: !before }]];
+  }
+
+  function guardrailAlert(s, p, e, changes) {
+    const type = String(p.guardrailType || "guardrail");
+    const at = log.at(e);
+    const seen = s.guardrailHits.get(type) || { count: 0, firstAt: e.timestamp, recent: [] };
+    const recent = [...seen.recent, at].filter((t) => at - t <= GUARDRAIL_WINDOW_MS);
+    const hit = { count: seen.count + 1, firstAt: seen.firstAt, recent };
+    const result = [{ ...changes, guardrailHits: new Map(s.guardrailHits).set(type, hit) }, []];
+    const key = `guardrails:${type}`;
+    if (recent.length < GUARDRAIL_BURST && !s.alerts.has(key)) return result;
+    const detail = `${type}: ${p.description || ""}`.replace(/[: ]+$/, "");
+    return alerted(result, s, "guardrails", detail, e, { key, count: hit.count, firstAt: hit.firstAt });
+  }
+
+  function recoveryAlert(result, s, item, p, e) {
+    if (item.attempts !== 1) return result;
+    if (item.type === "candidate_distress") return alerted(result, s, "distress", p.triggerDescription, e);
+    if (item.type === "anxiety") return alerted(result, s, "distress", "Signs of anxiety: the examiner is supporting the candidate", e);
+    if (item.type === "silence") return alerted(result, s, "silence", "The candidate has been silent", e);
+    return result;
+  }
+
   function recovery(s, e, p) {
     const id = String(p.recoveryId);
     const before = s.recoveries.get(id);
@@ -152,7 +206,8 @@
       open.delete(id);
     }
     out.push({ kind: "recovery", id });
-    return [{ recoveries: new Map(s.recoveries).set(id, item), open }, out];
+    const result = [{ recoveries: new Map(s.recoveries).set(id, item), open }, out];
+    return e.type === "recovery_started" ? recoveryAlert(result, s, item, p, e) : result;
   }
 
   // Each handler: (state, payload, at, event) -> [changes, out].
@@ -161,7 +216,7 @@
       if (typeof p.estimatedDurationSec !== "number" || !p.estimatedDurationSec) return [null, []];
       return [{ exam: { ...s.exam, budget: Math.round(p.estimatedDurationSec * 1000) } }, []];
     },
-    exam_state_changed(s, p, at) {
+    exam_state_changed(s, p, at, e) {
       if (typeof p.toState !== "string") return [null, []];
       const running = p.toState === "in_progress";
       const changes = {
@@ -170,7 +225,9 @@
         node: running ? (s.nodeId !== null ? log.run(s.node, at) : s.node) : log.stop(s.node, at),
       };
       if (TERMINAL.has(p.toState)) changes.open = new Set();
-      return [changes, [{ kind: "announce", text: `The exam is now ${LABELS[p.toState] || p.toState}.` }]];
+      const result = [changes, [{ kind: "announce", text: `The exam is now ${LABELS[p.toState] || p.toState}.` }]];
+      if (p.reason !== "candidate_disconnected") return result;
+      return alerted(result, s, "away", "The candidate's connection was lost: the exam paused itself", e);
     },
     node_entered(s, p, at) {
       if (typeof p.nodeId !== "string") return [null, []];
@@ -191,7 +248,17 @@
         replacement: p.replacementText === undefined || p.replacementText === null ? "—" : p.replacementText || "(nothing)",
         description: p.description || "",
       };
-      return [{ guardrails: s.guardrails + 1 }, [row]];
+      const [changes, out] = guardrailAlert(s, p, e, { guardrails: s.guardrails + 1 });
+      return [changes, [row, ...out]];
+    },
+    candidate_command_received(s, p, at, e) {
+      if (p.command === "emergency_stop") return alerted([null, []], s, "emergency_stop", "The candidate stopped the exam", e);
+      if (p.command === "raise_hand" && p.accepted) return alerted([null, []], s, "raise_hand", "The candidate asks for the proctor", e);
+      return [null, []];
+    },
+    system_error(s, p, at, e) {
+      if (p.code !== "bot_fault") return [null, []];
+      return alerted([null, []], s, "bot_restart", p.message, e);
     },
     recovery_started(s, p, at, e) {
       return recovery(s, e, p);
@@ -284,5 +351,13 @@
     };
   }
 
-  return { initial, step, replay, summary, describe, ledger, recoveryText, statusLabel, fmt, LABELS };
+  /** An alert's texts on the page: "<label> ×<count>" and "latest <time>, first <time> · <detail>". */
+  function alertText(item) {
+    const time = (iso) => new Date(iso).toLocaleTimeString();
+    const label = `${item.label}${item.count > 1 ? ` ×${item.count}` : ""}`;
+    const when = item.count > 1 ? `latest ${time(item.at)}, first ${time(item.firstAt)}` : time(item.at);
+    return { label, when: `${when}${item.detail ? ` · ${item.detail}` : ""}` };
+  }
+
+  return { initial, step, replay, summary, describe, ledger, recoveryText, statusLabel, alertText, fmt, LABELS };
 });
