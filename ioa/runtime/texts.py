@@ -129,9 +129,7 @@ ENGLISH: Final = RuntimeTexts(
     skip_confirm=(
         "Do you want to skip this question? You cannot come back to it. Please say yes or no."
     ),
-    revise_confirm=(
-        "Do you want to add to or correct an earlier answer? Please say yes or no."
-    ),
+    revise_confirm=("Do you want to add to or correct an earlier answer? Please say yes or no."),
     language_confirm=(
         "Do you want to continue the examination in another language? Please say yes or no."
     ),
