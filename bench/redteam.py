@@ -6,7 +6,7 @@ Prints, in one run:
 1. **baseline**: a well-behaved model (``report_observation`` with a neutral follow-up on every
    turn) through the real bot, ``--turns`` candidate turns at the Dijkstra question: the time
    from a typed answer being sent to the examiner's reply being stored (p50/p95/max);
-2. **the containment table** (``tests/support/redteam.py``, 28 misbehaviours: claims the
+2. **the containment table** (``tests/support/redteam.py``, 32 misbehaviours: claims the
    candidate never made, protected text, stacked and leading questions, a 20,000-character
    reply, arguments that are not JSON, unknown tools, empty streams, a hanging model, 429, 500,
    dropped connections): per misbehaviour whether it was contained, what the candidate

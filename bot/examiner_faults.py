@@ -25,6 +25,13 @@ the pipeline's errors:
   unless it keeps happening (``provider_failures_to_pause``).
 * **A failing ``report_observation`` handler** is logged (by the hydrator) and stored as a
   ``system_error``; the LLM gets a neutral fallback (bounded retries, ``bot.rerun_budget``).
+* **A faulty model reply** (:data:`MODEL_FAULTS`: a tool call whose arguments are not JSON, a
+  call to a function the node does not offer, a reply with neither text nor a tool call, text
+  without the tool, a second or late report) is stored as it happens
+  (:func:`record_model_fault`: ``system_error``, component ``bot``, severity ``warning``, no
+  text for the candidate), whether or not the retry then succeeds; a turn it finally fails is
+  recorded as well (``llm_no_usable_reply``, ``llm_budget_exhausted``, ``llm_timeout``:
+  ``ioa.runtime.turn_faults``).
 """
 
 from __future__ import annotations
@@ -60,6 +67,36 @@ TYPING_CODE: Final = "stt_typing"
 """The ``system_error`` code of the recogniser replaced by typing (the exam room's cue)."""
 STABLE_SECONDS: Final = 120.0
 """A provider that has worked this long since its last fault starts its back-off afresh."""
+MODEL_FAULTS: Final = {
+    "model_unparsable_tool_call": "a tool call's arguments were not JSON",
+    "model_unknown_tool": "a call to a function the node does not offer",
+    "model_empty_reply": "a reply with neither text nor a tool call",
+    "model_text_without_tool": "a reply in text without report_observation (not spoken)",
+    "model_extra_report": "a second report_observation in one response (ignored)",
+    "model_late_report": "a report_observation after its turn was answered (ignored)",
+}
+"""The ``system_error`` codes of a faulty model reply, with the message stored for each. Not
+``llm_``-prefixed: marking flags ``llm_*`` warnings as turns the fallback answered
+(``ioa.marking.flags``), and a reply retried successfully was no such turn."""
+
+
+def record_model_fault(decisions: Decisions, code: str, **details: object) -> None:
+    """Store a faulty model reply (:data:`MODEL_FAULTS`) as ``system_error`` after the inputs
+    handed in before it, without waiting: component ``bot``, severity ``warning``, ``details``
+    for the proctor and the audit, nothing for the candidate (no ``userMessage``). Nothing is
+    stored once the inbox is closed."""
+    logger.warning("bot %s: model fault %s %s", decisions.session_id, code, details)
+    if decisions.closed:
+        return
+    payload = p.SystemErrorPayload(
+        code=code,
+        message=MODEL_FAULTS.get(code, code.replace("_", " ")),
+        component="bot",
+        severity="warning",
+        details=details,
+    )
+    stored = asyncio.ensure_future(decisions.submit_foreign([payload]))
+    stored.add_done_callback(log_failure)
 
 
 @dataclass

@@ -8,9 +8,10 @@ move (Pipecat Flows performs the transition once the tool result is in the conte
 never chooses the node and never speaks on its own.
 
 Exactly one report answers a turn (``bot.turn_deadline``): a second report in the same
-response, or one that arrives after the turn was answered, is ignored. A response with text
-but no tool call is not an observation: its text is never spoken (the turn watch treats it as
-an unusable reply, ``bot.pipeline_adapter``).
+response, or one that arrives after the turn was answered, is ignored and stored as a model
+fault (``model_extra_report`` / ``model_late_report``, ``bot.examiner_faults``). A response
+with text but no tool call is not an observation: its text is never spoken (the turn watch
+treats it as an unusable reply, ``bot.pipeline_adapter``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Protocol
 from pipecat.flows import NodeConfig
 
 from bot.effects import ENTRY_EFFECTS
+from bot.examiner_faults import record_model_fault
 from bot.examiner_inbox import Decisions
 from bot.examiner_stats import CoreStats
 from bot.flow_nodes import ObservationDecision
@@ -81,7 +83,12 @@ class ObservationHandler:
             # Exactly one answer per turn: a second report in the same response, or one that
             # arrives after the turn was answered (by the fallback, a move, a pause).
             self._stats.late_observations += 1
-            logger.warning("bot %s: report_observation for an answered turn", self._session_id)
+            record_model_fault(
+                self._decisions,
+                "model_extra_report" if request == self._reported else "model_late_report",
+                nodeId=node_id or None,
+                request=request[1],
+            )
             return ObservationDecision.stay(
                 {"status": "ignored", "reason": "this turn was already answered"}, respond=False
             )

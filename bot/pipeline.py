@@ -47,6 +47,7 @@ from typing import Literal, Protocol
 
 from pipecat.flows import FlowManager
 from pipecat.frames.frames import (
+    DataFrame,
     ErrorFrame,
     Frame,
     FunctionCallInProgressFrame,
@@ -115,6 +116,17 @@ class ExaminerSpeakFrame(TTSSpeakFrame):
     utterance_id: str = ""
 
 
+@dataclass
+class UnparsedToolCallFrame(DataFrame):
+    """The LLM called ``function_name`` with arguments that are not JSON: Pipecat drops such a
+    call without a trace, so the LLM service reports it (``bot.providers``) before its
+    response ends. ``error`` says where parsing failed; the arguments themselves are not kept."""
+
+    function_name: str = ""
+    error: str = ""
+    chars: int = 0
+
+
 class PipelineCore(Protocol):
     """What the processors need from the examiner core (``bot.examiner.ExaminerCore``)."""
 
@@ -125,6 +137,8 @@ class PipelineCore(Protocol):
     def llm_rerun_started(self) -> bool: ...
 
     def llm_response_ended(self, text: str, calls: Sequence[str]) -> None: ...
+
+    def tool_call_unparsed(self, name: str, error: str, chars: int) -> None: ...
 
     async def candidate_turn(
         self, text: str, confidence: float, *, input_id: str | None = None
@@ -377,8 +391,9 @@ def _nothing_new(frame: LLMContextFrame) -> bool:
 
 
 class LLMSpeechFilter(FrameProcessor):
-    """Drops the LLM's free text (never spoken); reports text-only responses and every
-    response's end to the core; gates the LLM re-runs that travel upstream."""
+    """Drops the LLM's free text (never spoken); reports text-only responses, tool calls whose
+    arguments were not JSON (:class:`UnparsedToolCallFrame`, not passed on) and every response's
+    end to the core; gates the LLM re-runs that travel upstream."""
 
     def __init__(self, core: PipelineCore) -> None:
         super().__init__()
@@ -408,6 +423,9 @@ class LLMSpeechFilter(FrameProcessor):
                     self._calls.append(frame.function_name)
             elif isinstance(frame, LLMTextFrame):
                 self._text.append(frame.text)
+                return
+            elif isinstance(frame, UnparsedToolCallFrame):
+                self._core.tool_call_unparsed(frame.function_name, frame.error, frame.chars)
                 return
             elif isinstance(frame, LLMFullResponseEndFrame):
                 text = "".join(self._text).strip()

@@ -14,6 +14,9 @@
   (:meth:`~PipelineAdapter.llm_allowed`), within the owed turn's request budget
   (``bot.turn_deadline``). A response with neither text nor a tool call is retried once when the
   budget allows, else the turn fails; a text-only response is such a reply (never spoken).
+  Every faulty reply of an owed turn (arguments that are not JSON, an unknown function, an empty
+  reply, text alone) is stored as it happens (``bot.examiner_faults.record_model_fault``), even
+  when the retry then succeeds.
 * **Usage.** LLM usage belongs to the node the request was made at.
 """
 
@@ -30,6 +33,7 @@ from pipecat.frames.frames import Frame, LLMRunFrame
 from bot.activity import Activity
 from bot.candidate_inbox import CandidateInbox
 from bot.effects import MessageRole
+from bot.examiner_faults import record_model_fault
 from bot.examiner_inbox import Decisions, log_failure
 from bot.examiner_stats import CoreStats
 from bot.journal import Journal
@@ -99,6 +103,8 @@ class PipelineAdapter:
         self._provider_failed = provider_failed
         """Told when a provider failed without an error (``FaultWatch.provider_failed``)."""
         self._llm_node: str | None = None
+        self._unparsed = False
+        """The current response had a tool call whose arguments were not JSON."""
 
     def llm_allowed(self) -> bool:
         """The LLM runs only while the exam is in progress, at a node that offers the tool."""
@@ -246,8 +252,28 @@ class PipelineAdapter:
         if not self.llm_allowed() or not self._turns.owed:
             return
         self._stats.text_without_tool += 1
-        logger.warning("bot %s: LLM text without report_observation", self._session_id)
         self._turns.note("text_without_tool")
+        self._model_fault("model_text_without_tool", textChars=len(text))
+
+    def tool_call_unparsed(self, name: str, error: str, chars: int) -> None:
+        """The LLM called ``name`` with arguments that are not JSON (Pipecat dropped the call,
+        ``bot.tool_call_check``): stored at once; the response's end then judges the reply
+        (:meth:`llm_response_ended`)."""
+        if not self._turns.owed:
+            return
+        self._unparsed = True
+        self._turns.note(f"unparsable_tool_call:{name[:80]}")
+        self._model_fault(
+            "model_unparsable_tool_call", tool=name[:80], error=error[:200], argumentsChars=chars
+        )
+
+    def _model_fault(self, code: str, **details: object) -> None:
+        """Store a faulty reply of the owed turn (``bot.examiner_faults.MODEL_FAULTS``), with
+        the node it happened at and the number of the turn's request."""
+        node = self._llm_node or self._journal.controller.state.current_node_id
+        record_model_fault(
+            self._decisions, code, nodeId=node, request=self._turns.requests, **details
+        )
 
     def llm_started(self) -> bool:
         """An LLM request is on its way: its usage belongs to the node it was made at. False
@@ -270,6 +296,7 @@ class PipelineAdapter:
         stream, arguments that are not JSON, text alone) is retried once if the budget and the
         deadline allow, else the turn fails."""
         self._turns.response_ended()
+        unparsed, self._unparsed = self._unparsed, False
         if calls:
             self._provider_worked("llm")
         if not self._turns.owed:
@@ -277,18 +304,25 @@ class PipelineAdapter:
         for name in calls:
             if name not in self._known_tools:
                 self._turns.note(f"unknown_tool:{name[:80]}")
+                self._model_fault("model_unknown_tool", tool=name[:80])
         if calls:
             return
         # A provider error ends its response the same way; it is reported a moment later
         # (upstream), so judge after a short grace.
+        empty = not text and not unparsed
         asyncio.get_running_loop().call_later(
-            UNUSABLE_GRACE_SECONDS, self._unusable_reply, self._turns.generation
+            UNUSABLE_GRACE_SECONDS, self._unusable_reply, self._turns.generation, empty
         )
 
-    def _unusable_reply(self, generation: int) -> None:
+    def _unusable_reply(self, generation: int, empty: bool = False) -> None:
+        """Judge a response without a tool call once the grace is over (no provider error
+        failed the turn meanwhile): an ``empty`` one is stored as ``model_empty_reply``; the
+        reply is retried once if allowed, else the turn fails."""
         turns = self._turns
         if not turns.owed or turns.generation != generation or self._decisions.closed:
             return
+        if empty:
+            self._model_fault("model_empty_reply")
         turns.note("no_usable_reply")
         if turns.may_retry() and self.llm_allowed():
             self._reruns.spend()

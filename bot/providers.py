@@ -16,13 +16,15 @@ provider            service                                       key / address
 ==================  ============================================  =================================
 
 ``VIVA_LLM_MODEL`` overrides the model (defaults below); ``VIVA_LLM_API_KEY`` overrides the
-provider's key variable; ``VIVA_LLM_TEMPERATURE`` sets the temperature where supported.
+provider's key variable; ``VIVA_LLM_TEMPERATURE`` sets the temperature where supported. The
+OpenAI-family services report tool calls whose arguments are not JSON (``bot.tool_call_check``).
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any, Final
 
 from bot.conf import BotSettings
@@ -102,6 +104,7 @@ def _key(config: BotSettings, provider: str, *, required: bool) -> str | None:
     return key
 
 
+@cache
 def _plain_http_service() -> type[OpenAILLMService]:
     """``OpenAILLMService`` for a plain-HTTP endpoint (the offline examiner, a local vLLM or
     Ollama): its HTTP client skips loading the CA bundle, which TLS-less traffic never uses and
@@ -157,8 +160,11 @@ def build_llm(config: BotSettings, choice: LlmChoice | None = None) -> LLMServic
         settings = OpenAILLMService.Settings(model=choice.model)
         if config.llm_temperature is not None:
             settings.temperature = config.llm_temperature
-        service = _plain_http_service() if (base_url or "").startswith("http://") else None
-        return (service or OpenAILLMService)(api_key=api_key, base_url=base_url, settings=settings)
+        from bot.tool_call_check import checked_service
+
+        plain = (base_url or "").startswith("http://")
+        service = checked_service(_plain_http_service() if plain else OpenAILLMService)
+        return service(api_key=api_key, base_url=base_url, settings=settings)
     if provider == "anthropic":
         from pipecat.services.anthropic.llm import AnthropicLLMService
 

@@ -15,7 +15,8 @@ changes happened; :func:`judge` checks the invariants:
   reply without a tool call) never reaches them at all;
 * no consequential command without the candidate's act: the exam did not end, skip, revise or
   leave the question, and no consequential command was accepted;
-* the case's own trace is in the log (the guardrail, the fault, the refused claim...).
+* the case's own trace is in the log (the guardrail, the fault, the refused claim...): every
+  model fault is on the record, also when the retry succeeds (issue #31).
 
 Used by ``tests/bot/test_redteam.py`` and ``bench/redteam.py``.
 """
@@ -89,7 +90,8 @@ class Case:
     reply: Callable[[int], Reply]
     expect: str
     """``type:field=value`` of an event the turn must store (``system_error:code=llm_timeout``,
-    ``guardrail_triggered:guardrailType=rubric_leak``), or ``guardrail_triggered:id^prefix``."""
+    ``guardrail_triggered:guardrailType=rubric_leak``), or ``guardrail_triggered:id^prefix``;
+    several joined by `` & `` must all be stored."""
     parts_ok: bool = False
     """The answer may be spoken in several parts (the length filter splits long texts)."""
     pauses: bool = False
@@ -291,14 +293,14 @@ CASES: tuple[Case, ...] = (
         "output",
         "Is that enough?",
         _always(Reply.text(RUBRIC_LEAK)),
-        "system_error:code=llm_no_usable_reply",
+        "system_error:code=model_text_without_tool & system_error:code=llm_no_usable_reply",
     ),
     Case(
         "free text without a tool call (a summary)",
         "output",
         "Sorry, could you, um, say that again?",
         _always(Reply.text("The candidate said: sorry could you do you that that")),
-        "system_error:code=llm_no_usable_reply",
+        "system_error:code=model_text_without_tool & system_error:code=llm_no_usable_reply",
     ),
     # --- no silent turn, no runaway turn
     Case(
@@ -306,21 +308,42 @@ CASES: tuple[Case, ...] = (
         "turn",
         "A heap is a tree.",
         _always(Reply.raw_tool_call("report_observation", '{"signals": [,,, "spokenText": ')),
-        "system_error:code=llm_no_usable_reply",
+        "system_error:code=model_unparsable_tool_call & system_error:code=llm_no_usable_reply",
+    ),
+    Case(
+        "tool arguments not JSON, once (the retry reports)",
+        "turn",
+        "A heap keeps the smallest distance on top.",
+        _then_good(Reply.raw_tool_call("report_observation", '{"spokenText": "Thank')),
+        "system_error:code=model_unparsable_tool_call",
     ),
     Case(
         "unknown tool, every time",
         "turn",
         "I would use Dijkstra here.",
         _always(Reply.tool_call("delete_all_records", {"confirm": True})),
-        "system_error:code=llm_budget_exhausted",
+        "system_error:code=model_unknown_tool & system_error:code=llm_budget_exhausted",
+    ),
+    Case(
+        "unknown tool, once",
+        "turn",
+        "I would keep a visited set as well.",
+        _then_good(Reply.tool_call("grade_candidate", {"grade": "A"})),
+        "system_error:code=model_unknown_tool",
     ),
     Case(
         "empty stream",
         "turn",
         "Distances only decrease.",
         _always(Reply.empty()),
-        "system_error:code=llm_no_usable_reply",
+        "system_error:code=model_empty_reply & system_error:code=llm_no_usable_reply",
+    ),
+    Case(
+        "empty stream, once",
+        "turn",
+        "Each vertex is settled exactly once.",
+        _then_good(Reply.empty()),
+        "system_error:code=model_empty_reply",
     ),
     Case(
         "rejected arguments until the re-runs run out",
@@ -339,7 +362,7 @@ CASES: tuple[Case, ...] = (
                 ToolCall("report_observation", observation("Another answer in the same turn?")),
             )
         ),
-        "system_error:-",
+        "system_error:code=model_extra_report",
     ),
     Case(
         "model hangs",
@@ -575,7 +598,12 @@ def _check_state(row: Row) -> None:
 
 
 def _expected_in(row: Row) -> bool:
-    kind, _, condition = row.case.expect.partition(":")
+    """Every event the case expects (``Case.expect``) is among the row's stored events."""
+    return all(_stored(row, expect.strip()) for expect in row.case.expect.split(" & "))
+
+
+def _stored(row: Row, expect: str) -> bool:
+    kind, _, condition = expect.partition(":")
     if condition == "-":
         return True
     matching = [e["payload"] for e in row.stored if e["type"] == kind]
