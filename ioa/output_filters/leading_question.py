@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Final
 
 from ioa.output_filters.base import FilterContext, FilterOutcome
@@ -39,6 +40,14 @@ LEADING_FORMS: Final = re.compile(
 tag questions (", right?"). Stripped from the claim when the question is rewritten."""
 
 
+@lru_cache(maxsize=8192)
+def leading_form(sentence: str) -> str | None:
+    """The :data:`LEADING_FORMS` words ``sentence`` uses, or None (cached: the pipeline checks a
+    text and its sentences more than once)."""
+    form = LEADING_FORMS.search(straighten(sentence))
+    return None if form is None else form.group(0).strip(" ,?")
+
+
 @dataclass(slots=True)
 class LeadingQuestionFilter:
     """Rewrites leading questions into balanced, open ones."""
@@ -61,9 +70,9 @@ class LeadingQuestionFilter:
         found = self._any.search(text)
         if found is None:
             for sentence in sentences(text):
-                form = LEADING_FORMS.search(straighten(sentence))
+                form = leading_form(sentence)
                 if form is not None:
-                    return form.group(0).strip(" ,?")
+                    return form
         return found
 
     def _rewrite(self, sentence: str) -> str:

@@ -24,8 +24,10 @@ caught and innocent examiner questions that must pass): ``MIN_SHARED = 3``,
 ``MIN_CONTAINMENT = 0.4``. Segments with fewer than 3 bigrams are not compared (too short to say
 anything confidential: "Absent", "Complete").
 
-Cost: the protected side is indexed once per context (cached); a spoken sentence costs one
-pass over its words and a set intersection per segment sharing a bigram.
+Cost: the protected side is indexed once per tuple of protected texts (shared by every session
+of a package), the speakable discount once per question (its bigrams only); texts' bigrams are
+cached. A spoken sentence costs one pass over its words and a count per segment sharing a
+bigram.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import pairwise
 from typing import Final
 
@@ -55,14 +58,22 @@ WEIGHT_TALK: Final = re.compile(
 Bigram = tuple[str, str]
 
 
+@lru_cache(maxsize=8192)
 def content_stems(text: str) -> tuple[str, ...]:
-    """The stemmed content words of ``text``, in order."""
+    """The stemmed content words of ``text``, in order (cached: the same protected, speakable
+    and candidate texts are read at every utterance)."""
     return tuple(stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1)
 
 
 def bigrams(tokens: Sequence[str]) -> frozenset[Bigram]:
     """Adjacent pairs of ``tokens``."""
     return frozenset(pairwise(tokens))
+
+
+@lru_cache(maxsize=8192)
+def text_bigrams(text: str) -> frozenset[Bigram]:
+    """The content-word bigrams of ``text`` (cached)."""
+    return bigrams(content_stems(text))
 
 
 def segments(text: str) -> list[str]:
@@ -82,51 +93,87 @@ class _Segment:
 
 
 @dataclass(frozen=True, slots=True)
-class ProtectedIndex:
-    """The protected segments of one context, and which segments each bigram occurs in."""
+class _Segments:
+    """The segments of the protected texts with their bigrams before any discount, and which
+    segments each bigram occurs in (built once per tuple of protected texts)."""
 
     segments: tuple[_Segment, ...]
     by_bigram: dict[Bigram, tuple[int, ...]]
+
+
+@lru_cache(maxsize=64)
+def _protected_segments(protected: tuple[str, ...]) -> _Segments:
+    items: list[_Segment] = []
+    index: dict[Bigram, list[int]] = {}
+    for source, text in enumerate(protected):
+        for segment in segments(text):
+            features = text_bigrams(segment)
+            if len(features) < MIN_SEGMENT_BIGRAMS:  # cannot reach it after a discount
+                continue
+            for feature in features:
+                index.setdefault(feature, []).append(len(items))
+            items.append(_Segment(source, features))
+    return _Segments(tuple(items), {k: tuple(v) for k, v in index.items()})
+
+
+@dataclass(frozen=True, slots=True)
+class ProtectedIndex:
+    """The protected segments of one context and the speakable bigrams discounted from them.
+
+    A segment's features are its bigrams minus the speakable ones; segments left with fewer
+    than :data:`MIN_SEGMENT_BIGRAMS` are not compared. The segments are indexed once per tuple
+    of protected texts (:func:`_protected_segments`, shared by every session of a package) and
+    the discount is applied when a segment is compared, so a new question costs only its own
+    bigrams, not a rebuild of the protected side.
+    """
+
+    protected: _Segments
     speakable: frozenset[Bigram]
+    _sizes: dict[int, int] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def build(cls, protected: Iterable[str], speakable: Iterable[str]) -> ProtectedIndex:
-        allowed: set[Bigram] = set()
-        for text in speakable:
-            allowed |= bigrams(content_stems(text))
-        items: list[_Segment] = []
-        index: dict[Bigram, list[int]] = {}
-        for source, text in enumerate(protected):
-            for segment in segments(text):
-                features = bigrams(content_stems(segment)) - allowed
-                if len(features) < MIN_SEGMENT_BIGRAMS:
-                    continue
-                for feature in features:
-                    index.setdefault(feature, []).append(len(items))
-                items.append(_Segment(source, features))
-        return cls(tuple(items), {k: tuple(v) for k, v in index.items()}, frozenset(allowed))
+        allowed: frozenset[Bigram] = frozenset().union(*(text_bigrams(t) for t in speakable))
+        return cls(_protected_segments(tuple(protected)), allowed)
+
+    def size(self, position: int) -> int:
+        """How many features segment ``position`` keeps after the speakable discount."""
+        found = self._sizes.get(position)
+        if found is None:
+            features = self.protected.segments[position].features
+            found = self._sizes[position] = (
+                len(features - self.speakable)
+                if not self.speakable.isdisjoint(features)
+                else len(features)
+            )
+        return found
 
 
 def leaked_segment(
     text: str, index: ProtectedIndex, candidate: frozenset[Bigram] = frozenset()
 ) -> int | None:
     """The protected source ``text`` leaks (its position in the protected texts), or None."""
-    spoken = bigrams(content_stems(text)) - candidate - index.speakable
+    spoken = text_bigrams(text) - candidate - index.speakable
+    by_bigram = index.protected.by_bigram
     counts: dict[int, int] = {}
     for feature in spoken:
-        for position in index.by_bigram.get(feature, ()):
+        for position in by_bigram.get(feature, ()):
             counts[position] = counts.get(position, 0) + 1
     for position, shared in counts.items():
         if shared < MIN_SHARED:
             continue
-        segment = index.segments[position]
-        if shared / len(segment.features) >= MIN_CONTAINMENT:
-            return segment.source
+        size = index.size(position)
+        # ``shared`` counts spoken bigrams, never speakable ones: the same count as over the
+        # discounted features
+        if size >= MIN_SEGMENT_BIGRAMS and shared / size >= MIN_CONTAINMENT:
+            return index.protected.segments[position].source
     return None
 
 
+@lru_cache(maxsize=8192)
 def talks_weights(text: str) -> bool:
-    """Whether ``text`` talks about marks or weights with a number (:data:`WEIGHT_TALK`)."""
+    """Whether ``text`` talks about marks or weights with a number (:data:`WEIGHT_TALK`;
+    cached)."""
     return WEIGHT_TALK.search(normalise(text)) is not None
 
 
@@ -141,6 +188,8 @@ class ProtectedTextFilter:
     _cache: dict[tuple[tuple[str, ...], tuple[str, ...]], ProtectedIndex] = field(
         default_factory=dict, init=False, repr=False
     )
+    _candidate_key: tuple[str, ...] | None = field(default=None, init=False, repr=False)
+    _candidate_bigrams: frozenset[Bigram] = field(default=frozenset(), init=False, repr=False)
 
     def _index(self, context: FilterContext) -> ProtectedIndex:
         speakable = (*context.speakable_texts, context.current_question)
@@ -151,6 +200,13 @@ class ProtectedTextFilter:
                 self._cache.clear()
             found = self._cache[key] = ProtectedIndex.build(context.protected_texts, speakable)
         return found
+
+    def _candidate(self, turns: tuple[str, ...]) -> frozenset[Bigram]:
+        """The bigrams the candidate said at this node (the last tuple's, cached)."""
+        if self._candidate_key != turns:
+            self._candidate_key = turns
+            self._candidate_bigrams = frozenset().union(*(text_bigrams(t) for t in turns))
+        return self._candidate_bigrams
 
     def _why(
         self, sentence: str, index: ProtectedIndex, candidate: frozenset[Bigram]
@@ -167,7 +223,7 @@ class ProtectedTextFilter:
         if not context.protected_texts and not talks_weights(text):
             return None
         index = self._index(context)
-        candidate = frozenset().union(*(bigrams(content_stems(t)) for t in context.candidate_turns))
+        candidate = self._candidate(context.candidate_turns)
         whole = self._why(text, index, candidate)
         parts = sentences(text)
         reasons = [self._why(s, index, candidate) for s in parts]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Final
 
 from ioa.output_filters.base import FilterContext, FilterOutcome
@@ -39,8 +40,10 @@ SELF_REFERENCE: Final = re.compile(
 """The examiner talking about its own nature or instructions (module docstring)."""
 
 
+@lru_cache(maxsize=8192)
 def self_reference(text: str) -> str | None:
-    """The matched words if ``text`` talks about the examiner's nature or instructions."""
+    """The matched words if ``text`` talks about the examiner's nature or instructions (cached:
+    the pipeline checks a text and its sentences more than once)."""
     match = SELF_REFERENCE.search(normalise(text))
     return match.group(0).strip() if match else None
 
