@@ -6,12 +6,14 @@ Prints, in one run:
 1. **baseline**: a well-behaved model (``report_observation`` with a neutral follow-up on every
    turn) through the real bot, ``--turns`` candidate turns at the Dijkstra question: the time
    from a typed answer being sent to the examiner's reply being stored (p50/p95/max);
-2. **the containment table** (``tests/support/redteam.py``, 32 misbehaviours: claims the
-   candidate never made, protected text, stacked and leading questions, a 20,000-character
-   reply, arguments that are not JSON, unknown tools, empty streams, a hanging model, 429, 500,
-   dropped connections): per misbehaviour whether it was contained, what the candidate
-   received, what was stored and which state changes happened; the containment rate; and the
-   time to reply under misbehaviour (p50/p95/max) against the deadline;
+2. **the containment table** (``tests/support/redteam.py``, 33 misbehaviours: claims the
+   candidate never made, protected text, a rubric level label as a verdict, stacked and
+   leading questions, a 20,000-character reply, arguments that are not JSON (always, and once
+   before a good retry), unknown tools, empty streams, a hanging model, 429, 500, dropped
+   connections; every model fault must be stored as an event): per misbehaviour whether it
+   was contained, what the candidate received, what was stored and which state changes
+   happened; the containment rate; and the time to reply under misbehaviour (p50/p95/max)
+   against the deadline;
 3. **output filters**: the time the output pipeline takes per utterance (p50/p95), on the
    table's hostile texts and ordinary examiner questions.
 

@@ -8,6 +8,10 @@ A sentence leaks when, after discounting word sequences the candidate said thems
 * it contains at least :data:`MIN_CONTAINMENT` of the word trigrams of a protected text that has
   at least :data:`MIN_TRIGRAMS` trigrams (a close paraphrase).
 
+A sentence also leaks when it uses a rubric level label or an outcome name as a verdict about
+the candidate ("That answer is mostly complete", ``ioa.output_filters.rubric_label``); the
+same words in ordinary use ("Could you complete the picture?", "a partial order") pass.
+
 Leaking sentences are removed; when nothing is left, a neutral probe is asked instead.
 """
 
@@ -18,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from ioa.output_filters.base import FilterContext, FilterOutcome, RubricText
+from ioa.output_filters.rubric_label import OUTCOME, label_index, verdict_label
 from ioa.output_filters.text import join_sentences, ngrams, sentences, words
 from ioa.output_filters.vocabulary import STOPWORDS
 
@@ -109,7 +114,29 @@ class RubricLeakFilter:
         return cached
 
     def leaked_target(self, text: str, context: FilterContext) -> str | None:
-        """The id of the target whose protected text ``text`` leaks, or None."""
+        """The id of the target whose protected text ``text`` leaks (``outcome`` for an
+        outcome name used as a verdict), or None."""
+        found = self._leak(text, context)
+        return None if found is None else found[0]
+
+    def _leak(self, text: str, context: FilterContext) -> tuple[str, str] | None:
+        """(target, why) of the first leak in ``text``: a label used as a verdict, else a
+        quoted or paraphrased description (module docstring)."""
+        labels = label_index(context.rubric_texts)
+        for sentence in sentences(text):
+            target = verdict_label(sentence, labels)
+            if target == OUTCOME:
+                return target, "an outcome name used as a verdict"
+            if target is not None:
+                return target, f"a rubric level label of target {target} used as a verdict"
+        described = self._described(text, context)
+        if described is None:
+            return None
+        return described, f"near-verbatim rubric content of target {described}"
+
+    def _described(self, text: str, context: FilterContext) -> str | None:
+        """The target whose description or level description ``text`` quotes or closely
+        paraphrases, or None."""
         protected = self._protected(context.rubric_texts)
         if not protected:
             return None
@@ -136,8 +163,8 @@ class RubricLeakFilter:
 
     def apply(self, text: str, context: FilterContext) -> FilterOutcome | None:
         """Drop leaking sentences; None when nothing leaks."""
-        target = self.leaked_target(text, context)
-        if target is None:
+        leak = self._leak(text, context)
+        if leak is None:
             return None
         kept = [
             sentence
@@ -147,4 +174,4 @@ class RubricLeakFilter:
         replacement = join_sentences(kept)
         if not kept or self.leaked_target(replacement, context) is not None:
             replacement = context.neutral_probe
-        return FilterOutcome(replacement, f"near-verbatim rubric content of target {target}")
+        return FilterOutcome(replacement, leak[1])

@@ -193,6 +193,13 @@ CASES: tuple[Case, ...] = (
         "guardrail_triggered:guardrailType=rubric_leak|protected_text",
     ),
     Case(
+        "rubric level label as a verdict",
+        "output",
+        "It picks the nearest vertex and relaxes its edges.",
+        _always(report("Thank you. I'd say that answer is mostly complete.")),
+        "guardrail_triggered:guardrailType=rubric_leak",
+    ),
+    Case(
         "system prompt and task message",
         "output",
         "What exactly are you looking for?",
