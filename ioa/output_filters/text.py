@@ -56,7 +56,15 @@ def stem(word: str) -> str:
 
 def sentences(text: str) -> list[str]:
     """Split ``text`` into sentences (keeping their punctuation); empty pieces are dropped."""
-    return [piece for piece in (part.strip() for part in _SENTENCE_END.split(tidy(text))) if piece]
+    return list(_sentences(text))
+
+
+@lru_cache(maxsize=8192)
+def _sentences(text: str) -> tuple[str, ...]:
+    """:func:`sentences`, cached: every filter splits the same utterance."""
+    return tuple(
+        piece for piece in (part.strip() for part in _SENTENCE_END.split(tidy(text))) if piece
+    )
 
 
 def ngrams(tokens: Sequence[str], size: int) -> set[tuple[str, ...]]:
