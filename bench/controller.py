@@ -14,8 +14,11 @@ Prints p50/p95/p99 (and max) of:
 Targets: p99 under 1 ms in memory, under 10 ms persisted. The workload mixes the observations
 a real session produces (a candidate turn before each, not timed): plain continuations,
 follow-ups, new and merged evidence, anxiety with reassurance, persona breaks, rubric leaks,
-over-long texts. Sessions use a copy of the cs201 example with budgets large enough that the
-node never changes mid-run.
+over-long texts, and a completion claim the runtime refuses (runtime semantics §16: recorded,
+then the runtime's probe, counted as a follow-up). Sessions use a copy of the cs201 example
+with budgets large enough, and a completion policy strict enough (``minTurns``), that the node
+never changes mid-run. Every candidate answer is a new text (numbered), as in an exam: a cache
+keyed by a text helps within an observation and a session, never across answers.
 
 Start-up objects (modules, schemas, the package) are moved out of the garbage collector's
 reach with ``gc.freeze()`` once loaded, as a long-running bot process should do after start-up;
@@ -109,6 +112,8 @@ def _observations() -> list[dict[str, Any]]:
             "Please go on.",
             misconceptions=[{"concept": "c", "misconception": "m", "correction": "k"}],
         ),
+        # a completion the runtime refuses: recorded, and its own probe asked instead (§16)
+        obs("Great, that covers it. Let's move on.", evidenceSufficient=True),
     ]
 
 
@@ -121,6 +126,7 @@ def _package_document() -> dict[str, Any]:
             node["followUpPolicy"]["maxFollowUps"] = 10**6
             node["followUpPolicy"]["maxFollowUpDurationSec"] = 10**6
             node["timeBudget"] = {"maxDurationSec": 10**6}
+            node["completionPolicy"]["minTurns"] = 10**6  # a completion claim is refused
             node["transitions"][1]["condition"]["count"] = 10**6
             node["recoveryHandlers"] = [
                 h for h in node["recoveryHandlers"] if h["scenario"] != "anxiety"
@@ -240,7 +246,8 @@ def run_sessions(
             if done >= total:
                 break
             clock.advance(3000)
-            run.handle(TranscriptSegment("candidate", ANSWERS[index % len(ANSWERS)], 0.9))
+            answer = f"{ANSWERS[index % len(ANSWERS)]} Answer {done + 1}."  # said once
+            run.handle(TranscriptSegment("candidate", answer, 0.9))
             clock.advance(1000)
             observation = Observation(copy.deepcopy(observations[index % len(observations)]))
             run.handle(observation, timed=done >= WARMUP)

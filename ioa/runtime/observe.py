@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Final
 
 from ioa.events import ExamState
@@ -385,7 +386,13 @@ class _Evaluation:
 def _asks_for_time(turn: Turn, language: str) -> bool:
     """The candidate's latest words ask for time or trail off in a filler: they are thinking,
     not answering ("let me think", "um..."; :mod:`ioa.runtime.answer_end`)."""
-    reason = unfinished_reason(turn.text.rstrip(" .,;:-\u2013\u2014\u2026"), language)
+    return _thinking(turn.text, language)
+
+
+@lru_cache(maxsize=1024)
+def _thinking(text: str, language: str) -> bool:
+    """:func:`_asks_for_time` of a text (cached: read up to three times per observation)."""
+    reason = unfinished_reason(text.rstrip(" .,;:-\u2013\u2014\u2026"), language)
     return reason in (UnfinishedReason.ASKS_FOR_TIME, UnfinishedReason.FILLER)
 
 
