@@ -202,11 +202,17 @@ class ProtectedTextFilter:
         return found
 
     def _candidate(self, turns: tuple[str, ...]) -> frozenset[Bigram]:
-        """The bigrams the candidate said at this node (the last tuple's, cached)."""
-        if self._candidate_key != turns:
-            self._candidate_key = turns
-            self._candidate_bigrams = frozenset().union(*(text_bigrams(t) for t in turns))
-        return self._candidate_bigrams
+        """The bigrams the candidate said at this node (the last tuple's, cached; a tuple that
+        extends the last one adds only its new turns)."""
+        key = self._candidate_key
+        if key == turns:
+            return self._candidate_bigrams
+        if key is not None and len(turns) > len(key) and turns[: len(key)] == key:
+            found = self._candidate_bigrams.union(*(text_bigrams(t) for t in turns[len(key) :]))
+        else:
+            found = frozenset().union(*(text_bigrams(t) for t in turns))
+        self._candidate_key, self._candidate_bigrams = turns, found
+        return found
 
     def _why(
         self, sentence: str, index: ProtectedIndex, candidate: frozenset[Bigram]

@@ -105,6 +105,9 @@ class LabelIndex:
     """Frames that are verdicts even in a question (judging verb, a level named)."""
     targets: dict[str, str]
     """Label words (space-joined) -> the target they belong to (:data:`OUTCOME` for names)."""
+    first_words: tuple[str, ...] | None = None
+    """The first word of every label when all are ASCII (else None): a pattern can only match
+    a sentence that contains one of them, so an ASCII sentence without any is not searched."""
 
 
 @lru_cache(maxsize=256)
@@ -130,14 +133,32 @@ def label_index(rubric_texts: tuple[RubricText, ...]) -> LabelIndex:
         rf"{_KIND}\s*(?:is|was|would\s+be|:|ist|es)\s*{det}{label(4)}{_ENDS}|"
         rf"{_PREP}(?:the|a|an|der|die|el|la)\s+{label(5)}\s+{_KIND}(?![^\W_]))"
     )
+    firsts = tuple(sorted({words(label)[0] for label in targets}))
     return LabelIndex(
-        re.compile(statement, re.IGNORECASE), re.compile(anywhere, re.IGNORECASE), targets
+        re.compile(statement, re.IGNORECASE),
+        re.compile(anywhere, re.IGNORECASE),
+        targets,
+        firsts if all(first.isascii() for first in firsts) else None,
     )
+
+
+_NOT_PLAIN: Final = re.compile(r"[^\w\s.,;:!?]")
 
 
 def _plain(text: str) -> str:
     """``text`` as space-separated lower-case words, punctuation kept where it ends a clause."""
-    return re.sub(r"[^\w\s.,;:!?]", " ", normalise(text))
+    return _NOT_PLAIN.sub(" ", normalise(text))
+
+
+def _may_match(plain: str, index: LabelIndex) -> bool:
+    """False when no pattern of ``index`` can match ``plain``: every pattern ends in a label,
+    matched literally (case-insensitively, and ``plain`` is lower case), so a match contains
+    a label's first word. Decided only for ASCII texts and labels (case folding of other
+    scripts can match a different spelling); otherwise True."""
+    firsts = index.first_words
+    if firsts is None or not plain.isascii():
+        return True
+    return any(first in plain for first in firsts)
 
 
 def verdict_label(sentence: str, index: LabelIndex) -> str | None:
@@ -146,9 +167,11 @@ def verdict_label(sentence: str, index: LabelIndex) -> str | None:
     if not tokens:
         return None
     plain = _plain(sentence)
-    found = index.anywhere.search(plain) if index.anywhere else None
-    if found is None and index.statement is not None and not sentence.rstrip().endswith("?"):
-        found = index.statement.search(plain)
+    found = None
+    if _may_match(plain, index):
+        found = index.anywhere.search(plain) if index.anywhere else None
+        if found is None and index.statement is not None and not sentence.rstrip().endswith("?"):
+            found = index.statement.search(plain)
     if found is not None:
         matched = next(group for group in found.groups() if group)
         return index.targets.get(" ".join(words(matched)), OUTCOME)

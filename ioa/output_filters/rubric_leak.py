@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Final
 
 from ioa.output_filters.base import FilterContext, FilterOutcome, RubricText
@@ -43,14 +44,21 @@ class _CandidateWords:
     """The candidate's words at the node as one padded string, built on first use (only when
     a text shares trigrams with protected content), for fast "did they say this?" checks."""
 
-    def __init__(self, turns: Sequence[str]) -> None:
+    def __init__(self, turns: tuple[str, ...]) -> None:
         self._turns = turns
         self._joined: str | None = None
 
     def said(self, tokens: Sequence[str]) -> bool:
         if self._joined is None:
-            self._joined = " " + " ".join(" ".join(words(turn)) for turn in self._turns) + " "
+            self._joined = _joined_words(self._turns)
         return f" {' '.join(tokens)} " in self._joined
+
+
+@lru_cache(maxsize=64)
+def _joined_words(turns: tuple[str, ...]) -> str:
+    """The words of ``turns`` as one padded string (cached: the node's turns are the same for
+    every check of an utterance, and the string grows with the node's turns)."""
+    return " " + " ".join(" ".join(words(turn)) for turn in turns) + " "
 
 
 def _longest_shared_run(
