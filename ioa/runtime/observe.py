@@ -742,7 +742,10 @@ def _speak(ev: _Evaluation) -> Flow:
         return Flow.STOP
     if ev.observation.needs_follow_up or ev.adds_nothing:
         count_follow_up(step, node, ev.plan_node, answer=ev.answer, reason=reason)
-        step.say(ev.spoken, "follow_up")
+        # Spent either way; but only a follow-up the LLM asked for is the question now being
+        # asked (``last_question``: what a failed turn's fallback asks again), never an
+        # "I see, please go on".
+        step.say(ev.spoken, "follow_up" if ev.observation.needs_follow_up else "prompt")
         step.result.update({"status": "followup_approved", "followUpIndex": node.follow_ups})
         return Flow.STOP
     spoken = ev.spoken if ev.spoken.strip() or not ev.answer else step.plan.texts.neutral_continue

@@ -193,3 +193,16 @@ def test_every_answer_is_answered_and_vague_answers_are_bounded(
             vague_at_node += 1
         assert vague_at_node <= MAX_FOLLOW_UPS + 1, [s.text for s in h.spoken]
     assert h.replayed_equal()
+
+
+def test_a_counted_reply_the_llm_did_not_ask_as_a_question_is_not_the_question(
+    h: Harness,
+) -> None:
+    """A failed turn's fallback asks ``last_question`` again: an "I see, please go on" after a
+    vague answer is spent as a follow-up but never becomes the question."""
+    h.to_q1()
+    opening = h.state.node.last_question
+    _answer_and_observe(h, VAGUE[2], at=20, spoken="I see. Please go on.")
+    assert len(h.of("follow_up_used")) == 1
+    assert h.spoken[-1].purpose == "prompt"
+    assert h.state.node.last_question == opening
