@@ -376,6 +376,8 @@ class _Evaluation:
             or _asks_for_time(answers[-1], self.step.plan.texts.language)
         ):
             return False
+        if any(t.confidence < CLEAR_CONFIDENCE for t in answers):
+            return False  # not heard clearly: a recognition problem, not a vague answer
         return state.ledger.covered_targets(self.node.node_id) <= self.covered_before
 
     def guard_id(self, prefix: str) -> str:

@@ -206,3 +206,12 @@ def test_a_counted_reply_the_llm_did_not_ask_as_a_question_is_not_the_question(
     assert len(h.of("follow_up_used")) == 1
     assert h.spoken[-1].purpose == "prompt"
     assert h.state.node.last_question == opening
+
+
+def test_an_answer_not_heard_clearly_spends_no_follow_up(h: Harness) -> None:
+    """A misheard answer is the recogniser's problem (its own recovery handles it), not a
+    vague answer: it does not spend the budget (offline voice demo, CI of session 15)."""
+    h.to_q1()
+    h.say("the algorithm uh pick the close vertex", confidence=0.55, at=20)
+    h.observe(at=21, spoken="I see. Please go on.")
+    assert h.of("follow_up_used") == []
