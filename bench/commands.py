@@ -3,7 +3,11 @@
 
 Reads ``tests/ioa/runtime/command_set/<language>.jsonl`` (the set the rules were tuned on),
 ``<language>_holdout.jsonl`` (phrasings written after tuning, measured before the fixes it led
-to) and ``<language>_holdout2.jsonl`` (fresh phrasings written after those fixes), one
+to), ``<language>_holdout2.jsonl`` (fresh phrasings written after those fixes),
+``<language>_holdout3.jsonl`` (written blind: by someone who never read the classifier or the
+other sets; first measured at 58.6 / 44.3 / 37.1 % recall, 0 % FP, en / de / es) and
+``<language>_holdout4.jsonl`` (blind again, written while the rules were reworked on the
+others, measured once after), one
 ``{"text", "command"}`` per line (``command`` null for an exam answer), and prints per language
 and set:
 
@@ -41,7 +45,13 @@ LANGUAGES = ("en", "de", "es")
 Classify = Callable[[str, str], object]
 
 
-SETS = {"main": "", "holdout": "_holdout", "holdout2": "_holdout2"}
+SETS = {
+    "main": "",
+    "holdout": "_holdout",
+    "holdout2": "_holdout2",
+    "holdout3": "_holdout3",
+    "holdout4": "_holdout4",
+}
 
 
 def load(language: str, suffix: str) -> list[tuple[str, str | None]]:
