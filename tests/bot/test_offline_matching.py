@@ -33,9 +33,11 @@ CHOOSE = Target(
 )
 
 
-def now(answer: str, targets: object, opening: str) -> list[str]:
+def now(answer: str, targets: object, opening: str, language: str) -> list[str]:
     assert isinstance(targets, tuple)
-    found = match_targets(answer, [Target(*t) for t in targets], context=opening)
+    found = match_targets(
+        answer, [Target(*t) for t in targets], context=opening, language=language
+    )
     return [target.id for target, _ in found]
 
 

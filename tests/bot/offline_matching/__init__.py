@@ -1,14 +1,17 @@
 """Labelled answers for the offline examiner's matcher (issue #31), and how they are scored.
 
 One JSON Lines file per example package and set: ``<package>.main.jsonl`` (the set the matcher
-was tuned on) and ``<package>.heldout.jsonl`` (written after tuning, never tuned on). Each line
+was tuned on) and ``<package>.heldout.jsonl`` (written after tuning, never tuned on), where
+``<package>`` is the package's file name in ``examples/`` without ``.json`` (so the German
+package ``cs201-graph-algorithms.de.json`` has ``cs201-graph-algorithms.de.main.jsonl``). Each line
 is ``{"target": id, "text": answer, "covers": bool}``: a paraphrased correct answer in a
 candidate's own words (``covers`` true) or an incorrect or vague one that reuses the target's
 words without showing the understanding (``covers`` false).
 
 An answer is scored as the offline examiner meets it: against all evidence targets of its node
 (id, label and description as the compiled task message lists them), with the node's opening
-question as context. It counts as credited when its own target is among the matched ones.
+question as context, in the package's language (``metadata.language``; English without one). It
+counts as credited when its own target is among the matched ones.
 """
 
 from __future__ import annotations
@@ -26,18 +29,25 @@ PACKAGES: Final = (
     "hosp210-hotel-breakfast-scenario",
     "med305-chest-pain-station",
 )
+"""The English example packages."""
+TRANSLATED_PACKAGES: Final = ("cs201-graph-algorithms.de", "cs201-graph-algorithms.es")
+"""The German and Spanish versions of CS201 (labelled by hand in their languages, not
+translated from the English sets)."""
+ALL_PACKAGES: Final = PACKAGES + TRANSLATED_PACKAGES
 SETS: Final = ("main", "heldout")
 
-Matcher = Callable[[str, Sequence[Any], str], Sequence[str]]
-"""``(answer, node targets, opening question) -> ids of the matched targets``."""
+Matcher = Callable[[str, Sequence[Any], str, str], Sequence[str]]
+"""``(answer, node targets, opening question, language) -> ids of the matched targets``."""
 
 
 @dataclass(frozen=True, slots=True)
 class NodeTargets:
-    """The evidence targets of one node, as ``(id, label, description)``, and its opening."""
+    """The evidence targets of one node, as ``(id, label, description)``, its opening and the
+    package's language."""
 
     targets: tuple[tuple[str, str, str], ...]
     opening: str
+    language: str = "en"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +78,20 @@ class Score:
         return self.false_positives / self.incorrect if self.incorrect else 0.0
 
 
+def _document(package: str) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads((EXAMPLES / f"{package}.json").read_text("utf-8"))
+    return document
+
+
+def language(package: str) -> str:
+    """The package's language (``metadata.language``; English without one)."""
+    return str((_document(package).get("metadata") or {}).get("language") or "en")
+
+
 def node_targets(package: str) -> dict[str, NodeTargets]:
-    """For each target id of ``package``: its node's targets and opening question."""
-    document = json.loads((EXAMPLES / f"{package}.json").read_text(encoding="utf-8"))
+    """For each target id of ``package``: its node's targets, opening question and language."""
+    document = _document(package)
+    lang = language(package)
     found: dict[str, NodeTargets] = {}
     for node in document["nodes"]:
         targets = tuple(
@@ -79,7 +100,7 @@ def node_targets(package: str) -> dict[str, NodeTargets]:
         )
         opening = str((node.get("prompt") or {}).get("opening", ""))
         for target_id, _, _ in targets:
-            found[target_id] = NodeTargets(targets, opening)
+            found[target_id] = NodeTargets(targets, opening, lang)
     return found
 
 
@@ -99,7 +120,7 @@ def score(package: str, which: str, matcher: Matcher) -> tuple[Score, list[Item]
     wrong: list[Item] = []
     for item in items(package, which):
         node = nodes[item.target]
-        credited = item.target in matcher(item.text, node.targets, node.opening)
+        credited = item.target in matcher(item.text, node.targets, node.opening, node.language)
         if item.covers:
             counts["correct"] += 1
             counts["credited"] += credited
