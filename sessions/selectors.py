@@ -24,7 +24,7 @@ from ioa.events import (
     project,
     verify_chain,
 )
-from ioa.events.personal import CHAIN_V2, chain_digest
+from ioa.events.personal import CHAIN_V2, ERASED_TEXT, chain_digest, rewritten_fields
 from sessions import chain_anchor
 from sessions.models import ExamSession, PersonalDataErasure, SessionEvent
 
@@ -190,29 +190,53 @@ def _erasure_check(
     version: int,
     erasures: set[str],
     anchored: Mapping[int, tuple[str, str, str]],
-) -> tuple[Mapping[str, str] | None, ChainProblem | None]:
+) -> tuple[Mapping[str, str] | None, list[ChainProblem]]:
     """What the verifier keeps for an erased row (version 2: its seals; version 1: the recorded
-    digests), and a problem when no erasure of this session (and, for version 1, no MAC'd record
-    outside the database) accounts for it."""
+    digests), and the problems of its erasure mark: no erasure of this session (and, for
+    version 1, no MAC'd record outside the database) accounts for it, or an erased value is
+    not exactly the erasure marker (``erased_rewritten``: the kept seal vouches for the marker
+    only, never for text written over it)."""
     erased = row["erased"]
     if erased is None:
-        return None, None
+        return None, []
     erased = erased if isinstance(erased, Mapping) else {}
-    problem = None
+    problems = _rewritten(row, erased)
     if erased.get("erasure") not in erasures:
-        problem = ChainProblem("unrecorded_erasure", row["seq"], "no erasure of this session")
+        problems.append(
+            ChainProblem("unrecorded_erasure", row["seq"], "no erasure of this session")
+        )
     if version < CHAIN_V2:
         kept = {"digest": str(erased.get("digest", "")), "redacted": str(erased.get("redacted"))}
         outside = anchored.get(row["seq"])
         if outside != (erased.get("erasure"), kept["digest"], kept["redacted"]):
-            problem = ChainProblem(
-                "unrecorded_erasure",
-                row["seq"],
-                "the erasure's record outside the database differs",
+            problems.append(
+                ChainProblem(
+                    "unrecorded_erasure",
+                    row["seq"],
+                    "the erasure's record outside the database differs",
+                )
             )
-        return kept, problem
+        return kept, problems
     seals = erased.get("seals")
-    return (seals if isinstance(seals, Mapping) else None), problem
+    return (seals if isinstance(seals, Mapping) else None), problems
+
+
+def _rewritten(row: Mapping[str, Any], erased: Mapping[str, Any]) -> list[ChainProblem]:
+    """``erased_rewritten`` when the erasure mark names no field, or an erased field's value is
+    not exactly its marker (the message never repeats what the row now holds)."""
+    seals = erased.get("seals")
+    if not isinstance(seals, Mapping) or not seals:
+        message = "the erasure mark names no erased field (its seals are missing)"
+        return [ChainProblem("erased_rewritten", row["seq"], message)]
+    fields = rewritten_fields(wire_from_row(row), seals)
+    if not fields:
+        return []
+    message = (
+        f"erased field(s) {', '.join(fields)} of a "
+        f"{row['type']} event hold something other than the erasure marker "
+        f"({ERASED_TEXT!r}): rewritten after the erasure"
+    )
+    return [ChainProblem("erased_rewritten", row["seq"], message)]
 
 
 def verify_log(*, session_id: uuid.UUID | str) -> list[ChainProblem]:
@@ -220,7 +244,8 @@ def verify_log(*, session_id: uuid.UUID | str) -> list[ChainProblem]:
     erased personal fields count as what the erasure kept), its recorded head, the head anchors
     kept outside the database (``sessions.chain_anchor``) and its erasure records (every erased
     event must name an erasure of this session; under version 1 also match its MAC'd record
-    outside the database: ``unrecorded_erasure``).
+    outside the database: ``unrecorded_erasure``; every erased value must be exactly the
+    erasure marker: ``erased_rewritten``).
 
     Raises ``ExamSession.DoesNotExist`` for an unknown session. An empty list means intact.
     """
@@ -237,10 +262,10 @@ def verify_log(*, session_id: uuid.UUID | str) -> list[ChainProblem]:
     def records() -> Iterator[ChainRecord]:
         for row in iter_rows(session_id=session.pk):
             hashes[row["seq"]] = row["hash"]
-            kept, problem = _erasure_check(
+            kept, found = _erasure_check(
                 row, version=session.chain_version, erasures=erasures, anchored=anchored
             )
-            unrecorded.extend([problem] if problem else [])
+            unrecorded.extend(found)
             yield ChainRecord(row["seq"], wire_from_row(row), row["hash"], row["prev_hash"], kept)
 
     def digest(record: ChainRecord) -> str:

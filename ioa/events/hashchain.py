@@ -75,10 +75,12 @@ ProblemKind = Literal[
     "anchor_forged",
     "unanchored",
     "unrecorded_erasure",
+    "erased_rewritten",
 ]
 """``truncated``, ``anchor_forged`` and ``unanchored`` come from the head anchors kept outside
 the log (``sessions.chain_anchor``); ``unrecorded_erasure`` from the erasure records
-(``sessions.erasure``)."""
+(``sessions.erasure``); ``erased_rewritten`` from an erased event whose erased value is not
+exactly the erasure marker (``ioa.events.personal.rewritten_fields``)."""
 
 
 @dataclass(frozen=True, slots=True)

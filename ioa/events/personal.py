@@ -11,10 +11,12 @@ by its **seal**::
 seal can be neither inverted nor confirmed ("did the candidate say X?") by anyone holding only
 the database, and the event id in the message keeps equal texts of two events unlinkable.
 
-Erasure (``sessions.erasure``) replaces the value by :func:`pseudonym` and keeps the seal beside
-the row; verification then takes the kept seal instead of sealing the value. Everything else
-of the event (type, times, ids, node, confidence, levels) is still hashed in clear, so the chain
-verifies as before and any later edit of the row is still caught.
+Erasure (``sessions.erasure``) replaces the value by its :func:`marker` and keeps the seal beside
+the row; verification then takes the kept seal instead of sealing the value, but only while the
+value is exactly that marker (:func:`is_marker`): a kept seal vouches for the marker, never for
+new text written over it (:func:`rewritten_fields` names such fields for the verifier).
+Everything else of the event (type, times, ids, node, confidence, levels) is still hashed in
+clear, so the chain verifies as before and any later edit of the row is still caught.
 
 Version 1 (every chain stored before this module) hashes the whole envelope in clear; its
 erased events keep the digest the chain linked, checked against a keyed record outside the
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import hmac
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from ioa.canonical import canonical_bytes, plain_canonical_bytes
@@ -51,6 +53,40 @@ and descriptions of their answers, what their commands said, and a proctor's wor
 
 SEAL_PREFIX: Final = "hmac-sha256:"
 ERASED_TEXT: Final = "[erased]"
+
+OBJECT_FIELDS: Final[Mapping[str, frozenset[str]]] = {
+    "candidate_command_received": frozenset({"details"}),
+}
+"""The personal fields that hold a JSON object (the payload schema's ``JsonObject``); every
+other personal field holds text."""
+
+
+def marker(event_type: str, field: str) -> Any:
+    """The exact value an erased personal field holds: an empty object for a field holding a
+    JSON object, else :data:`ERASED_TEXT`. Nothing else is an erased value (issue #32): the
+    seal an erasure keeps vouches for this marker only."""
+    return {} if field in OBJECT_FIELDS.get(event_type, frozenset()) else ERASED_TEXT
+
+
+def is_marker(event_type: str, field: str, value: Any) -> bool:
+    """``value`` is exactly the erasure marker of ``field`` (same JSON type, same value)."""
+    expected = marker(event_type, field)
+    return type(value) is type(expected) and value == expected
+
+
+def rewritten_fields(wire: Mapping[str, Any], erased: Iterable[str]) -> list[str]:
+    """Of the fields an erasure claims to have erased (the keys of its kept seals), those that
+    are no personal field of the event's type, or whose value is not exactly the marker: an
+    erased value rewritten in the database, or a forged erasure mark. Sorted."""
+    payload = wire.get("payload")
+    payload = payload if isinstance(payload, Mapping) else {}
+    kind = str(wire.get("type"))
+    names = PERSONAL_FIELDS.get(kind, frozenset())
+    return sorted(
+        name
+        for name in erased
+        if name not in names or name not in payload or not is_marker(kind, name, payload[name])
+    )
 
 
 def personal_fields(wire: Mapping[str, Any]) -> list[str]:
@@ -80,7 +116,8 @@ def _keyed(key: bytes) -> hmac.HMAC:
 
 
 def pseudonym(value: Any) -> Any:
-    """What an erased value becomes: a marker of its own JSON type (readers keep working)."""
+    """A marker of ``value``'s own JSON type (what :func:`marker` gives for the schema's type of
+    a personal field)."""
     if isinstance(value, str):
         return ERASED_TEXT
     if isinstance(value, Mapping):
@@ -98,16 +135,21 @@ def sealed_wire(
     plain: bool = False,
 ) -> dict[str, Any]:
     """The envelope chain version 2 hashes: each personal field replaced by its seal (the
-    ``kept`` seal of an erased field, else the seal of its value)."""
+    ``kept`` seal of an erased field while its value is exactly the erasure marker, else the
+    seal of its value: a rewritten erased value no longer hashes as the original)."""
     fields = personal_fields(wire)
     if not fields:
         return dict(wire)
     kept = kept or {}
     payload = dict(wire["payload"])
     event_id = str(wire["eventId"])
+    kind = str(wire.get("type"))
     for name in fields:
-        payload[name] = kept.get(name) or seal(
-            key, event_id=event_id, field=name, value=payload[name], plain=plain
+        value, vouched = payload[name], kept.get(name)
+        payload[name] = (
+            vouched
+            if vouched and is_marker(kind, name, value)
+            else seal(key, event_id=event_id, field=name, value=value, plain=plain)
         )
     return {**wire, "payload": payload}
 
@@ -142,5 +184,5 @@ def erase(wire: Mapping[str, Any], *, key: bytes) -> tuple[dict[str, Any], dict[
     seals: dict[str, str] = {}
     for name in personal_fields(wire):
         seals[name] = seal(key, event_id=str(wire["eventId"]), field=name, value=payload[name])
-        payload[name] = pseudonym(payload[name])
+        payload[name] = marker(str(wire.get("type")), name)
     return payload, seals

@@ -1,6 +1,7 @@
 """``manage.py verify_session_log SESSION_ID``: check a session's event log against its hash
-chain. Exit status 0 when intact, 1 on any altered, missing or reordered event (or an unknown
-session)."""
+chain. Exit status 0 when intact, 1 on any altered, missing or reordered event, an erasure no
+record accounts for, or an erased value that is not exactly the erasure marker (or an unknown
+session). Each problem is written on its own line as ``session <id>: <kind>: seq <n>: ...``."""
 
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ class Command(BaseCommand):
             raise CommandError(f"no exam session {options['session_id']}", returncode=1) from exc
         session = ExamSession.objects.get(pk=session_id)
         if problems:
-            for problem in problems:
-                self.stderr.write(str(problem))
+            for problem in problems:  # each names the session and the event's seq
+                self.stderr.write(f"session {session_id}: {problem}")
             raise CommandError(
                 f"session {session_id}: {len(problems)} problem(s) in the event log", returncode=1
             )
