@@ -203,12 +203,21 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3 * 3600}
 
 # Webhooks (docs/webhooks.md): signed deliveries of exam.completed, marks.locked and
 # irregularity.reported, retried with exponential back-off (base * 2^(n-1), capped) by Celery.
-# Private, loopback and link-local targets are refused unless VIVA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES.
+# Their targets pass the outbound address guard (web/outbound.py, VIVA_OUTBOUND_ALLOWED_NETWORKS).
 VIVA_WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("VIVA_WEBHOOK_MAX_ATTEMPTS", "8"))
 VIVA_WEBHOOK_RETRY_BASE_SECONDS = float(os.environ.get("VIVA_WEBHOOK_RETRY_BASE_SECONDS", "30"))
 VIVA_WEBHOOK_RETRY_MAX_SECONDS = float(os.environ.get("VIVA_WEBHOOK_RETRY_MAX_SECONDS", "3600"))
 VIVA_WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("VIVA_WEBHOOK_TIMEOUT_SECONDS", "10"))
-VIVA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES = env_bool("VIVA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES", False)
+# Every server-side fetch (webhooks, LTI registration and keysets, single sign-on) reaches only
+# public addresses (web/outbound.py) unless its address is in one of these networks (CIDR, comma-
+# separated): peers on the deployment's own network, the tests' peers on 127.0.0.1. Cloud
+# metadata addresses stay refused. VIVA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES=true (before issue #32)
+# still allows the private and loopback networks.
+VIVA_OUTBOUND_ALLOWED_NETWORKS = env_list("VIVA_OUTBOUND_ALLOWED_NETWORKS", []) + (
+    ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "127.0.0.0/8", "::1/128", "fc00::/7"]
+    if env_bool("VIVA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES", False)
+    else []
+)
 
 # How bots run: "inline" (asyncio task in the ASGI process) or "celery" (the bots queue).
 VIVA_BOT_RUNNER = os.environ.get("VIVA_BOT_RUNNER", "celery" if REDIS_URL else "inline")

@@ -48,3 +48,14 @@ def _clear_cache() -> None:
     from django.core.cache import cache
 
     cache.clear()
+
+
+LOOPBACK = ["127.0.0.0/8", "::1/128"]
+"""What a test whose peers run on this machine allows (``VIVA_OUTBOUND_ALLOWED_NETWORKS``)."""
+
+
+@pytest.fixture
+def loopback_allowed(settings) -> None:
+    """Let server-side fetches reach peers on 127.0.0.1 (web/outbound.py); off by default, as
+    in production: the tests that talk to a local peer turn it on explicitly."""
+    settings.VIVA_OUTBOUND_ALLOWED_NETWORKS = LOOPBACK

@@ -8,8 +8,8 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from accounts.access import signed_in_user
+from web.outbound import AddressRefused, check_literal_host
 from webhooks import tasks
-from webhooks.addresses import AddressRefused, check_literal_host
 from webhooks.events import WebhookEvent
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 

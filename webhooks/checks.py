@@ -1,6 +1,6 @@
-"""The webhooks app's deploy check: a production that lets webhooks reach internal addresses
-says so (``manage.py check --deploy`` warns; it does not fail, since a deployment whose
-integrators sit on its own network may mean it)."""
+"""The webhooks app's deploy check: a production that lets server-side fetches (webhooks first
+of all) reach internal addresses says so (``manage.py check --deploy`` warns; it does not fail,
+since a deployment whose integrators sit on its own network may mean it)."""
 
 from __future__ import annotations
 
@@ -15,16 +15,16 @@ from django.core import checks
 def check_private_webhook_targets(
     app_configs: Sequence[AppConfig] | None = None, **kwargs: object
 ) -> list[checks.CheckMessage]:
-    """Warn (viva.W030) when VIVA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES is on."""
-    if not getattr(settings, "VIVA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES", False):
+    """Warn (viva.W030) when VIVA_OUTBOUND_ALLOWED_NETWORKS lists any network."""
+    if not getattr(settings, "VIVA_OUTBOUND_ALLOWED_NETWORKS", []):
         return []
     return [
         checks.Warning(
-            "Webhooks may be sent to loopback, private and link-local addresses "
-            "(VIVA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES is on): an admin's endpoint can reach "
-            "services inside the network, cloud metadata included.",
-            hint="Unset VIVA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES unless your integrators are on "
-            "this network (docs/webhooks.md).",
+            "Webhooks, LTI and single sign-on may reach the non-public networks in "
+            "VIVA_OUTBOUND_ALLOWED_NETWORKS: an admin's endpoint or an LMS's URL can reach "
+            "services inside them.",
+            hint="Unset VIVA_OUTBOUND_ALLOWED_NETWORKS (and VIVA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES) "
+            "unless your integrators are on these networks (docs/security.md).",
             id="viva.W030",
         )
     ]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import urllib3
 from urllib3.util import Timeout
 
-from webhooks.addresses import AddressRefused, parse, resolve
+from web.outbound import AddressRefused, parse, resolve
 
 EXCERPT_BYTES = 500
 

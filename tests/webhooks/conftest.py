@@ -1,5 +1,5 @@
-"""Fixtures of the webhook tests: endpoints, the loopback allowance (off by default, as in
-production; the tests that send to 127.0.0.1 turn it on explicitly), and completed sessions
+"""Fixtures of the webhook tests: endpoints (the loopback allowance, off by default as in
+production, is tests/conftest.py's ``loopback_allowed``), and completed sessions
 produced by the real runtime controller (``tests/marking/exams.py``)."""
 
 from __future__ import annotations
@@ -16,12 +16,6 @@ from webhooks.events import WebhookEvent
 from webhooks.models import WebhookEndpoint
 
 ALL_EVENTS = [e.value for e in WebhookEvent]
-
-
-@pytest.fixture
-def loopback_allowed(settings: Any) -> None:
-    """What a deployment does with VIVA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES=true."""
-    settings.VIVA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES = True
 
 
 @pytest.fixture

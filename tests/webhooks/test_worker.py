@@ -51,7 +51,7 @@ def test_two_failures_then_success_through_a_worker(
         webhook_receiver(statuses=[500, 500]) as receiver,
         celery_worker(
             queues="default",
-            VIVA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES="true",
+            VIVA_OUTBOUND_ALLOWED_NETWORKS="127.0.0.0/8",
             VIVA_WEBHOOK_RETRY_BASE_SECONDS=str(BASE),
         ),
     ):
