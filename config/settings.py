@@ -13,6 +13,7 @@ Every variable is listed in docs/configuration.md. Invariants are enforced by sy
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -208,6 +209,7 @@ VIVA_WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("VIVA_WEBHOOK_MAX_ATTEMPTS", "8")
 VIVA_WEBHOOK_RETRY_BASE_SECONDS = float(os.environ.get("VIVA_WEBHOOK_RETRY_BASE_SECONDS", "30"))
 VIVA_WEBHOOK_RETRY_MAX_SECONDS = float(os.environ.get("VIVA_WEBHOOK_RETRY_MAX_SECONDS", "3600"))
 VIVA_WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("VIVA_WEBHOOK_TIMEOUT_SECONDS", "10"))
+
 # Every server-side fetch (webhooks, LTI registration and keysets, single sign-on) reaches only
 # public addresses (web/outbound.py) unless its address is in one of these networks (CIDR, comma-
 # separated): peers on the deployment's own network, the tests' peers on 127.0.0.1. Cloud
@@ -249,6 +251,22 @@ OIDC_OP_JWKS_ENDPOINT = os.environ.get("VIVA_OIDC_JWKS_ENDPOINT", "")
 OIDC_AUTHENTICATION_CALLBACK_URL = "accounts:sso-callback"
 OIDC_TIMEOUT = 10
 LOGIN_REDIRECT_URL_FAILURE = "/accounts/login/?sso=failed"
+# Staff single sign-on through SAML 2.0 (accounts/saml.py, docs/sso.md): off unless
+# VIVA_SAML_IDPS (JSON: {"slug": {"entity_id", "metadata_url" or "metadata_file", "name",
+# "role_attributes", "role_map", "id_attribute"}}) names a provider.
+VIVA_SAML_IDPS = json.loads(os.environ.get("VIVA_SAML_IDPS", "") or "{}")
+VIVA_SAML_BASE_URL = os.environ.get("VIVA_SAML_BASE_URL", "")
+VIVA_SAML_SP_ENTITY_ID = os.environ.get("VIVA_SAML_SP_ENTITY_ID", "")
+VIVA_SAML_KEY_FILE = os.environ.get("VIVA_SAML_KEY_FILE", "")
+VIVA_SAML_CERT_FILE = os.environ.get("VIVA_SAML_CERT_FILE", "")
+VIVA_SAML_REQUIRE_SIGNED_ASSERTIONS = env_bool("VIVA_SAML_REQUIRE_SIGNED_ASSERTIONS", True)
+VIVA_SAML_CLOCK_SKEW_SECONDS = int(os.environ.get("VIVA_SAML_CLOCK_SKEW_SECONDS", "60"))
+VIVA_SAML_REQUEST_LIFETIME_SECONDS = int(
+    os.environ.get("VIVA_SAML_REQUEST_LIFETIME_SECONDS", "600")
+)
+VIVA_SAML_METADATA_MAX_AGE_SECONDS = int(
+    os.environ.get("VIVA_SAML_METADATA_MAX_AGE_SECONDS", "3600")
+)
 # LTI Dynamic Registration: activate the deployment a platform registers at once (docs/lms.md).
 VIVA_LTI_DYNAMIC_REGISTRATION_ACTIVATE = env_bool("VIVA_LTI_DYNAMIC_REGISTRATION_ACTIVATE", False)
 AUTH_PASSWORD_VALIDATORS = [

@@ -1,0 +1,83 @@
+"""The SAML 2.0 sign-in pages (accounts.saml, docs/sso.md): start at a provider, the assertion
+consumer service, our metadata. Each answers 404 while SAML sign-in is off; each refusal is the
+clear sign-in refusal page (status 4xx, the reason logged, no session left), never a 500."""
+
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+from django.contrib.auth import login as auth_login
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
+
+from accounts import saml
+
+logger = logging.getLogger("accounts.saml")
+
+
+def _refused(request: HttpRequest, refusal: saml.SamlRefused) -> HttpResponse:
+    """The refusal page; the reason goes to the log, never to the page; the session ends."""
+    logger.warning("SAML sign-in refused: %s", refusal.reason)
+    request.session.flush()
+    status = refusal.status if 400 <= refusal.status < 500 else 403
+    return render(request, "accounts/saml_refused.html", {}, status=status)
+
+
+def _provider(slug: str) -> saml.IdentityProvider:
+    provider = saml.identity_providers().get(slug)
+    if provider is None:
+        raise Http404("No such SAML identity provider.")
+    return provider
+
+
+def _next_path(request: HttpRequest) -> str:
+    target = request.GET.get("next", "")
+    if target and url_has_allowed_host_and_scheme(target, allowed_hosts=None):
+        return target
+    return ""
+
+
+@never_cache
+@require_GET
+def saml_login(request: HttpRequest, slug: str) -> HttpResponse:
+    """Send the browser to the provider with a signed AuthnRequest (HTTP-Redirect)."""
+    provider = _provider(slug)
+    try:
+        location = saml.authn_request_url(request, provider, _next_path(request))
+    except saml.SamlRefused as refusal:
+        return _refused(request, refusal)
+    return HttpResponseRedirect(location)
+
+
+@csrf_exempt  # the provider's cross-site POST; its signature and our stored request vouch for it
+@never_cache
+@require_POST
+def saml_acs(request: HttpRequest) -> HttpResponse:
+    """The assertion consumer service (HTTP-POST): sign the person in, or refuse."""
+    if not saml.saml_enabled():
+        raise Http404("SAML sign-in is not configured.")
+    try:
+        user = saml.saml_account_sign_in(sign_in=(sign_in := saml.read_response(request)))
+    except saml.SamlRefused as refusal:
+        return _refused(request, refusal)
+    except Exception as error:  # whatever else goes wrong is a refusal, never a 500
+        logger.exception("SAML sign-in failed")
+        return _refused(request, saml.SamlRefused(f"{type(error).__name__}: {error}", 400))
+    auth_login(request, user, backend=settings.AUTHENTICATION_BACKENDS[0])
+    return HttpResponseRedirect(sign_in.next_path or reverse("home"))
+
+
+@require_GET
+def saml_metadata(request: HttpRequest) -> HttpResponse:
+    """Our service provider's metadata, for the federation or the provider (signed when our key
+    is configured)."""
+    if not saml.saml_enabled():
+        raise Http404("SAML sign-in is not configured.")
+    xml = saml.sp_metadata(saml.base_url(request))
+    return HttpResponse(xml, content_type="application/samlmetadata+xml")

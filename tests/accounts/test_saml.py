@@ -1,0 +1,276 @@
+"""Staff SAML 2.0 sign-in (accounts.saml) against an independent identity provider: pysaml2's
+own IdP, run as a separate process on 127.0.0.1 with its own key (tests/support/saml_idp).
+
+Our site is Django's test client; the person's browser at the provider is ``requests``: it follows
+our signed AuthnRequest (HTTP-Redirect) to the provider, which answers with the HTTP-POST
+binding's form; the test posts that form to our assertion consumer service, as the browser would.
+Our service provider fetches the provider's metadata over HTTP."""
+
+from __future__ import annotations
+
+import base64
+import html
+import logging
+import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+import requests
+from django.conf import settings as django_settings
+from django.test import Client, override_settings
+
+from accounts.models import User
+from accounts.saml import sp_metadata
+from tests.factories import PASSWORD, AdminFactory
+from tests.support.saml_idp import IdentityProvider, idp_port, key_pair, running_idp
+
+pytestmark = pytest.mark.django_db
+
+ACS = "http://testserver/accounts/saml/acs/"
+PROCTOR_ENTITLEMENT = "urn:mace:uni.example:entitlement:viva-proctor"
+ROLE_MAP = {"faculty": "author", PROCTOR_ENTITLEMENT: "proctor", "viva-admins": "admin"}
+USERS = {
+    "lena": {"persistent_id": "p-lena", "attributes": {
+        "eduPersonAffiliation": ["member", "faculty"], "mail": ["lena@uni.example"],
+        "displayName": ["Lena Lecturer"]}},
+    "ivan": {"persistent_id": "p-ivan", "attributes": {
+        "eduPersonAffiliation": ["member", "staff"], "mail": ["ivan@uni.example"],
+        "eduPersonEntitlement": [PROCTOR_ENTITLEMENT], "displayName": ["Ivan Invigilator"]}},
+    "admin": {"persistent_id": "p-admin", "attributes": {
+        "eduPersonAffiliation": ["faculty"], "groups": ["viva-admins"],
+        "mail": ["it@uni.example"], "displayName": ["IT Admin"]}},
+    "sam": {"persistent_id": "p-sam", "attributes": {
+        "eduPersonAffiliation": ["member", "student"], "mail": ["sam@uni.example"],
+        "displayName": ["Sam Student"]}},
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def saml_setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """The provider running, and the settings that make our service provider trust it."""
+    folder: Path = tmp_path_factory.mktemp("saml")
+    sp_key, sp_cert = key_pair(folder, "sp")
+    port = idp_port()
+    settings = {
+        "VIVA_SAML_IDPS": {
+            "uni": {
+                "entity_id": f"http://127.0.0.1:{port}/idp",
+                "metadata_url": f"http://127.0.0.1:{port}/metadata",
+                "name": "Test University",
+                "role_map": ROLE_MAP,
+            }
+        },
+        "VIVA_SAML_KEY_FILE": str(sp_key),
+        "VIVA_SAML_CERT_FILE": str(sp_cert),
+        "VIVA_SAML_BASE_URL": "",
+    }
+    with override_settings(**settings):
+        metadata = sp_metadata("http://testserver")
+    with running_idp(port=port, folder=folder, sp_metadata=metadata, users=USERS) as idp:
+        yield {"idp": idp, "settings": settings}
+
+
+@pytest.fixture
+def idp(saml_setup: dict[str, Any]) -> Iterator[IdentityProvider]:
+    with override_settings(**saml_setup["settings"]):
+        yield saml_setup["idp"]
+
+
+def start(client: Client, next_path: str = "") -> str:
+    """Our AuthnRequest: the provider's URL the browser is sent to."""
+    response = client.get("/accounts/saml/uni/login/" + (f"?next={next_path}" if next_path else ""))
+    assert response.status_code == 302, response.content
+    location = str(response["Location"])
+    assert "SAMLRequest=" in location and "Signature=" in location and "SigAlg=" in location
+    return location
+
+
+def at_provider(location: str, user: str, scenario: str = "ok") -> dict[str, str]:
+    """What the browser does at the provider: the form it is given to post back to us."""
+    page = requests.get(
+        location + "&" + urlencode({"user": user, "scenario": scenario}), timeout=10
+    )
+    assert page.status_code == 200, page.text
+    action = re.search(r'action="([^"]+)"', page.text)
+    assert action is not None and html.unescape(action.group(1)) == ACS, page.text
+    fields = re.findall(r'name="(\w+)" value="([^"]*)"', page.text)
+    return {name: html.unescape(value) for name, value in fields}
+
+
+def sign_in(client: Client, user: str, scenario: str = "ok") -> Any:
+    form = at_provider(start(client), user, scenario)
+    return client.post("/accounts/saml/acs/", form)
+
+
+def assert_refused(
+    client: Client, response: Any, caplog: pytest.LogCaptureFixture, why: str
+) -> None:
+    assert response.status_code in {400, 403}, response.status_code
+    assert "did not sign you in" in response.content.decode()
+    assert "_auth_user_id" not in client.session
+    refusals = [r.getMessage() for r in caplog.records if "SAML sign-in refused" in r.getMessage()]
+    assert refusals and why in refusals[-1], refusals
+
+
+@pytest.mark.parametrize(
+    ("user", "role", "lands"),
+    [
+        ("lena", "author", "/studio/"),
+        ("ivan", "proctor", "/proctor/"),
+        ("admin", "admin", "/admin/"),
+    ],
+)
+def test_staff_sign_in_with_the_mapped_role(
+    idp: IdentityProvider, client: Client, user: str, role: str, lands: str
+) -> None:
+    response = sign_in(client, user)
+    assert response.status_code == 302, response.content
+    home = client.get(response["Location"], follow=True)
+    email = "it@uni.example" if user == "admin" else f"{user}@uni.example"
+    account = User.objects.get(email=email)
+    assert account.role == role and not account.has_usable_password()
+    assert account.username.startswith("saml-") and account.username != user
+    assert home.status_code == 200 and home.request["PATH_INFO"].startswith(lands)
+    assert int(client.session["_auth_user_id"]) == account.pk
+
+
+def test_a_provider_admin_never_becomes_the_local_admin(
+    idp: IdentityProvider, client: Client
+) -> None:
+    local = AdminFactory(username="admin")
+    assert sign_in(client, "admin").status_code == 302
+    local.refresh_from_db()
+    assert local.check_password(PASSWORD)
+    assert User.objects.get(email="it@uni.example").pk != local.pk
+
+
+def test_next_is_followed_after_sign_in(idp: IdentityProvider, client: Client) -> None:
+    form = at_provider(start(client, "/studio/"), "lena")
+    assert client.post("/accounts/saml/acs/", form)["Location"] == "/studio/"
+
+
+def test_metadata_is_published_and_signed(
+    idp: IdentityProvider, client: Client, tmp_path: Path
+) -> None:
+    response = client.get("/accounts/saml/metadata/")
+    assert response.status_code == 200
+    xml = response.content.decode()
+    assert 'entityID="http://testserver/accounts/saml/metadata/"' in xml
+    assert f'Location="{ACS}"' in xml and 'AuthnRequestsSigned="true"' in xml
+    assert 'WantAssertionsSigned="true"' in xml
+    signed = tmp_path / "metadata.xml"
+    signed.write_text(xml, encoding="utf-8")
+    verify = [
+        "xmlsec1", "--verify", "--pubkey-cert-pem", django_settings.VIVA_SAML_CERT_FILE,
+        "--id-attr:ID", "urn:oasis:names:tc:SAML:2.0:metadata:EntityDescriptor", str(signed),
+    ]  # fmt: skip
+    assert subprocess.run(verify, capture_output=True, check=False).returncode == 0
+    signed.write_text(xml.replace("testserver/accounts/saml/acs", "evil.example/acs"), "utf-8")
+    assert subprocess.run(verify, capture_output=True, check=False).returncode != 0
+
+
+def test_an_unsigned_assertion_is_refused(
+    idp: IdentityProvider, client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        response = sign_in(client, "lena", "unsigned")
+    assert_refused(client, response, caplog, "Signature missing")
+    assert not User.objects.filter(email="lena@uni.example").exists()
+
+
+def test_a_signed_response_with_an_unsigned_assertion_is_refused_by_default(
+    idp: IdentityProvider, client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        response = sign_in(client, "lena", "response-signed")
+    assert_refused(client, response, caplog, "Signature missing")
+    with override_settings(VIVA_SAML_REQUIRE_SIGNED_ASSERTIONS=False):
+        assert sign_in(client, "lena", "response-signed").status_code == 302
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            response = sign_in(client, "lena", "unsigned")
+        assert_refused(client, response, caplog, "did not verify")
+
+
+def test_a_wrong_audience_is_refused(
+    idp: IdentityProvider, client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        response = sign_in(client, "lena", "wrong-audience")
+    assert_refused(client, response, caplog, "AudienceRestrictions")
+
+
+def test_an_expired_assertion_is_refused(
+    idp: IdentityProvider, client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        response = sign_in(client, "lena", "expired")
+    assert_refused(client, response, caplog, "did not verify")
+
+
+def test_a_replayed_response_is_refused(
+    idp: IdentityProvider, client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    form = at_provider(start(client), "lena")
+    assert client.post("/accounts/saml/acs/", form).status_code == 302
+    for replayer in (client, Client()):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            response = replayer.post("/accounts/saml/acs/", form)
+        assert_refused(replayer, response, caplog, "never sent or already used")
+
+
+@pytest.mark.parametrize("scenario", ["never-sent", "unsolicited"])
+def test_a_response_to_a_request_we_never_sent_is_refused(
+    idp: IdentityProvider, client: Client, caplog: pytest.LogCaptureFixture, scenario: str
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        response = sign_in(client, "lena", scenario)
+    why = "never sent" if scenario == "never-sent" else "unsolicited"
+    assert_refused(client, response, caplog, why)
+    assert not User.objects.filter(email="lena@uni.example").exists()
+
+
+def test_an_unknown_affiliation_is_refused_and_an_account_deactivated(
+    idp: IdentityProvider, client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        response = sign_in(client, "sam", "ok")
+    assert_refused(client, response, caplog, "no staff role")
+    assert not User.objects.filter(email="sam@uni.example").exists()
+    assert sign_in(client, "lena").status_code == 302
+    lena = User.objects.get(email="lena@uni.example")
+    # Lena leaves the faculty: her next sign-in is refused and her account deactivated.
+    provider = {**django_settings.VIVA_SAML_IDPS["uni"], "role_map": {"nobody": "author"}}
+    with override_settings(VIVA_SAML_IDPS={"uni": provider}):
+        assert sign_in(Client(), "lena").status_code == 403
+    lena.refresh_from_db()
+    assert not lena.is_active
+
+
+def test_a_tampered_or_garbled_response_is_refused_never_a_500(
+    idp: IdentityProvider, client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    form = at_provider(start(client), "lena")
+    xml = base64.b64decode(form["SAMLResponse"]).replace(b"Lena Lecturer", b"Mallory Admin")
+    with caplog.at_level(logging.WARNING):
+        response = client.post(
+            "/accounts/saml/acs/", {"SAMLResponse": base64.b64encode(xml).decode()}
+        )
+    assert_refused(client, response, caplog, "did not verify")
+    for garbage in ("", "%%%not-base64", base64.b64encode(b"<x><!ENTITY a 'b'></x>").decode()):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            response = client.post("/accounts/saml/acs/", {"SAMLResponse": garbage})
+        assert_refused(client, response, caplog, "")
+
+
+def test_saml_urls_are_404_while_off(client: Client) -> None:
+    with override_settings(VIVA_SAML_IDPS={}):
+        assert client.get("/accounts/saml/uni/login/").status_code == 404
+        assert client.post("/accounts/saml/acs/").status_code == 404
+        assert client.get("/accounts/saml/metadata/").status_code == 404
