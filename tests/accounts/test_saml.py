@@ -274,3 +274,11 @@ def test_saml_urls_are_404_while_off(client: Client) -> None:
         assert client.get("/accounts/saml/uni/login/").status_code == 404
         assert client.post("/accounts/saml/acs/").status_code == 404
         assert client.get("/accounts/saml/metadata/").status_code == 404
+
+
+def test_the_sign_in_page_offers_each_provider(idp: IdentityProvider, client: Client) -> None:
+    page = client.get("/accounts/login/?next=/studio/").content.decode()
+    assert "Sign in with Test University" in page
+    assert 'href="/accounts/saml/uni/login/?next=%2Fstudio%2F"' in page
+    with override_settings(VIVA_SAML_IDPS={}):
+        assert "/accounts/saml/" not in client.get("/accounts/login/").content.decode()
