@@ -1,5 +1,7 @@
-"""When a session's marks are locked (first time, or again after moderation or an appeal), post
-them to the LMS after commit (``lti.tasks.post_grade``). Marking knows nothing of LTI."""
+"""When a session's marks are locked (``PendingManual``, no score) and when its result is
+released (the score and the released feedback), sync the course gradebooks after commit
+(``lti.tasks.post_grade``, ``lti.grades``). Marking knows nothing of LTI: its audit entries
+(``marking.models.MarkingAuditEntry``, ``locked`` and ``result_released``) are the events."""
 
 from __future__ import annotations
 
@@ -7,19 +9,22 @@ from django.db import transaction
 from django.db.models.signals import post_save
 from django.dispatch import receiver
 
-from lti.models import SittingLink
+from lti.models import CandidateLink
 from lti.tasks import post_grade
 from marking.models import MarkingAuditEntry
 
+GRADE_EVENTS = frozenset(
+    {MarkingAuditEntry.Action.LOCKED, MarkingAuditEntry.Action.RESULT_RELEASED}
+)
+
 
 @receiver(post_save, sender=MarkingAuditEntry, dispatch_uid="lti-grade-passback")
-def marks_locked(
+def marks_locked_or_released(
     sender: object, instance: MarkingAuditEntry, created: bool, **kwargs: object
 ) -> None:
-    if not created or instance.action != MarkingAuditEntry.Action.LOCKED:
+    if not created or instance.action not in GRADE_EVENTS:
         return
     session_id = instance.mark.session_id
-    sitting_id = instance.mark.session.sitting_id
-    if not SittingLink.objects.filter(sitting_id=sitting_id).exists():
+    if not CandidateLink.objects.filter(session_id=session_id).exists():
         return
     transaction.on_commit(lambda: post_grade.delay(str(session_id)))

@@ -20,10 +20,16 @@ and audience of an active registration, expiry, state, nonce, deployment; see ``
 * :func:`roster_sync` — at an instructor's launch, Names and Role Provisioning: every active
   learner of the course gets an account and an exam session in the sitting.
 
-Grade passback (:func:`grade_post`): when a session's marks are locked (again, after an
-appeal or moderation), the locked, moderated score is posted to the line item for the
-candidate's platform user (AGS score service, ``scoreGiven`` out of 100), recorded as a
-:class:`~lti.models.GradePassback`.
+Tenancy: a sitting belongs to the courses it was placed in (:class:`~lti.models.Placement`:
+registration, deployment and context), recorded when Deep Linking creates the link
+(:func:`deep_link_response`), or by the first launch naming a sitting placed nowhere yet;
+a launch from any other course never binds to it (:class:`PlacedElsewhere`: a learner is
+refused, an instructor may make a copy for their course, or place it there too when they
+already run it: :func:`placement_make`).
+
+Grade sync (``lti.grades``: :func:`grade_post`, :func:`lineitem_ensure`, re-exported here):
+``PendingManual`` without a score at lock, the score and the released feedback at release,
+to each candidate's own course line item, refused posts retried with back-off.
 """
 
 from __future__ import annotations
@@ -37,19 +43,17 @@ from typing import Final
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
-from lti_tool.models import LtiLaunch, LtiRegistration, LtiUser
-from pylti1p3.assignments_grades import AssignmentsGradesService
+from lti_tool.models import LtiContext, LtiLaunch, LtiRegistration, LtiUser
 from pylti1p3.deep_link_resource import DeepLinkResource
-from pylti1p3.exception import LtiException
-from pylti1p3.grade import Grade
 from pylti1p3.lineitem import LineItem
 from pylti1p3.names_roles import NamesRolesProvisioningService
 from pylti1p3.service_connector import ServiceConnector
 
 from accounts.models import User
 from accounts.roles import Role
-from lti.models import GradePassback, LaunchAccount, SittingLink, UsedNonce
-from marking.models import SessionMark
+from lti.grades import grade_post, lineitem_ensure
+from lti.models import CandidateLink, LaunchAccount, Placement, SittingLink, UsedNonce
+from lti.selectors import SCORE_MAXIMUM, placeable_sittings
 from publishing.models import PublishedVersion
 from sessions.models import ExamSession, Sitting
 from sessions.services import sitting_create
@@ -60,9 +64,6 @@ LIS: Final = "http://purl.imsglobal.org/vocab/lis/v2/"
 STAFF_ROLES: Final = ("Instructor", "TeachingAssistant", "Administrator", "ContentDeveloper")
 DEEP_LINKING_CLAIM: Final = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"
 CUSTOM_CLAIM: Final = "https://purl.imsglobal.org/spec/lti/claim/custom"
-SCORE_SCOPE: Final = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
-LINEITEM_SCOPE: Final = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
-SCORE_MAXIMUM: Final = 100.0
 
 
 class LaunchRefused(Exception):
@@ -103,49 +104,148 @@ def _ags(lti_launch: LtiLaunch) -> dict[str, object]:
     return claim if isinstance(claim, dict) else {}
 
 
-@transaction.atomic
-def link_for(*, lti_launch: LtiLaunch) -> SittingLink:
-    """The sitting bound to the launch's resource link (module docstring)."""
-    resource_link = lti_launch.resource_link
-    ags = _ags(lti_launch)
-    link = SittingLink.objects.select_for_update().filter(resource_link=resource_link).first()
-    if link is None:
-        custom = lti_launch.get_claim(CUSTOM_CLAIM) or {}
-        sitting_id = str(custom.get("viva_sitting", "")).strip()
-        sitting = Sitting.objects.filter(pk=sitting_id).first() if sitting_id else None
-        if sitting is None:
-            raise LaunchRefused(
-                "not_placed",
-                "This link is not connected to an exam yet. Ask your instructor to place the "
-                "exam in the course again.",
-            )
-        link = SittingLink(
-            resource_link=resource_link, sitting=sitting, registration=lti_launch.registration
+class PlacedElsewhere(LaunchRefused):
+    """The link names a sitting placed in another course or LMS: it never binds here. Staff
+    are offered a copy of the sitting for their course, or, when they already proctor it, to
+    place it here too (``lti.placement_views``); a learner is told to ask their instructor."""
+
+    def __init__(self, *, sitting: Sitting, staff: bool) -> None:
+        message = (
+            "This exam was placed in another course. Make a copy of it for this course, or "
+            "place an exam with your course's content selection (Deep Linking)."
+            if staff
+            else "This exam belongs to another course. Ask your instructor to place the exam "
+            "in this course."
         )
+        super().__init__("placed_elsewhere", message)
+        self.sitting = sitting
+        self.staff = staff
+
+
+def _named_sitting(lti_launch: LtiLaunch) -> Sitting:
+    """The sitting the link's ``viva_sitting`` custom parameter names (not a preview)."""
+    custom = lti_launch.get_claim(CUSTOM_CLAIM) or {}
+    sitting_id = str(custom.get("viva_sitting", "") if isinstance(custom, dict) else "").strip()
+    try:
+        sitting = Sitting.objects.filter(pk=uuid.UUID(sitting_id), is_preview=False).first()
+    except ValueError:
+        sitting = None
+    if sitting is None:
+        raise LaunchRefused(
+            "not_placed",
+            "This link is not connected to an exam yet. Ask your instructor to place the "
+            "exam in the course again.",
+        )
+    return sitting
+
+
+def _placement(*, sitting: Sitting, context: LtiContext, staff: bool) -> Placement:
+    """The sitting's placement in ``context``: recorded (Deep Linking, a copy, an added
+    course), or claimed now by the first launch when the sitting was never placed anywhere.
+    Anything else is another course's sitting (:class:`PlacedElsewhere`)."""
+    Sitting.objects.select_for_update().filter(pk=sitting.pk).first()  # one claim at a time
+    placements = Placement.objects.filter(sitting=sitting)
+    found = placements.filter(context=context).first()
+    if found is not None:
+        return found
+    unset = placements.filter(context__deployment=context.deployment, context__id_on_platform="")
+    adopted = unset.first() if context.id_on_platform else None
+    if adopted is not None:  # placed by a Deep Linking request that named no course
+        adopted.context = context
+        adopted.save(update_fields=["context"])
+        return adopted
+    if not placements.exists():
+        return Placement.objects.create(
+            sitting=sitting, context=context, how=Placement.How.FIRST_LAUNCH
+        )
+    raise PlacedElsewhere(sitting=sitting, staff=staff)
+
+
+def _services_refresh(link: SittingLink, lti_launch: LtiLaunch) -> None:
+    """The AGS and NRPS endpoints the launch sent for the link (kept when it sent none)."""
+    ags = _ags(lti_launch)
     link.ags_lineitems = str(ags.get("lineitems") or link.ags_lineitems)
     link.ags_lineitem = str(ags.get("lineitem") or link.ags_lineitem)
     scope = ags.get("scope")
     link.ags_scopes = list(scope) if isinstance(scope, Iterable) and scope else link.ags_scopes
     nrps = lti_launch.nrps_claim or {}
     link.nrps_memberships = str(nrps.get("context_memberships_url") or link.nrps_memberships)
+
+
+@transaction.atomic
+def link_for(*, lti_launch: LtiLaunch) -> SittingLink:
+    """The sitting bound to the launch's resource link (module docstring). A new link binds
+    only to a sitting placed in the launch's own course (registration, deployment and
+    context); :class:`PlacedElsewhere` otherwise."""
+    resource_link = lti_launch.resource_link
+    link = SittingLink.objects.select_for_update().filter(resource_link=resource_link).first()
+    if link is None:
+        sitting = _named_sitting(lti_launch)
+        staff = role_for(list(lti_launch.roles_claim or [])) != Role.CANDIDATE
+        placement = _placement(sitting=sitting, context=resource_link.context, staff=staff)
+        link = SittingLink(
+            resource_link=resource_link,
+            sitting=sitting,
+            placement=placement,
+            registration=lti_launch.registration,
+        )
+    _services_refresh(link, lti_launch)
     link.save()
     return link
 
 
-def lineitem_ensure(link: SittingLink) -> None:
-    """Create the sitting's line item at the platform when it sent none and allows it."""
-    if link.ags_lineitem or not link.ags_lineitems or LINEITEM_SCOPE not in link.ags_scopes:
-        return
-    item = _service(link).find_or_create_lineitem(
-        LineItem()
-        .set_tag(f"viva-{link.sitting_id}")
-        .set_label(link.sitting.title)
-        .set_score_maximum(SCORE_MAXIMUM)
-        .set_resource_link_id(link.resource_link.id_on_platform)
+@transaction.atomic
+def placement_make(*, lti_launch: LtiLaunch, user: User, same: bool) -> SittingLink:
+    """An instructor's answer to :class:`PlacedElsewhere` for their course's link: a copy of
+    the named sitting (same assessment, title and start rule; a sitting of its own, with its
+    own roster and grades) placed in their course, or, with ``same`` and only when ``user``
+    already proctors the sitting (they placed it in another of their courses), the same
+    sitting placed in this course too (each student's grade still goes to their own
+    course's line item). Binds the launch's resource link to it."""
+    if role_for(list(lti_launch.roles_claim or [])) == Role.CANDIDATE:
+        raise LaunchRefused("not_staff", "Only instructors can place an exam in a course.")
+    resource_link = lti_launch.resource_link
+    link = SittingLink.objects.select_for_update().filter(resource_link=resource_link).first()
+    if link is not None:
+        return link
+    original = _named_sitting(lti_launch)
+    context = resource_link.context
+    if same:
+        if not original.proctors.filter(pk=user.pk).exists():
+            raise LaunchRefused(
+                "not_proctor", "Only an instructor of this exam can place it in another course."
+            )
+        placement, _ = Placement.objects.get_or_create(
+            sitting=original, context=context, defaults={"how": Placement.How.ADDED}
+        )
+        placement.placed_by = placement.placed_by or user
+        placement.save(update_fields=["placed_by"])
+    else:
+        copy = sitting_create(
+            user=user,
+            version=original.version,
+            title=original.title,
+            proctor_authorises_start=original.proctor_authorises_start,
+        )
+        placement = Placement.objects.create(
+            sitting=copy,
+            context=context,
+            how=Placement.How.COPY,
+            placed_by=user,
+            copied_from=original,
+        )
+    link = SittingLink(
+        resource_link=resource_link,
+        sitting=placement.sitting,
+        placement=placement,
+        registration=lti_launch.registration,
     )
-    lineitem = item.get_id() or ""
-    SittingLink.objects.filter(pk=link.pk).update(ags_lineitem=lineitem)
-    link.ags_lineitem = lineitem
+    _services_refresh(link, lti_launch)
+    link.save()
+    logger.info(
+        "LTI placement of %s in %s (%s) by %s", link.sitting_id, context, placement.how, user.pk
+    )
+    return link
 
 
 def account_for(*, lti_launch: LtiLaunch, role: str) -> User:
@@ -170,10 +270,18 @@ def _account(lti_user: LtiUser, role: str) -> User:
     return user
 
 
+def _candidate_link(session: ExamSession, link: SittingLink) -> None:
+    """Remember that the candidate reached ``session`` through ``link`` (their course)."""
+    CandidateLink.objects.update_or_create(
+        session=session, link=link, defaults={"seen_at": timezone.now()}
+    )
+
+
 def enter(*, link: SittingLink, user: User) -> str:
     """Where the launched person goes (module docstring)."""
     if user.role == Role.CANDIDATE:
         session, _ = ExamSession.objects.get_or_create(sitting=link.sitting, candidate=user)
+        _candidate_link(session, link)
         return reverse("exam_sessions:exam-entry", kwargs={"session_id": session.pk})
     link.sitting.proctors.add(user)
     return reverse("exam_sessions:proctor-sitting", args=[link.sitting_id])
@@ -208,6 +316,7 @@ def roster_sync(*, link: SittingLink) -> list[ExamSession]:
         lti_user.save()
         user = _account(lti_user, role)
         session, made = ExamSession.objects.get_or_create(sitting=link.sitting, candidate=user)
+        _candidate_link(session, link)
         if made:
             created.append(session)
     SittingLink.objects.filter(pk=link.pk).update(roster_synced_at=timezone.now())
@@ -220,12 +329,33 @@ def placeable_versions(*, user: object) -> list[PublishedVersion]:
     return list(PublishedVersion.objects.visible_to(user).order_by("-published_at")[:200])
 
 
+@transaction.atomic
 def deep_link_response(
-    *, lti_launch: LtiLaunch, user: User, version: PublishedVersion, title: str, launch_url: str
+    *,
+    lti_launch: LtiLaunch,
+    user: User,
+    version: PublishedVersion | None,
+    title: str,
+    launch_url: str,
+    sitting: Sitting | None = None,
 ) -> dict[str, str]:
-    """Place ``version`` in the course: a new sitting (``user`` proctors it) and the signed
-    Deep Linking response (pylti1p3) naming it: ``{"return_url", "jwt", "title"}``."""
-    sitting = sitting_create(user=user, version=version, title=title)
+    """Place ``version`` in the course: a new sitting (``user`` proctors it), or ``sitting``
+    (one of :func:`placeable_sittings`) placed in this course too, recorded as a
+    :class:`~lti.models.Placement` of the launch's registration, deployment and course, and
+    the signed Deep Linking response (pylti1p3) naming it: ``{"return_url", "jwt",
+    "title"}``."""
+    if sitting is not None:
+        if sitting not in placeable_sittings(user=user, lti_launch=lti_launch):
+            raise LaunchRefused("not_proctor", "Choose one of the exams you run.")
+        how = Placement.How.ADDED
+    elif version is not None:
+        sitting = sitting_create(user=user, version=version, title=title)
+        how = Placement.How.DEEP_LINK
+    else:
+        raise LaunchRefused("deep_link", "Choose a published assessment.")
+    Placement.objects.get_or_create(
+        sitting=sitting, context=lti_launch.context, defaults={"how": how, "placed_by": user}
+    )
     resource = (
         DeepLinkResource()
         .set_url(launch_url)
@@ -240,7 +370,7 @@ def deep_link_response(
     )
     deep_link = lti_launch.get_message_launch().get_deep_link()
     settings_claim = lti_launch.get_launch_data().get(DEEP_LINKING_CLAIM) or {}
-    logger.info("deep link: sitting %s of %s placed by %s", sitting.pk, version.pk, user.pk)
+    logger.info("deep link: sitting %s placed in %s by %s", sitting.pk, lti_launch.context, user.pk)
     return {
         "return_url": str(settings_claim.get("deep_link_return_url", "")),
         "jwt": deep_link.get_response_jwt([resource]),
@@ -248,57 +378,19 @@ def deep_link_response(
     }
 
 
-def _service(link: SittingLink) -> AssignmentsGradesService:
-    registration = link.registration.to_registration()
-    data = {
-        "scope": link.ags_scopes,
-        "lineitems": link.ags_lineitems,
-        "lineitem": link.ags_lineitem or None,
-    }
-    return AssignmentsGradesService(ServiceConnector(registration), data)  # type: ignore[arg-type]
-
-
-def grade_post(*, session_id: uuid.UUID | str) -> GradePassback | None:
-    """Post the session's locked marks to the platform (module docstring). ``None`` when
-    there is nothing to post (no LTI link with the score scope, no platform user, not
-    locked)."""
-    session = ExamSession.objects.select_related("sitting", "candidate").get(pk=session_id)
-    if session.is_preview:  # never counts (sessions.previews)
-        return None
-    mark = SessionMark.objects.filter(session=session, locked_at__isnull=False).first()
-    link = (
-        SittingLink.objects.filter(sitting=session.sitting)
-        .select_related("registration", "resource_link")
-        .first()
-    )
-    account = LaunchAccount.objects.filter(user=session.candidate).select_related("lti_user")
-    found = account.first()
-    if mark is None or link is None or found is None or SCORE_SCOPE not in link.ags_scopes:
-        return None
-    score = round(float(mark.final_score) * SCORE_MAXIMUM, 2)
-    grade = (
-        Grade()
-        .set_score_given(score)
-        .set_score_maximum(SCORE_MAXIMUM)
-        .set_timestamp(timezone.now().isoformat())
-        .set_activity_progress("Completed")
-        .set_grading_progress("FullyGraded")
-        .set_user_id(found.lti_user.sub)
-    )
-    try:
-        lineitem_ensure(link)
-        _service(link).put_grade(grade)
-    except (LtiException, OSError, ValueError) as error:
-        logger.warning("grade passback of session %s failed: %s", session.pk, error)
-        return GradePassback.objects.create(
-            session=session,
-            link=link,
-            cycle=mark.cycle,
-            score=score,
-            status=GradePassback.Status.FAILED,
-            detail=str(error)[:2000],
-        )
-    logger.info("grade passback of session %s: %s/100 (cycle %s)", session.pk, score, mark.cycle)
-    return GradePassback.objects.create(
-        session=session, link=link, cycle=mark.cycle, score=score, status="posted"
-    )
+__all__ = [
+    "LaunchRefused",
+    "PlacedElsewhere",
+    "account_for",
+    "deep_link_response",
+    "enter",
+    "grade_post",
+    "lineitem_ensure",
+    "link_for",
+    "nonce_use",
+    "placeable_sittings",
+    "placeable_versions",
+    "placement_make",
+    "role_for",
+    "roster_sync",
+]

@@ -32,7 +32,7 @@ from pylti1p3.exception import LtiException
 
 from accounts.access import signed_in_user
 from accounts.login_throttle import ThrottledModelBackend
-from lti import dynamic_registration, services
+from lti import dynamic_registration, placement_views, services
 from lti.services import LaunchRefused
 
 logger = logging.getLogger(__name__)
@@ -122,7 +122,12 @@ class LaunchView(LtiLaunchBaseView):
 
     def handle_resource_launch(self, request: HttpRequest, lti_launch: LtiLaunch) -> HttpResponse:
         role = services.role_for(list(lti_launch.roles_claim or []))
-        link = services.link_for(lti_launch=lti_launch)
+        try:
+            link = services.link_for(lti_launch=lti_launch)
+        except services.PlacedElsewhere as elsewhere:  # another course's exam (docs/lms.md)
+            if not elsewhere.staff:
+                raise
+            return placement_views.offer(request, lti_launch, elsewhere)
         user = services.account_for(lti_launch=lti_launch, role=role)
         login(request, user, backend=BACKEND)
         target = services.enter(link=link, user=user)
@@ -166,20 +171,30 @@ class DeepLinkView(View):
     def post(self, request: HttpRequest) -> HttpResponse:
         versions = services.placeable_versions(user=request.user)
         version = next((v for v in versions if str(v.pk) == request.POST.get("version")), None)
-        if version is None:
+        user = signed_in_user(request)
+        sittings = services.placeable_sittings(user=user, lti_launch=self.lti_launch)
+        sitting = next((s for s in sittings if str(s.pk) == request.POST.get("sitting")), None)
+        if version is None and sitting is None:
             return self._page(request, errors=["Choose a published assessment."], status=400)
         response = services.deep_link_response(
             lti_launch=self.lti_launch,
-            user=signed_in_user(request),
+            user=user,
             version=version,
             title=request.POST.get("title", ""),
             launch_url=request.build_absolute_uri(reverse("lti:launch")),
+            sitting=sitting,
         )
         request.session.pop(DEEP_LINK_SESSION_KEY, None)
         return render(request, "lti/deep_link_return.html", response)
 
     def _page(self, request: HttpRequest, *, errors: list[str], status: int = 200) -> HttpResponse:
-        context = {"versions": services.placeable_versions(user=request.user), "errors": errors}
+        context = {
+            "versions": services.placeable_versions(user=request.user),
+            "sittings": services.placeable_sittings(
+                user=signed_in_user(request), lti_launch=self.lti_launch
+            ),
+            "errors": errors,
+        }
         return render(request, "lti/deep_link.html", context, status=status)
 
 

@@ -1,7 +1,8 @@
 """LTI 1.3 against an independent platform (``lti1p3platform``, run as a separate process on
 127.0.0.1, tests/support/lti_platform): OIDC login initiation, resource-link launches as learner
 and instructor, each tampering case refused with a clear page and a log line, the locked mark
-posted to the platform's gradebook and re-posted when moderation changes it.
+posted to the platform's gradebook (pending at lock, the score at release) and re-posted when
+moderation changes it.
 
 The person's browser is Django's test client for our pages and ``requests`` for the platform's;
 our tool talks to the platform over HTTP (JWKS, token endpoint, AGS)."""
@@ -214,7 +215,7 @@ def test_a_link_without_an_exam_is_refused_clearly(
     assert "not connected to an exam yet" in response.content.decode()
 
 
-def test_locked_mark_is_posted_and_reposted_after_moderation(
+def test_released_mark_is_posted_and_reposted_after_moderation(
     platform: dict[str, Any], client: Client, eager: None
 ) -> None:
     author = AuthorFactory()
@@ -229,6 +230,8 @@ def test_locked_mark_is_posted_and_reposted_after_moderation(
     own.delete()  # the scripted exam below takes its place
     session = completed_session(version=version, candidate=learner, profile="mixed")
     ExamSession.objects.filter(pk=session.pk).update(sitting=sitting)
+    client.logout()  # her next launch finds the scripted session (her course's link)
+    launch(client, platform["base"], user="dana", role="Learner", link="link-g")
     mark = SessionMark.objects.get(session=session)
     marking.marks_lock(mark=mark, user=author)
 
@@ -236,7 +239,10 @@ def test_locked_mark_is_posted_and_reposted_after_moderation(
         scores = requests.get(f"{platform['base']}/test/scores", timeout=10).json()
         return [s for item in scores.values() for s in item if s["userId"] == "dana"]
 
-    first = platform_scores()
+    (pending,) = platform_scores()  # locked, not released: no score yet
+    assert pending["gradingProgress"] == "PendingManual" and "scoreGiven" not in pending
+    marking.result_release(mark=mark, user=author)
+    first = platform_scores()[1:]
     mark.refresh_from_db()
     assert len(first) == 1
     assert first[0]["scoreGiven"] == pytest.approx(round(mark.final_score * 100, 2))
@@ -250,14 +256,17 @@ def test_locked_mark_is_posted_and_reposted_after_moderation(
         mark=mark, target_key=target, level=new_level, rationale="Moderated on appeal.", user=author
     )
     marking.marks_lock(mark=mark, user=author, note="Appeal upheld in part.")
+    assert len(platform_scores()) == 2  # the released grade stands until the new release
+    marking.result_release(mark=mark, user=author)
     mark.refresh_from_db()
-    second = platform_scores()
+    second = platform_scores()[1:]
     assert len(second) == 2
     assert second[1]["scoreGiven"] == pytest.approx(round(mark.final_score * 100, 2))
     assert second[1]["scoreGiven"] != second[0]["scoreGiven"]
-    assert list(GradePassback.objects.values_list("cycle", "status")) == [
-        (1, "posted"),
-        (2, "posted"),
+    assert list(GradePassback.objects.values_list("cycle", "kind", "status")) == [
+        (1, "pending", "posted"),
+        (1, "score", "posted"),
+        (2, "score", "posted"),
     ]
 
 

@@ -5,7 +5,10 @@ items and scores, and NRPS memberships. A plain threaded WSGI server, run as a s
 ``python -m tests.support.lti_platform.server PORT``.
 
 Test control endpoints (``/test/...``, JSON): ``setup`` (the tool's URLs and JWKS), ``launch``
-(starts a launch for a user and role, with an optional ``tamper``), ``scores``, ``members``.
+(starts a launch for a user and role, with an optional ``tamper``, ``context`` (course id,
+default ``course-1``; line items and memberships are per course) and ``deployment``),
+``scores``, ``lineitems`` (each names its
+``context``), ``fail_scores`` (the next ``count`` score posts answer ``status``).
 The tampering is done to a launch the library built and signed: another issuer, audience or
 deployment, an expired token, an unsigned one (``alg: none``) or one signed with another key.
 """
@@ -38,7 +41,14 @@ from lti1p3platform.service_connector import (
 )
 
 LOCK = threading.Lock()
-STATE: dict[str, t.Any] = {"launches": {}, "lineitems": {}, "scores": {}, "members": []}
+STATE: dict[str, t.Any] = {
+    "launches": {},
+    "lineitems": {},
+    "scores": {},
+    "members": [],
+    "fail_scores": {"count": 0, "status": 503},
+    "refused_scores": [],
+}
 LIS = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
 DEPLOYMENT_CLAIM = "https://purl.imsglobal.org/spec/lti/claim/deployment_id"
 
@@ -111,8 +121,11 @@ class Launch(LTIAdvantageMessageLaunchAbstract):  # type: ignore[misc]
 
 
 class Grades(AssignmentsGradesService):  # type: ignore[misc]
+    context = ""
+    """The course whose line items container was addressed (``/ags/c/<context>/lineitems``)."""
+
     def find_lineitems(self, page: int = 1, limit: int | None = None, **kw: t.Any) -> dict:
-        items = list(STATE["lineitems"].values())
+        items = [i for i in STATE["lineitems"].values() if i.get("context") == self.context]
         tag = kw.get("tag")
         if tag:
             items = [i for i in items if i.get("tag") == tag]
@@ -123,7 +136,7 @@ class Grades(AssignmentsGradesService):  # type: ignore[misc]
 
     def create_lineitem(self, lineitem: dict) -> dict:
         key = uuid.uuid4().hex[:12]
-        item = {**lineitem, "id": f"{STATE['base']}/ags/lineitems/{key}"}
+        item = {**lineitem, "id": f"{STATE['base']}/ags/lineitems/{key}", "context": self.context}
         STATE["lineitems"][key] = item
         return item
 
@@ -142,15 +155,19 @@ class Grades(AssignmentsGradesService):  # type: ignore[misc]
 
 
 class Roster(NamesRoleProvisioningService):  # type: ignore[misc]
+    context = "course-1"
+
     def get_member_data_page(self, **kwargs: t.Any) -> dict:
-        return {"content": list(STATE["members"]), "has_next": False, "next": None}
+        members = STATE.get("context_members", {}).get(self.context, STATE["members"])
+        return {"content": list(members), "has_next": False, "next": None}
 
     def get_context_by_id(self) -> Context:
         return Context(id="course-1", label="CS201", title="Graph algorithms")
 
 
-def ags_urls(base: str) -> tuple[str, str]:
-    return f"{base}/ags/lineitems", ""
+def ags_urls(base: str, context: str = "course-1") -> tuple[str, str]:
+    """A course's line items container (line items themselves live at ``/ags/lineitems/<key>``)."""
+    return f"{base}/ags/c/{context}/lineitems", ""
 
 
 def launch_form(environ: dict[str, t.Any]) -> dict[str, t.Any]:
@@ -162,11 +179,12 @@ def launch_form(environ: dict[str, t.Any]) -> dict[str, t.Any]:
         spec["user"], [LIS + spec["role"]], spec["user"].title(), f"{spec['user']}@uni.example"
     )
     launch.set_resource_link_claim(spec["link"], title="Oral exam")
-    launch.set_launch_context_claim("course-1", context_title="Graph algorithms")
+    context = spec.get("context") or "course-1"
+    launch.set_launch_context_claim(context, context_title=f"Course {context}")
     launch.set_custom_parameters_claim(spec.get("custom") or {})
-    lineitems, _ = ags_urls(STATE["base"])
+    lineitems, _ = ags_urls(STATE["base"], context)
     launch.set_ags(lineitems_url=lineitems, lineitem_url=None)
-    launch.set_nrps(f"{STATE['base']}/nrps/memberships")
+    launch.set_nrps(f"{STATE['base']}/nrps/{context}/memberships")
     if spec.get("deep_link"):
         launch.set_dl(
             f"{STATE['base']}/deeplink/return",
@@ -179,6 +197,8 @@ def launch_form(environ: dict[str, t.Any]) -> dict[str, t.Any]:
         "audience": {"aud": "someone-else", "azp": "someone-else"},
         "deployment": {DEPLOYMENT_CLAIM: "deployment-nobody-activated"},
     }.get(tamper)
+    if spec.get("deployment"):
+        extra = {**(extra or {}), DEPLOYMENT_CLAIM: spec["deployment"]}
     if extra:
         launch.set_extra_claims(extra)
     if tamper == "expired":
@@ -237,6 +257,7 @@ def route(environ: dict[str, t.Any], path: str) -> tuple[str, str, t.Any]:
         )
         STATE["registration"] = registration
         STATE["members"] = data.get("members", [])
+        STATE["context_members"] = data.get("contextMembers", {})
         return "200 OK", "application/json", "{}"
     if path == "/test/launch":
         spec = dict(parse_qsl(environ.get("QUERY_STRING", "")))
@@ -252,6 +273,11 @@ def route(environ: dict[str, t.Any], path: str) -> tuple[str, str, t.Any]:
         )
     if path == "/test/scores":
         return "200 OK", "application/json", json.dumps(STATE["scores"])
+    if path == "/test/fail_scores":
+        STATE["fail_scores"] = {"count": 0, "status": 503, **request.json}
+        return "200 OK", "application/json", "{}"
+    if path == "/test/refused_scores":
+        return "200 OK", "application/json", json.dumps(STATE["refused_scores"])
     if path == "/test/lineitems":
         return "200 OK", "application/json", json.dumps(STATE["lineitems"])
     if path == "/auth":
@@ -301,12 +327,27 @@ def route(environ: dict[str, t.Any], path: str) -> tuple[str, str, t.Any]:
 
 def service_route(environ: dict[str, t.Any], path: str) -> tuple[str, str, t.Any]:
     request = WsgiRequest(environ)
-    lineitems, _ = ags_urls(STATE["base"])
-    if path.startswith("/ags/lineitems"):
+    if path.startswith("/ags/c/"):
+        context = path.removeprefix("/ags/c/").split("/", 1)[0]
+        lineitems, _ = ags_urls(STATE["base"], context)
+        service = Grades(request, Platform(), lineitems, None)
+        service.context = context
+        handler = (
+            service.handle_create_lineitem
+            if request.method == "POST"
+            else service.handle_get_lineitems
+        )
+        response = service.handle_resp(handler)
+    elif path.startswith("/ags/lineitems"):
         rest = path.removeprefix("/ags/lineitems").strip("/")
         key, _, tail = rest.partition("/")
-        lineitem = f"{lineitems}/{key}" if key else None
-        service = Grades(request, Platform(), lineitems, lineitem)
+        lineitem = f"{STATE['base']}/ags/lineitems/{key}" if key else None
+        service = Grades(request, Platform(), f"{STATE['base']}/ags/lineitems", lineitem)
+        failing = STATE["fail_scores"]
+        if tail == "scores" and failing["count"] > 0:
+            failing["count"] -= 1
+            STATE["refused_scores"].append(request.json)
+            return f"{failing['status']} Refused", "application/json", '{"error": "refused"}'
         if not key:
             handler = (
                 service.handle_create_lineitem
@@ -320,8 +361,9 @@ def service_route(environ: dict[str, t.Any], path: str) -> tuple[str, str, t.Any
             response = service.handle_resp(service.handle_get_results, line_item_id=key)
         else:
             response = service.handle_resp(service.handle_get_lineitem, line_item_id=key)
-    elif path == "/nrps/memberships":
-        service = Roster(request, Platform(), f"{STATE['base']}/nrps/memberships")
+    elif path.startswith("/nrps/") and path.endswith("/memberships"):
+        service = Roster(request, Platform(), f"{STATE['base']}{path}")
+        service.context = path.split("/")[2]
         response = service.handle_resp(service.handle_get_members)
     else:
         return "404 Not Found", "text/plain", "not found"
