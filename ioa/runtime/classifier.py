@@ -22,6 +22,7 @@ from typing import Final
 
 from ioa.languages import DEFAULT_LANGUAGE, exam_language
 from ioa.output_filters.text import normalise, words
+from ioa.runtime.command_cues import score
 from ioa.schema import CandidateCommandType as C
 
 MAX_COMMAND_WORDS: Final = 15
@@ -852,7 +853,8 @@ CONSENT_VOCABULARIES: Final = MappingProxyType(
                 r"(\s+(really|actually|quite|yet|even|just|think|i|to|want|wanna|wish|like|mean"
                 r"|intend|feel|going|gonna|be|the|this|exam|now))*?\s+(want|wish|like|mean|meant"
                 r"|intend|ready|done|finished|finish|end|stop|quit|skip|pause|leave|switch|change"
-                r"|move on|going to)\b(?!\s+to (answer|respond|reply|say|talk|explain)\b)"
+                r"|move on|going to)\b(?!\s+to (answer|respond|reply|say|talk|explain|continue"
+                r"|go on|carry on|keep going)\b)"
             ),
             keep_going=re.compile(
                 r"(\b(i want to|i'?d like to|i wish to|let me|i'?ll|i will|please)\s+(continue"
@@ -888,14 +890,18 @@ CONSENT_VOCABULARIES: Final = MappingProxyType(
         "es": ConsentVocabulary(
             no_opening=re.compile(
                 r"^(no|todavía no|aún no|ahora no|de ninguna manera|para nada|mejor no|claro "
-                r"que no|cancelar)\b(?!\s+(tengo ni idea|sé)\b)"
+                r"que no|cancelar)\b(?!\s+(tengo ni idea|sé|se|creo|he estudiado|me acuerdo"
+                r"|quiero (seguir|continuar)"
+                r"|lo sé|la sé|puedo (contestar|responder)|estoy segur[oa])\b)"
             ),
             negated_wish=re.compile(
-                r"\b(no (quiero|deseo|quisiera|estoy listo|estoy lista|he terminado)|no "
+                r"\b(no (quiero|deseo|quisiera)(?! (seguir|continuar)\b)|no (estoy listo"
+                r"|estoy lista|he terminado)|no "
                 r"(terminar|parar|saltar|pausar))\b"
             ),
             keep_going=re.compile(
-                r"\b((quiero|prefiero|quisiera|deseo) (continuar|seguir)|sigamos|continuemos)\b"
+                r"\b((?<!no )(quiero|prefiero|quisiera|deseo) (continuar|seguir)|sigamos"
+                r"|continuemos)\b"
                 r"(?! (con|a) (la |el )?(siguiente|próxima|otra|otro)\b)"
             ),
             yes=re.compile(
@@ -928,6 +934,23 @@ def detect_command(text: str, language: str = DEFAULT_LANGUAGE) -> C | None:
     core = vocabulary.core(text)
     if not core or len(words(core)) > MAX_COMMAND_WORDS:
         return None
+    ruled = _ruled(vocabulary, core)
+    if ruled is None or ruled in _OUTRANKED_BY_EMERGENCY:
+        scored = score(normalise(text), vocabulary.language)
+        if scored is C.EMERGENCY_STOP and vocabulary.not_the_candidate.search(core):
+            scored = None
+        if ruled is None or scored is C.EMERGENCY_STOP:
+            return scored
+    return ruled
+
+
+_OUTRANKED_BY_EMERGENCY: Final = frozenset({C.FINISH, C.SKIP, C.PAUSE})
+"""Commands the sentence rules may read in an emergency ("I need to stop right now, I feel
+really sick"): the cue scorer's emergency wins over them."""
+
+
+def _ruled(vocabulary: CommandVocabulary, core: str) -> C | None:
+    """The command the sentence rules read in ``core``, or None."""
     if not vocabulary.any_command.search(core):
         return None
     for command, pattern in vocabulary.patterns:

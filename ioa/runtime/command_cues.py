@@ -1,0 +1,796 @@
+"""The cue scorer of the rule-based command classifier (:mod:`ioa.runtime.classifier`).
+
+The classifier's sentence rules are precise but narrow: they read the phrasings they were
+written for. This module is the part that generalises. It reads a short utterance as evidence
+for and against each command, clause by clause, with three kinds of knowledge per language:
+
+* **cues** (:data:`CUES`): what a command is made of: verbs, nouns and idioms with their
+  stems and loose spellings ("skip/skipped/skipping", "pass", "next one", "move on",
+  "überspring*", "lass ... aus", "me la salto", "brb", "come again", "didn't catch",
+  "abgeben", "entregar"...). A cue is **strong** (an idiom that is a command wherever the
+  candidate says it: "be right back", "come again", "gather my thoughts"), **framed** (a
+  command when it stands in a clause of its own: "pass", "I'm finished", "I can't answer this
+  one") or **weak** (an ordinary verb: "skip", "stop", "repeat", "pausieren", "parar", that
+  needs, besides the frame, **request evidence**);
+* the **frame** (:class:`Lexicon`): the closed-class words a request is built from (modals
+  and pronouns, "I'd like to", "is it ok if", "können wir", "lass uns", "¿podemos?", "please",
+  "bitte", "porfa", time words, "this one", "the question", "die Frage", "la pregunta"...).
+  A framed or weak cue counts only when every other word of its clause is such a word. An
+  exam answer brings content around the verb: a subject ("the algorithm skips", "Dijkstra
+  salta"), a domain object ("we'd repeat the measurement", "pause the infusion"), a condition
+  ("skip it if the new distance is not shorter"), a number; each is a word outside the frame,
+  and it vetoes the cue. A negation before the cue ("I don't want to continue") vetoes it too;
+* **request evidence** for weak cues: a request frame in the clause ("can we", "I want to",
+  "would it be possible", "können Sie", "quiero", "¿podemos?"), politeness anywhere in the
+  utterance ("please", "pls", "bitte", "porfa", "por favor"), a question mark, or the bare
+  imperative / short form (the cue opens its clause: "skip pls", "pausa porfa, 2 min").
+
+Strong cues are vetoed only by another person in their clause ("he", "the patient":
+:data:`_OTHERS`). Each accepted cue adds its weight to its command; the highest total wins,
+ties go by :data:`PRIORITY` (the more consequential first). Two combinations are read as
+such: giving up on the question ("I don't know", "keine Ahnung", "no sé") turns "go on" into
+skip, and an emergency cue wins over everything. Answer closings ("that's my answer", "das
+war's zu dieser Frage", "esa es mi respuesta") are no finish or skip unless the exam itself
+is named.
+
+Deterministic and cheap: every pattern is compiled once; an utterance that has no cue at all
+is ruled out by one search.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final, Literal
+
+from ioa.schema import CandidateCommandType as C
+
+Strength = Literal["strong", "asked", "framed", "weak"]
+
+WEIGHTS: Final = MappingProxyType({"strong": 3, "asked": 3, "framed": 2, "weak": 2})
+"""What an accepted cue adds to its command."""
+
+PRIORITY: Final = (
+    C.EMERGENCY_STOP,
+    C.FINISH,
+    C.REVISE_EARLIER_ANSWER,
+    C.LANGUAGE_SWITCH,
+    C.SKIP,
+    C.PAUSE,
+    C.RESUME,
+    C.THINKING_ALOUD,
+    C.REQUEST_REPHRASE,
+    C.REPEAT,
+    C.CLARIFICATION,
+    C.SLOW_DOWN,
+    C.HELP,
+)
+"""Ties between commands of the same score go to the earlier one."""
+
+_DURATIONS: Final = MappingProxyType(
+    {
+        "en": "a an one two three five ten few couple of moment moments minute minutes min mins"
+        " second seconds sec secs while bit little short quick",
+        "de": "moment minute minuten sekunde sekunden kurz kurze kurzen eine einen ein paar zwei"
+        " fünf zehn pause glas wasser",
+        "es": "un una unos dos cinco diez momento momentito minuto minutos segundo segundos",
+    }
+)
+"""Duration words: allowed around a pause, a moment to think or a resume ("for 2 min")."""
+
+# --- per language --------------------------------------------------------------------------------
+
+_EN_FRAME = (
+    "i we you me us my can could would will may might shall please pls just so ok okay alright"
+    " right sorry well then now do dont does mind if is it its be possible fine to want wanna"
+    " need like love prefer rather id wed ill im lets let going gonna have get take give go"
+    " really actually maybe perhaps quickly hey yeah yes oh um uh hmm and but also kindly"
+    " honestly would wouldnt cant couldnt how about what why instead think guess allowed"
+    " there am are was ask"
+)
+_EN_TAIL = (
+    "this that it one ones the question questions part bit section topic exam test viva"
+    " session interview assessment whole thing everything now here today then please pls"
+    " thanks thank you for ok okay if possible thats is fine alright sorry again right on to"
+    " with next later over out up me i mind dont do can we more time another different new"
+    " following already first instead just go move get back ahead forward be in hand"
+    " altogether entirely completely all carry continue going keep proceed"
+)
+_DE_FRAME = (
+    "ich wir sie mir mich uns können könnten darf dürfen dürften kann könnte möchte möchten"
+    " würde würden will wollen wollte hätte hätten mag muss müsste lass lassen lasst bitte"
+    " gern gerne lieber einfach mal doch vielleicht kurz jetzt hier dann nun also ja okay ok gut"
+    " sorry entschuldigung na so äh ähm hm es das ist wäre sein in ordnung möglich wenn geht"
+    " eigentlich noch erst schon auch wieder denn grad gerade und aber bin sind brauche"
+    " bräuchte"
+)
+_DE_TAIL = (
+    "die diese das dies es sie frage aufgabe teil thema hier jetzt bitte danke dann lieber"
+    " gern gerne einfach mal doch wenn das geht okay ok in ordnung möglich noch einmal"
+    " nochmal zur zu der den dem mit an auf nächsten nächste anderen andere weiter erst"
+    " prüfung klausur sitzung ganze alles ich wir machen gehen nehmen kommen ist wäre"
+    " vielleicht kurz bitte sorry also ja schon auch wieder heute damit hier stelle dieser"
+    " diesem an um und weitermachen weitergehen übergehen springen fortfahren"
+)
+_ES_FRAME = (
+    "yo me nos te le lo la se puedo podemos podría podríamos puede podrías puedes quiero"
+    " quisiera querría me gustaría prefiero preferiría deseo necesito vamos a por favor porfa"
+    " pues bueno vale mira mire oiga perdón perdone disculpe perdona lo siento ok okay sí"
+    " entonces ya ahora es sería posible si importa importaría le usted un poco y pero que"
+    " no creo mejor también"
+)
+_ES_TAIL = (
+    "esta esa este ese la el lo esto eso pregunta parte tema examen prueba ahora ya aquí por"
+    " favor porfa gracias si es posible puede se no le importa de momento otra otro"
+    " siguiente próxima a al con para luego después más tarde el final favor vale perdón"
+    " lo siento usted un una poco todo hoy mismo que me nos y seguir continuar cuando quiera"
+    " bien está"
+)
+
+_OTHERS: Final = MappingProxyType(
+    {
+        "en": r"\b(?:he|she|his|her|him|they|them|their|patients?|guests?|the [a-z]+s)\b",
+        "de": r"\b(?:er|ihm|ihn|sein\w*|patient\w*|herr\w*|man|gäste)\b",
+        "es": r"\b(?:él|ella|ellos|paciente\w*|señor\w*|clientes|huéspedes)\b",
+    }
+)
+"""Another person in a clause: its cues are about them (an answer), not the candidate."""
+
+_REQUEST: Final = MappingProxyType(
+    {
+        "en": (
+            r"\b(?:can|could|would|will|may|might|shall|can'?t|couldn'?t) (?:we|i|you|u)\b"
+            r"|\b(?:i|we)(?:'d| would)? (?:want|wanna|need|like|love|prefer|rather|wish)\b"
+            r"|\b(?:i'?d|we'?d|i would) (?:like|love|prefer|rather)\b|\blet'?s\b|\blet (?:me|us)\b"
+            r"|\bis it (?:ok|okay|alright|possible|fine)\b|\bwould it be\b|\bmind if\b"
+            r"|\byou can\b|\bi'?m (?:going to|gonna)\b|\bi'?ll\b|\bhow about\b|\bwhy don'?t we\b"
+        ),
+        "de": (
+            r"\b(?:können|könnten|dürfen|darf|kann|könnte|sollen|wollen) (?:wir|ich|sie)\b"
+            r"|\b(?:ich|wir) (?:möchte|möchten|würde|würden|will|wollen|wollte|hätte|hätten"
+            r"|brauche|bräuchte|muss)\b|\blass(?:en|t)? (?:sie )?(?:uns|mich)\b"
+            r"|\b(?:wäre|ist) es (?:möglich|okay|ok|in ordnung)\b"
+            r"|\b(?:sie|ich|wir) (?:können|kann)\b"
+            r"|^(?:\w+ )?(?:machen|gehen|nehmen|lassen) wir\b"
+        ),
+        "es": (
+            r"\b(?:podemos|podríamos|puedo|podría|puede|puedes|podrías|se puede|quiero|quisiera"
+            r"|querría|me gustaría|preferiría|prefiero|deseo|necesito|vamos a|le importa"
+            r"|te importa|sería posible|es posible|mejor)\b"
+        ),
+    }
+)
+"""A request frame in the clause before a weak cue."""
+
+_POLITE: Final = MappingProxyType(
+    {
+        "en": r"\b(?:please|pls|plz|kindly)\b|\bif (?:that'?s|it'?s|that is|it is) (?:ok|okay"
+        r"|alright|all right|possible|fine)\b|\bif you don'?t mind\b",
+        "de": r"\bbitte\b|\bwenn (?:das|es) (?:geht|okay ist|ok ist|möglich ist|in ordnung ist)\b",
+        "es": r"\b(?:por favor|porfa|porfi)\b|\bsi (?:no le importa|es posible|se puede|puede)\b",
+    }
+)
+
+_NEGATION: Final = MappingProxyType(
+    {
+        "en": r"\b(?:don'?t|do not|not|never|no longer|won'?t|wouldn'?t)\b",
+        "de": r"\b(?:nicht|nie|kein\w*)\b",
+        "es": r"\b(?:no|nunca)\b",
+    }
+)
+"""A negation before a cue in its clause: "I don't want to continue" asks for no resume."""
+
+_GIVE_UP: Final = MappingProxyType(
+    {
+        "en": (
+            r"\b(?:(?:don'?t|do not|dunno) (?:know|remember|have a clue)|no idea|no clue|not sure"
+            r"|stuck|blank|haven'?t (?:studied|revised|learned)|didn'?t (?:study|revise|learn))\b"
+        ),
+        "de": (
+            r"\b(?:keine ahnung|weiß (?:ich |es |das )?(?:leider )?nicht|nicht gelernt"
+            r"|komme (?:da )?nicht (?:drauf|weiter)|blackout|hänge)\b"
+        ),
+        "es": (
+            r"\b(?:no (?:me )?(?:lo |la )?s[eé]|ni idea|no tengo (?:ni )?idea|en blanco"
+            r"|no (?:he )?estudiado|no me acuerdo)\b"
+        ),
+    }
+)
+"""Giving up on the question: with a "go on" cue it is a skip."""
+
+_CLOSING: Final = MappingProxyType(
+    {
+        "en": r"\b(?:that'?s|that is) (?:my answer|all (?:i have|i'?ve got) (?:to say )?on (?:this"
+        r"|that))\b",
+        "de": r"\b(?:das war'?s|das ist meine antwort) (?:zu|bei) (?:dieser|der) frage\b"
+        r"|\bdas ist meine antwort\b",
+        "es": r"\b(?:esa|esta|es) (?:es )?mi respuesta\b|\beso es todo (?:para|en) esta pregunta\b",
+    }
+)
+"""An answer's closing: it ends an answer, not the exam."""
+
+_EXAM: Final = MappingProxyType(
+    {
+        "en": r"\b(?:exam|examination|test|viva|assessment|session|whole thing)\b",
+        "de": r"\b(?:prüfung|klausur|sitzung|das ganze)\b",
+        "es": r"\b(?:examen|prueba|evaluación|sesión)\b",
+    }
+)
+
+_LANGUAGE_NAMES = {
+    "en": r"(?:english|german|spanish|french|italian|portuguese|turkish|catalan|polish|arabic"
+    r"|dutch|russian|chinese)",
+    "de": r"(?:englisch|deutsch|spanisch|französisch|italienisch|portugiesisch|türkisch"
+    r"|katalanisch|polnisch|arabisch|niederländisch|russisch)",
+    "es": r"(?:inglés|ingles|alemán|aleman|francés|frances|español|castellano|italiano"
+    r"|portugués|portugues|catalán|catalan|gallego|euskera|turco|árabe)",
+}
+
+CueSpec = tuple[C, Strength, str]
+
+_EN_CUES: tuple[CueSpec, ...] = (
+    # emergency: the candidate's own health or safety
+    (
+        C.EMERGENCY_STOP,
+        "strong",
+        r"\b(?:feel|feeling|i'?m|i am) (?:really |very |so |quite |a bit )?(?:sick|ill|unwell"
+        r"|faint|dizzy)\b|\bfire alarm\b|\bthere'?s a fire\b|\b(?:can'?t|cannot|can hardly)"
+        r" breathe\b|\bgoing to (?:faint|throw up|be sick|pass out)\b|\bchest pains?\b",
+    ),
+    (C.EMERGENCY_STOP, "framed", r"\b(?:emergency|medical emergency)\b"),
+    # finish
+    (
+        C.FINISH,
+        "framed",
+        r"\b(?:i'?m|i am) (?:finished|done)(?: with (?:the |this |my )?(?:exam|test|viva|it"
+        r"|everything|the whole thing))?\b|\bi (?:give up|quit)\b",
+    ),
+    (
+        C.FINISH,
+        "weak",
+        r"\b(?:hand (?:it |this |everything |the exam |my exam )?in|submit|call it a day"
+        r"|wrap (?:it |things |this )?up|give up|quit|end|ending|stop|finish|terminate"
+        r"|conclude|close)\b",
+    ),
+    # skip
+    (
+        C.SKIP,
+        "weak",
+        r"\b(?:skip\w*|pass|passing|move on|moving on|go on to|leave (?:this|that|it)|drop"
+        r" (?:this|that|it)|next(?: one| question| part| please)?|(?:another|a different)"
+        r" (?:one|question)|come back to (?:this|it|that) later)\b",
+    ),
+    (
+        C.SKIP,
+        "framed",
+        r"\b(?:(?:don'?t|do not) think i can|can'?t|cannot|couldn'?t|not able to) answer"
+        r"(?: (?:this|that|it))?(?: one| question)?\b|\b(?:rather|prefer) not (?:to )?answer\b",
+    ),
+    # resume
+    (
+        C.RESUME,
+        "strong",
+        r"\bwhere were we\b|\bback again\b|\bready when you are\b",
+    ),
+    (
+        C.RESUME,
+        "framed",
+        r"\b(?:i'?m|i am|we'?re|we are) (?:back|ready|good to go|all set)\b|^(?:ready|good to go"
+        r"|all set)(?: to (?:go|continue|carry on|start))?(?: again)?\b",
+    ),
+    (
+        C.RESUME,
+        "weak",
+        r"\b(?:continue|carry on|keep going|go on|resume|proceed|get going)\b",
+    ),
+    # pause
+    (
+        C.PAUSE,
+        "strong",
+        r"\bbe right back\b|\bback in (?:a|one|two|five|ten|a few) (?:minute|min|sec|second)s?\b"
+        r"|\bmy (?:phone|doorbell) is ringing\b|\b(?:someone|somebody|there'?s someone)(?:'s| is)?"
+        r" at the door\b",
+    ),
+    (
+        C.PAUSE,
+        "weak",
+        r"\b(?:pause|break|breather|time ?out|rest|stop (?:for )?(?:a|one|two|five|ten|a few)"
+        r" (?:moment|minute|min|sec|second)s?|(?:have|take|get) (?:a |one |two |five |ten"
+        r" |a few |a couple of )(?:minute|min)s?|give me (?:two|five|ten|a few|a couple of|\d+)"
+        r" (?:minutes|mins))\b",
+    ),
+    # thinking aloud
+    (
+        C.THINKING_ALOUD,
+        "strong",
+        r"\b(?:gather|collect|sort|order) (?:out )?my thoughts\b|\b(?:moment|second|sec|minute"
+        r"|seconds|minutes|secs)s? (?:to think|before i answer)\b|\blet me think\b|\bthink about"
+        r" (?:it|this|that) for a\b",
+    ),
+    (
+        C.THINKING_ALOUD,
+        "weak",
+        r"\b(?:hang on|hold on|give me a (?:moment|second|sec)"
+        r"|think(?: about (?:it|this|that))?)\b",
+    ),
+    # rephrase
+    (
+        C.REQUEST_REPHRASE,
+        "asked",
+        r"\b(?:rephrase|reword|reformulate)\w*|\b(?:put|say|ask|phrase|word|explain)(?: it| that"
+        r"| this| the question)? (?:differently|another way|a different way|in other words"
+        r"|in (?:simpler|plainer|easier|different) (?:words|terms)|more simply)\b",
+    ),
+    # repeat
+    (
+        C.REPEAT,
+        "strong",
+        r"\bcome again\b|\b(?:didn'?t|did not|couldn'?t|could not) (?:quite )?(?:catch|hear)\b"
+        r"|\bsay (?:that |it )?again\b|\bwhat was the question\b|\byou (?:cut|broke) (?:out|up)\b",
+    ),
+    (
+        C.REPEAT,
+        "weak",
+        r"\b(?:repeat\w*|one more time|once more|again|read (?:it|that|the question)(?: out)?"
+        r"(?: again)?)\b",
+    ),
+    # clarification
+    (
+        C.CLARIFICATION,
+        "strong",
+        r"\b(?:are|were) you asking\b|\b(?:is|was) (?:that|this|it|the question) asking\b"
+        r"|\bthe question asking\b|\bjust to (?:check|clarify|confirm)\b|\bdo you mean\b"
+        r"|\bwhat do you want me to (?:explain|say|talk about|focus on)\b|\b(?:do you want|should"
+        r" i (?:give|explain|talk about|focus on|describe))\b.* or\b",
+    ),
+    # slow down
+    (
+        C.SLOW_DOWN,
+        "asked",
+        r"\b(?:talk|speak|go|read)\w* (?:a (?:bit|little) )?(?:more )?(?:slowly|slower)\b"
+        r"|\b(?:too|so|pretty|quite|really|very) fast\b",
+    ),
+    (C.SLOW_DOWN, "weak", r"\bslow (?:it )?down\b"),
+    # revise: needs an earlier answer named (see _REVISE_REF)
+    (
+        C.REVISE_EARLIER_ANSWER,
+        "strong",
+        r"\b(?:correct|fix|change|revise|amend|redo|update|add to)\b",
+    ),
+    # language switch: needs a language named (see _LANGUAGE_NAMES)
+    (C.LANGUAGE_SWITCH, "strong", r"\b(?:in|into|to) (?:LANG)\b"),
+    # help
+    (
+        C.HELP,
+        "strong",
+        r"\bhow (?:does|do) (?:this|the exam|it|this exam|the format)(?: \w+)? works?\b|\bhow do"
+        r" i use\b|\bwhere do i (?:type|click|press|write|put)\b|\bhow the exam works\b"
+        r"|\bexplain the format\b|\bwhat (?:do|should) i do now\b",
+    ),
+)
+
+_DE_CUES: tuple[CueSpec, ...] = (
+    (
+        C.EMERGENCY_STOP,
+        "strong",
+        r"\bbrennt\b|\bfeuer(?:alarm)?\b|\bmir ist (?:total |ganz |so |sehr |richtig )?(?:schlecht"
+        r"|übel|schwindlig)\b|\bmir geht'?s (?:gar |überhaupt )?nicht gut\b|\b(?:krieg|kriege"
+        r"|bekomme) (?:kaum|keine) luft\b",
+    ),
+    (
+        C.FINISH,
+        "weak",
+        r"\b(?:abgeben|abgebe|abbrechen|abbreche|beenden|abschließen|aufhören|aufgeben"
+        r"|schluss machen)\b",
+    ),
+    (C.EMERGENCY_STOP, "framed", r"\bnotfall\b"),
+    (C.PAUSE, "strong", r"\b(?:mein (?:handy|telefon)|es) klingelt\b"),
+    (
+        C.FINISH,
+        "framed",
+        r"\b(?:ich bin|bin) (?:fertig|durch)(?: mit (?:der|dieser) prüfung)?\b|\bich gebe auf\b",
+    ),
+    (
+        C.SKIP,
+        "weak",
+        r"\b(?:überspring\w*|auslass\w*|weglass\w*|skipp\w*|passe|übergehen|lass\w* (?:ich |wir )?"
+        r"(?:die |das |sie |diese )?(?:lieber |einfach |mal )*aus|(?:zur|mit der|die) (?:nächsten?"
+        r"|anderen?)(?: frage| aufgabe)?|nächste frage|weiter)\b",
+    ),
+    (
+        C.SKIP,
+        "framed",
+        r"\bkann (?:ich )?(?:die|diese|das) (?:frage )?(?:leider )?nicht beantworten\b",
+    ),
+    (C.RESUME, "strong", r"\bwo waren wir\b"),
+    (
+        C.RESUME,
+        "framed",
+        r"\b(?:ich bin|bin) (?:wieder |jetzt )*(?:da|zurück|bereit|so weit|soweit)\b"
+        r"|\balles wieder gut\b",
+    ),
+    (C.RESUME, "weak", r"\b(?:weitermachen|fortfahren|weitergehen|machen wir weiter)\b"),
+    (C.PAUSE, "strong", r"\bbin gleich (?:wieder )?(?:da|zurück)\b"),
+    (C.PAUSE, "weak", r"\b(?:pause|pausieren|unterbrechen|unterbrechung|auszeit)\b"),
+    (
+        C.THINKING_ALOUD,
+        "strong",
+        r"\b(?:meine )?gedanken (?:sortieren|ordnen|sammeln)\b|\bzum nachdenken\b"
+        r"|\b(?:zeit|sekunden|moment) (?:nehmen )?(?:bevor|zum)\b|\bsekunden zeit\b",
+    ),
+    (
+        C.THINKING_ALOUD,
+        "weak",
+        r"\b(?:nachdenken|überlegen|moment|sekunde|augenblick)\b",
+    ),
+    (
+        C.REQUEST_REPHRASE,
+        "asked",
+        r"\bum(?:zu)?formulier\w*|\b(?:sagen|formulieren|fragen|erklären) sie (?:das |es |die"
+        r" frage )?(?:bitte |mal |doch |vielleicht |einfach )*anders\b|\b(?:anders|einfacher"
+        r"|verständlicher) (?:formulieren|sagen|ausdrücken|fragen|stellen)\b|\b(?:mit|in)"
+        r" (?:anderen|einfacheren|einfachen) worten\b|\bdas mal anders\b|\banders sagen\b",
+    ),
+    (
+        C.REPEAT,
+        "strong",
+        r"\b(?:was|wie) war (?:(?:nochmal|noch ?mal|noch einmal|eigentlich|denn) )*die frage\b"
+        r"|\bnicht (?:mitbekommen|verstanden|gehört)\b",
+    ),
+    (C.REPEAT, "weak", r"\b(?:wiederhol\w*|nochmal|noch ?(?:ein)?mal)\b"),
+    (
+        C.CLARIFICATION,
+        "strong",
+        r"\bfragen sie nach\b|\bmeinen sie\b|\bnur zur sicherheit\b|\bwas (?:genau )?soll ich"
+        r" (?:da |hier )?(?:erklären|sagen|beschreiben)\b|\bwas heißt (?:denn |hier )?\S+ in"
+        r" diesem zusammenhang\b",
+    ),
+    (
+        C.SLOW_DOWN,
+        "asked",
+        r"\blangsamer\b|\bzu schnell\b|\b(?:ziemlich|sehr|so|recht) schnell\b|\btempo\b",
+    ),
+    (
+        C.REVISE_EARLIER_ANSWER,
+        "strong",
+        r"\b(?:korrigieren|ändern|überarbeiten|ergänzen|verbessern|berichtigen|vertan|falsch)\b",
+    ),
+    (C.LANGUAGE_SWITCH, "strong", r"\b(?:auf|in) (?:LANG)\b"),
+    (
+        C.HELP,
+        "strong",
+        r"\bwie läuft (?:das|die prüfung|diese prüfung)(?: hier)?(?: eigentlich)? ab\b|\bwo muss"
+        r" ich (?:hier )?(?:klicken|drücken|tippen)\b|\bwie (?:die|diese) prüfung funktioniert\b"
+        r"|\bsprechen oder tippen\b",
+    ),
+)
+
+_ES_CUES: tuple[CueSpec, ...] = (
+    (
+        C.EMERGENCY_STOP,
+        "strong",
+        r"\bme (?:encuentro|siento) (?:muy |fatal |bastante )?mal\b|\bme (?:estoy )?mareo\b"
+        r"|\balarma de incendios\b|\bincendio\b|\bfuego\b|\bno puedo respirar\b",
+    ),
+    (
+        C.FINISH,
+        "weak",
+        r"\b(?:entregar\w*|term[ií]n\w*|acab\w*|finaliz\w*|dejarlo|lo dejo|me rindo|dar por"
+        r" (?:terminado|finalizado|acabado)|doy por (?:terminado|finalizado|acabado)|cerrar\w*"
+        r"|abandonar)\b",
+    ),
+    (
+        C.SKIP,
+        "weak",
+        r"\b(?:salt\w*|paso de (?:esta|esa)|paso|pasemos|pasamos|pasar|omitir\w*"
+        r"|dej(?:ar|amos|emos)(?:la|lo)?"
+        r"|(?:a|con) (?:la |el )?(?:siguiente|próxima|otra|otro)|siguiente)\b",
+    ),
+    (
+        C.SKIP,
+        "framed",
+        r"\b(?:no creo que pueda|no puedo) (?:contestar|responder)\b",
+    ),
+    (C.SKIP, "strong", r"\bme (?:la|lo) (?:salto|paso|dejo)\b"),
+    (C.EMERGENCY_STOP, "framed", r"\bemergencia\b"),
+    (C.RESUME, "strong", r"\bya volví\b|\bya estoy\b|\bdónde estábamos\b"),
+    (
+        C.RESUME,
+        "weak",
+        r"\b(?:seguimos|continuamos|retomamos|retomar|reanudar|continuar|seguir|sigamos"
+        r"|continuemos)\b",
+    ),
+    (
+        C.PAUSE,
+        "strong",
+        r"\bahora vuelvo\b|\bvuelvo (?:enseguida|en un)\b|\bme est[aá] sonando el m[oó]vil\b"
+        r"|\bllaman a la puerta\b",
+    ),
+    (
+        C.PAUSE,
+        "weak",
+        r"\b(?:pausa|descanso|paramos|parar|pausar|detenernos)(?: (?:un|unos|dos|cinco|diez)"
+        r" (?:minuto|minutos|momento|segundos))?\b",
+    ),
+    (
+        C.THINKING_ALOUD,
+        "strong",
+        r"\b(?:ordenar|organizar|aclarar) (?:un poco )?mis ideas\b|\bpara pensar\b|\b(?:segundos"
+        r"|minuto|momento) antes de (?:contestar|responder)\b|\bdéjeme pensar\w*\b",
+    ),
+    (C.THINKING_ALOUD, "weak", r"\b(?:pensarlo|pensar|un momento|un segundo)\b"),
+    (
+        C.REQUEST_REPHRASE,
+        "asked",
+        r"\breformul\w*|\bde otra (?:manera|forma)\b|\bcon (?:otras )?palabras (?:más )?"
+        r"(?:sencillas|simples|fáciles)?\b",
+    ),
+    (
+        C.REPEAT,
+        "strong",
+        r"\b(?:cuál|cual|cómo|como) era la pregunta\b|\bno (?:la |lo )?(?:pillé|pille|escuché"
+        r"|escuche|oí|he oído)\b|\bme la repite\b",
+    ),
+    (C.REPEAT, "weak", r"\b(?:repit\w*|repet\w*|otra vez|de nuevo|una vez más)\b"),
+    (
+        C.CLARIFICATION,
+        "strong",
+        r"\bse refiere\b|\bme pregunta por\b|\bsolo para confirmar\b|\bqu[eé] tengo que explicar\b",
+    ),
+    (
+        C.SLOW_DOWN,
+        "asked",
+        r"\bmás despacio\b|\bmás lento\b|\bbajar (?:un poco )?el ritmo\b|\b(?:muy|bastante"
+        r"|demasiado) (?:rápido|deprisa)\b",
+    ),
+    (
+        C.REVISE_EARLIER_ANSWER,
+        "strong",
+        r"\b(?:corregir\w*|cambiar\w*|modificar|rectificar|me equivoqué|estaba mal)\b",
+    ),
+    (C.LANGUAGE_SWITCH, "strong", r"\b(?:en|al|a) (?:LANG)\b"),
+    (
+        C.HELP,
+        "strong",
+        r"\bcómo (?:va|funciona) (?:el|este) examen\b|\bcómo funciona esto\b|\bdónde (?:le )?doy"
+        r"\b|\bqu[eé] tengo que hacer(?: ahora| aquí)?(?:$|[?.!])|\bhablar o escribir\b",
+    ),
+)
+
+_REVISE_REF: Final = MappingProxyType(
+    {
+        "en": r"\b(?:my|the) (?:last|earlier|previous|first|second|other) (?:answer|question"
+        r"|response)\b|\bwhat i said (?:earlier|before)\b|\bquestion (?:one|two|three|1|2|3)\b",
+        "de": r"\b(?:meine|die|meiner|der) (?:letzte|letzten|frühere|früheren|vorherige"
+        r"|vorherigen|erste|ersten) (?:antwort|frage)\b|\bfrage (?:eins|zwei|drei|1|2|3)\b",
+        "es": r"\b(?:mi|la) (?:última|ultima|anterior|primera) (?:respuesta|pregunta)\b|\bla"
+        r" pregunta (?:uno|dos|tres|1|2|3)\b|\blo que respondí\b",
+    }
+)
+"""Revising needs an earlier answer named besides the verb ("my last answer", "question two")."""
+
+
+_ADDRESSEE: Final = MappingProxyType(
+    {
+        "en": r"\byou(?:'re| are)?\b",
+        "de": r"\bsie\b",
+        "es": r"\busted\b|\b(?:habla|va|puede|podría)\b",
+    }
+)
+"""The examiner addressed: "asked" cues (slow down, rephrase) need it or request evidence."""
+
+
+@dataclass(frozen=True, slots=True)
+class Cue:
+    command: C
+    strength: Strength
+    pattern: re.Pattern[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Lexicon:
+    """One language's cues, frame words and evidence, compiled."""
+
+    cues: tuple[Cue, ...]
+    any_cue: re.Pattern[str]
+    frame: frozenset[str]
+    tail: frozenset[str]
+    durations: frozenset[str]
+    request: re.Pattern[str]
+    polite: re.Pattern[str]
+    negation: re.Pattern[str]
+    give_up: re.Pattern[str]
+    closing: re.Pattern[str]
+    exam: re.Pattern[str]
+    others: re.Pattern[str]
+    revise_ref: re.Pattern[str]
+    addressee: re.Pattern[str]
+
+    @classmethod
+    def compile(cls, language: str, cues: tuple[CueSpec, ...], frame: str, tail: str) -> Lexicon:
+        names = _LANGUAGE_NAMES[language]
+        specs = [(c, s, p.replace("LANG", names)) for c, s, p in cues]
+        return cls(
+            cues=tuple(Cue(c, s, re.compile(p)) for c, s, p in specs),
+            any_cue=re.compile("|".join(f"(?:{p})" for _, _, p in specs)),
+            frame=frozenset(frame.split()),
+            tail=frozenset(tail.split()) | frozenset(frame.split()),
+            durations=frozenset(_DURATIONS[language].split()),
+            request=re.compile(_REQUEST[language]),
+            polite=re.compile(_POLITE[language]),
+            negation=re.compile(_NEGATION[language]),
+            give_up=re.compile(_GIVE_UP[language]),
+            closing=re.compile(_CLOSING[language]),
+            exam=re.compile(_EXAM[language]),
+            others=re.compile(_OTHERS[language]),
+            revise_ref=re.compile(_REVISE_REF[language]),
+            addressee=re.compile(_ADDRESSEE[language]),
+        )
+
+    def framed(self, words: list[str], command: C, before: bool) -> bool:
+        """Whether every word is a frame word (request words before the cue, request or exam
+        words after it; durations after a pause or a moment to think)."""
+        allowed = self.tail  # the frame and the exam's words, on either side (word order)
+        timed = command in (C.PAUSE, C.THINKING_ALOUD, C.RESUME)
+        return all(
+            w.replace("'", "") in allowed
+            or w in allowed
+            or (timed and (w in self.durations or w.isdigit()))
+            for w in words
+        )
+
+
+LEXICONS: Final = MappingProxyType(
+    {
+        "en": Lexicon.compile("en", _EN_CUES, _EN_FRAME, _EN_TAIL),
+        "de": Lexicon.compile("de", _DE_CUES, _DE_FRAME, _DE_TAIL),
+        "es": Lexicon.compile("es", _ES_CUES, _ES_FRAME, _ES_TAIL),
+    }
+)
+"""The cue lexicon per supported language."""
+
+_CLAUSE = re.compile(r"\s*(?:[,.;:!…]+|\?+|\s[-\u2013\u2014]+\s)\s*")
+_DIGITS = re.compile(r"\d")
+
+
+def clauses(text: str) -> list[tuple[str, bool]]:
+    """``text`` (normalised) split at punctuation: (clause, whether it was asked as a
+    question)."""
+    out: list[tuple[str, bool]] = []
+    position = 0
+    for match in _CLAUSE.finditer(text):
+        piece = text[position : match.start()].strip(" ¿¡\"'()")
+        if piece:
+            out.append((piece, "?" in match.group(0)))
+        position = match.end()
+    rest = text[position:].strip(" ¿¡\"'()")
+    if rest:
+        out.append((rest, False))
+    return out
+
+
+_LOOSE: Final = MappingProxyType(
+    {
+        "en": (
+            (re.compile(r"\bu\b"), "you"),
+            (re.compile(r"\bur\b"), "your"),
+            (re.compile(r"\b(?:pls|plz|pleeease|pleas)\b"), "please"),
+            (re.compile(r"\bbrb\b"), "be right back"),
+            (re.compile(r"\bgimme\b"), "give me"),
+            (re.compile(r"\bsec\b"), "second"),
+            (re.compile(r"\b(?:im)\b"), "i'm"),
+            (re.compile(r"\b(?:dont)\b"), "don't"),
+            (re.compile(r"\b(?:cant)\b"), "can't"),
+        ),
+        "de": (
+            (re.compile(r"\bgrad\b"), "gerade"),
+            (re.compile(r"\bhab\b"), "habe"),
+            (re.compile(r"\bglaub\b"), "glaube"),
+        ),
+        "es": (
+            (re.compile(r"\bno se\b"), "no sé"),
+            (re.compile(r"\bporfi\b"), "porfa"),
+        ),
+    }
+)
+"""Loose spellings read as their standard form before the cues ("u", "pls", "brb")."""
+
+
+def loosen(text: str, language: str) -> str:
+    """``text`` with loose spellings in their standard form."""
+    for pattern, standard in _LOOSE[language]:
+        text = pattern.sub(standard, text)
+    return text
+
+
+def score(text: str, language: str) -> C | None:
+    """The command the cues of ``text`` (normalised, short) add up to, or None."""
+    lexicon = LEXICONS[language]
+    text = loosen(text, language)
+    if not lexicon.any_cue.search(text):
+        return None
+    polite = bool(lexicon.polite.search(text))
+    give_up = bool(lexicon.give_up.search(text))
+    totals: dict[C, int] = {}
+    pieces = clauses(text)
+    for index, (clause, asked) in enumerate(pieces):
+        about_others = bool(lexicon.others.search(clause))
+        rest = [other for i, (other, _) in enumerate(pieces) if i != index]
+        for cue in lexicon.cues:
+            if about_others and cue.command is not C.CLARIFICATION:
+                continue
+            for match in cue.pattern.finditer(clause):
+                if _accepts(
+                    lexicon,
+                    cue,
+                    clause,
+                    match,
+                    asked=asked,
+                    polite=polite,
+                    give_up=give_up,
+                    others=rest,
+                ):
+                    totals[cue.command] = totals.get(cue.command, 0) + WEIGHTS[cue.strength]
+    if not totals:
+        return None
+    if C.EMERGENCY_STOP in totals:
+        return C.EMERGENCY_STOP
+    if C.REVISE_EARLIER_ANSWER in totals and not lexicon.revise_ref.search(text):
+        del totals[C.REVISE_EARLIER_ANSWER]
+    if C.LANGUAGE_SWITCH in totals:
+        if polite or "?" in text or lexicon.request.search(text):
+            totals[C.LANGUAGE_SWITCH] += 2  # a language asked for is the decisive cue
+        else:
+            del totals[C.LANGUAGE_SWITCH]
+    if give_up and C.RESUME in totals:
+        totals[C.SKIP] = totals.get(C.SKIP, 0) + totals.pop(C.RESUME)
+    if lexicon.closing.search(text) and not lexicon.exam.search(text):
+        totals.pop(C.FINISH, None)
+        totals.pop(C.SKIP, None)
+    if not totals:
+        return None
+    best = max(totals.values())
+    if best < 2:
+        return None
+    return next(c for c in PRIORITY if totals.get(c) == best)
+
+
+def _accepts(
+    lexicon: Lexicon,
+    cue: Cue,
+    clause: str,
+    match: re.Match[str],
+    *,
+    asked: bool,
+    polite: bool,
+    give_up: bool,
+    others: list[str],
+) -> bool:
+    """Whether one cue match counts (see the module docstring)."""
+    before_text = clause[: match.start()]
+    if lexicon.negation.search(before_text) and cue.command is not C.REPEAT:
+        return False
+    if cue.strength == "strong":
+        return True
+    requested = asked or polite or bool(lexicon.request.search(clause))
+    if cue.strength == "asked":
+        return requested or bool(lexicon.addressee.search(clause))
+    if _DIGITS.search(clause) and cue.command not in (C.PAUSE, C.THINKING_ALOUD):
+        return False
+    # other cues of the same command around this one are part of the request ("abbreche
+    # und abgebe"), not content
+    before = cue.pattern.sub(" ", before_text).split()
+    after = cue.pattern.sub(" ", clause[match.end() :]).split()
+    if not lexicon.framed(before, cue.command, before=True):
+        return False
+    if not lexicon.framed(after, cue.command, before=False):
+        return False
+    if cue.strength == "framed" or requested or give_up:
+        return True
+    # the bare short form ("skip", "pass, sorry"): only when the rest of the utterance is
+    # frame words too (not "Noch einmal: der Knoten mit der kleinsten Distanz kommt zuerst")
+    return not before and all(
+        lexicon.framed(cue.pattern.sub(" ", other).split(), cue.command, before=False)
+        for other in others
+    )
