@@ -47,6 +47,7 @@ from saml2.config import SPConfig
 from saml2.metadata import create_metadata_string
 from saml2.response import AuthnResponse
 from saml2.saml import NAMEID_FORMAT_PERSISTENT, NAMEID_FORMAT_TRANSIENT
+from saml2.sigver import CryptoBackendXmlSec1
 from saml2.xmldsig import DIGEST_SHA256, SIG_RSA_SHA256
 
 from accounts.models import User
@@ -60,6 +61,7 @@ _ASSERTION_KEY: Final = "viva:saml:assertion:{}:{}"
 _METADATA_KEY: Final = "viva:saml:metadata:{}"
 _MAX_RESPONSE_BYTES: Final = 512 * 1024
 _MAX_METADATA_BYTES: Final = 8 * 1024 * 1024
+_DSIG: Final = "http://www.w3.org/2000/09/xmldsig#"
 
 
 class SamlRefused(Exception):
@@ -81,6 +83,7 @@ class IdentityProvider:
     name: str
     metadata_url: str
     metadata_file: str
+    metadata_cert: str
     role_attributes: tuple[str, ...]
     role_map: Mapping[str, str]
     id_attribute: str
@@ -126,6 +129,7 @@ def identity_providers() -> dict[str, IdentityProvider]:
             name=str(entry.get("name") or slug),
             metadata_url=str(entry.get("metadata_url", "")),
             metadata_file=str(entry.get("metadata_file", "")),
+            metadata_cert=str(entry.get("metadata_cert", "")),
             role_attributes=_names(entry.get("role_attributes"), DEFAULT_ROLE_ATTRIBUTES),
             role_map=_text_map(entry.get("role_map")),
             id_attribute=str(entry.get("id_attribute", "")),
@@ -222,23 +226,54 @@ def sp_metadata(base: str) -> str:
 
 def _metadata_xml(provider: IdentityProvider) -> str:
     """The provider's metadata: its file, or its URL (kept in the cache for
-    ``VIVA_SAML_METADATA_MAX_AGE_SECONDS``)."""
+    ``VIVA_SAML_METADATA_MAX_AGE_SECONDS``); signed by ``metadata_cert`` when one is set."""
     if provider.metadata_file:
         with open(provider.metadata_file, encoding="utf-8") as metadata:
-            return metadata.read()
-    key = _METADATA_KEY.format(hashlib.sha256(provider.metadata_url.encode()).hexdigest())
+            return _signed_metadata(provider, metadata.read())
+    source = f"{provider.metadata_url}\n{provider.metadata_cert}"  # a new cert: fetched again
+    key = _METADATA_KEY.format(hashlib.sha256(source.encode()).hexdigest())
     cached = cache.get(key)
     if isinstance(cached, str):
         return cached
+    xml = _signed_metadata(provider, _fetch_metadata(provider))
+    cache.set(key, xml, int(getattr(settings, "VIVA_SAML_METADATA_MAX_AGE_SECONDS", 3600)))
+    return xml
+
+
+def _fetch_metadata(provider: IdentityProvider) -> str:
+    """The metadata at ``metadata_url``: no redirects, 10 s, at most 8 MiB."""
     try:
-        answer = requests.get(provider.metadata_url, timeout=10, allow_redirects=False)
-        answer.raise_for_status()
+        with requests.get(
+            provider.metadata_url, timeout=10, allow_redirects=False, stream=True
+        ) as answer:
+            answer.raise_for_status()
+            body = answer.raw.read(_MAX_METADATA_BYTES + 1, decode_content=True)
     except requests.RequestException as error:
         raise SamlRefused(f"metadata of {provider.slug} unavailable: {error}", 502) from error
-    if len(answer.content) > _MAX_METADATA_BYTES:
+    if len(body) > _MAX_METADATA_BYTES:
         raise SamlRefused(f"metadata of {provider.slug} is too large", 502)
-    cache.set(key, answer.text, int(getattr(settings, "VIVA_SAML_METADATA_MAX_AGE_SECONDS", 3600)))
-    return answer.text
+    return bytes(body).decode("utf-8", errors="replace")
+
+
+def _signed_metadata(provider: IdentityProvider, xml: str) -> str:
+    """``xml`` if no ``metadata_cert`` is configured, or if its root element carries a signature
+    over itself that the certificate verifies (xmlsec1); else refused."""
+    if not provider.metadata_cert:
+        return xml
+    try:
+        root = ElementTree.fromstring(xml.encode())
+        node = root.tag.removeprefix("{").replace("}", ":")
+        signature = root.find(f"{{{_DSIG}}}Signature")
+        reference = signature.find(f".//{{{_DSIG}}}Reference") if signature is not None else None
+        root_id = root.get("ID")
+        if not root_id or reference is None or reference.get("URI") != f"#{root_id}":
+            raise ValueError("the root element carries no signature over itself")
+        backend = CryptoBackendXmlSec1(shutil.which("xmlsec1") or "xmlsec1")
+        if not backend.validate_signature(xml, provider.metadata_cert, "pem", node, root_id):
+            raise ValueError("the signature does not verify")
+    except Exception as error:  # unparsable, unsigned, wrong key: never trusted
+        raise SamlRefused(f"metadata of {provider.slug} refused: {error!r}", 502) from error
+    return xml
 
 
 def _client(base: str, provider: IdentityProvider) -> Saml2Client:

@@ -7,4 +7,6 @@ class LtiConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from lti import receivers  # noqa: F401  (grade passback when marks are locked)
+        from lti import erasure, receivers  # noqa: F401  (grade passback when marks are locked)
+
+        erasure.connect()  # sessions.signals.personal_data_erased: the passbacks' texts

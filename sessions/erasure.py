@@ -33,13 +33,16 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.contrib.admin.models import LogEntry
+from django.contrib.contenttypes.models import ContentType
+from django.contrib.sessions.models import Session
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.backends.utils import CursorWrapper
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from lti_tool.models import LtiUser
 
-from accounts.models import User
+from accounts.models import ApiToken, User
 from ioa.events import TERMINAL_STATES, ExamState, body_digest
 from ioa.events.personal import CHAIN_V2, ERASED_TEXT, PERSONAL_FIELDS, erase
 from sessions import chain_anchor, signals, sqlite_guard
@@ -47,8 +50,10 @@ from sessions.models import (
     CandidateInput,
     ExamSession,
     PersonalDataErasure,
+    ProcessedCommand,
     ProctorActionRequest,
     SessionEvent,
+    WindowOverride,
 )
 from sessions.selectors import wire_from_row
 
@@ -182,17 +187,75 @@ def erase_session(
         signals.personal_data_erased.send(
             sender=signals.SENDER, session_id=locked.pk, erasure=erasure
         )
-        CandidateInput.objects.filter(session=locked).update(payload={})
-        ProctorActionRequest.objects.filter(session=locked).update(reason=ERASED_TEXT)
+        _session_rows_erased(locked)
         ExamSession.objects.filter(pk=locked.pk).update(erased_at=erasure.created_at)
     session.erased_at = erasure.created_at
     return erasure
 
 
+def _session_rows_erased(session: ExamSession) -> None:
+    """The session's own rows beside the log: what the candidate typed into the inbox, the
+    proctors' words in their action requests (reason, an instruction's text, the answer they
+    got), staff's reasons for a start window of the candidate's own (often health or family
+    circumstances), the runtime's reasons for refused commands, and the admin's log entries
+    about any of the session's objects (their names quote these texts)."""
+    CandidateInput.objects.filter(session=session).update(payload={})
+    for request in ProctorActionRequest.objects.filter(session=session):
+        params = {
+            key: ERASED_TEXT if key in _FREE_PARAMS and value else value
+            for key, value in request.params.items()
+        }
+        ProctorActionRequest.objects.filter(pk=request.pk).update(
+            reason=ERASED_TEXT, params=params, message=ERASED_TEXT if request.message else ""
+        )
+    WindowOverride.objects.filter(session=session).update(reason=ERASED_TEXT)
+    ProcessedCommand.objects.filter(session=session).exclude(reason="").update(reason=ERASED_TEXT)
+    LogEntry.objects.filter(object_repr__contains=str(session.pk)).update(
+        object_repr=ERASED_TEXT, change_message=ERASED_TEXT
+    )
+
+
+_FREE_PARAMS = frozenset({"text", "reason", "note", "message"})
+"""The free-text parameters of a proctor's request (an instruction's words); the others are
+modes, seconds, scopes and categories."""
+
+
+def _identifiers(user: User) -> list[str]:
+    """The strings that name the person: username, email, names (what the admin's log quotes)."""
+    names = [user.username, user.email, user.first_name, user.last_name, user.display_name]
+    names.append(f"{user.first_name} {user.last_name}".strip())
+    return [n for n in {*names} if n and len(n) >= 3]
+
+
+def _admin_log_erased(user: User, identifiers: list[str]) -> None:
+    """The admin's log keeps who changed which object when; the object's name and the change
+    message become the marker wherever they concern the person (their account, or any text
+    naming them)."""
+    account = ContentType.objects.get_for_model(User)
+    naming = Q(content_type=account, object_id=str(user.pk))
+    for name in identifiers:
+        naming |= Q(object_repr__icontains=name) | Q(change_message__icontains=name)
+    LogEntry.objects.filter(naming).update(object_repr=ERASED_TEXT, change_message=ERASED_TEXT)
+
+
+def _signed_in_sessions_ended(user: User) -> None:
+    """Delete the person's signed-in sessions (their data names the account)."""
+    ended = [
+        row.pk
+        for row in Session.objects.filter(expire_date__gt=timezone.now()).iterator()
+        if str(row.get_decoded().get("_auth_user_id")) == str(user.pk)
+    ]
+    Session.objects.filter(pk__in=ended).delete()
+
+
 def account_pseudonymise(user: User) -> None:
     """Replace a candidate's name, email and username by a pseudonym, end their sign-in, and
-    clear what their invitations and LTI platform user say about them."""
+    clear what their invitations, LTI platform user and the admin's log say about them; their
+    signed-in sessions end and their API tokens are deleted."""
     with transaction.atomic():
+        _admin_log_erased(user, _identifiers(user))
+        _signed_in_sessions_ended(user)
+        ApiToken.objects.filter(user=user).delete()
         user.username = f"erased-{uuid.uuid4().hex[:12]}"
         user.first_name = user.last_name = user.display_name = user.email = ""
         user.is_active = False

@@ -24,7 +24,7 @@ from django.conf import settings as django_settings
 from django.test import Client, override_settings
 
 from accounts.models import User
-from accounts.saml import sp_metadata
+from accounts.saml import check_saml, sp_metadata
 from tests.factories import PASSWORD, AdminFactory
 from tests.support.saml_idp import IdentityProvider, idp_port, key_pair, running_idp
 
@@ -112,6 +112,8 @@ def assert_refused(
     assert response.status_code in {400, 403}, response.status_code
     assert "did not sign you in" in response.content.decode()
     assert "_auth_user_id" not in client.session
+    session_cookie = response.cookies.get(django_settings.SESSION_COOKIE_NAME)
+    assert session_cookie is None or session_cookie.value == ""  # none left, none made
     refusals = [r.getMessage() for r in caplog.records if "SAML sign-in refused" in r.getMessage()]
     assert refusals and why in refusals[-1], refusals
 
@@ -282,3 +284,27 @@ def test_the_sign_in_page_offers_each_provider(idp: IdentityProvider, client: Cl
     assert 'href="/accounts/saml/uni/login/?next=%2Fstudio%2F"' in page
     with override_settings(VIVA_SAML_IDPS={}):
         assert "/accounts/saml/" not in client.get("/accounts/login/").content.decode()
+
+
+def test_signed_metadata_is_trusted_only_under_the_configured_certificate(
+    idp: IdentityProvider, client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    uni = django_settings.VIVA_SAML_IDPS["uni"]
+    with override_settings(VIVA_SAML_IDPS={"uni": {**uni, "metadata_cert": str(idp.cert_file)}}):
+        assert sign_in(client, "lena").status_code == 302
+    wrong = str(django_settings.VIVA_SAML_CERT_FILE)  # our own certificate, not the signer's
+    with override_settings(VIVA_SAML_IDPS={"uni": {**uni, "metadata_cert": wrong}}):
+        with caplog.at_level(logging.WARNING):
+            response = client.get("/accounts/saml/uni/login/")
+        assert_refused(client, response, caplog, "metadata of uni refused")
+
+
+def test_the_system_check_refuses_an_incomplete_configuration() -> None:
+    with override_settings(VIVA_SAML_IDPS={}):
+        assert check_saml() == []
+    broken = {"uni": {"role_map": "faculty=candidate"}}
+    with override_settings(VIVA_SAML_IDPS=broken, VIVA_SAML_KEY_FILE="", VIVA_SAML_CERT_FILE=""):
+        messages = [message.msg for message in check_saml()]
+    assert {message.split(" ")[-1] for message in messages} >= {"entity_id", "metadata_file"}
+    assert any("grants candidate" in message for message in messages)
+    assert any("VIVA_SAML_KEY_FILE" in message for message in messages)

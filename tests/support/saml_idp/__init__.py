@@ -52,6 +52,7 @@ def key_pair(folder: Path, name: str) -> tuple[Path, Path]:
 @dataclass(frozen=True)
 class IdentityProvider:
     base: str
+    cert_file: Path
 
     @property
     def entity_id(self) -> str:
@@ -92,4 +93,4 @@ def running_idp(
     argv = [sys.executable, "-m", "tests.support.saml_idp.serve", str(port), str(spec)]
     log = output_log("saml-idp", port)
     with listening_process(argv, port=port, env=env, log=log, timeout=60):
-        yield IdentityProvider(f"http://127.0.0.1:{port}")
+        yield IdentityProvider(f"http://127.0.0.1:{port}", cert_file)

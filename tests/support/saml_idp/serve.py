@@ -4,7 +4,7 @@
 ``python -m tests.support.saml_idp.serve PORT SPEC``; SPEC (JSON) names the key, certificate,
 the service provider's metadata file and the users. Endpoints:
 
-* ``GET /metadata``: this provider's metadata;
+* ``GET /metadata``: this provider's metadata, signed with its key;
 * ``GET /sso/redirect?SAMLRequest=…&SigAlg=…&Signature=…&user=NAME&scenario=S``: the
   HTTP-Redirect binding. The request must be signed by the service provider (its metadata's
   certificate); the user is signed in without a form (``user``), and the answer is the
@@ -141,7 +141,10 @@ def application(server: Server, users: dict[str, Any]) -> Any:
         path = environ.get("PATH_INFO", "")
         query = {k: v[0] for k, v in parse_qs(environ.get("QUERY_STRING", "")).items()}
         if path == "/metadata":
-            body = create_metadata_string(None, config=server.config, valid=24)
+            body = create_metadata_string(
+                None, config=server.config, valid=24, sign=True, sign_alg=SIG_RSA_SHA256,
+                digest_alg=DIGEST_SHA256,
+            )  # fmt: skip
             start_response("200 OK", [("Content-Type", "application/samlmetadata+xml")])
             return [body if isinstance(body, bytes) else body.encode()]
         if path == "/sso/redirect":
