@@ -6,8 +6,9 @@ class BotConfig(AppConfig):
     verbose_name = "Examiner bot"
 
     def ready(self) -> None:
-        from bot import checks  # noqa: F401  (registers the system checks)
+        from bot import checks, erasure  # noqa: F401  (checks registers the system checks)
         from bot.session_port import SessionExaminerBot
         from sessions import bot_port
 
         bot_port.register(SessionExaminerBot())  # sessions starts and asks the bot through it
+        erasure.connect()  # sessions.signals.personal_data_erased: the lease's last error

@@ -6,6 +6,7 @@ class WebhooksConfig(AppConfig):
     verbose_name = "Webhooks"
 
     def ready(self) -> None:
-        from webhooks import checks, receivers  # noqa: F401 - checks registers the deploy check
+        from webhooks import checks, erasure, receivers  # noqa: F401 - checks: the deploy check
 
         receivers.connect()  # sessions.signals and marking.signals: the events integrators hear of
+        erasure.connect()  # sessions.signals.personal_data_erased: integrators' answers
