@@ -31,13 +31,20 @@ CHOOSE = Target(
     "Candidate picks a single-source shortest-path algorithm and justifies it by the "
     "non-negative travel times.",
 )
+MODEL = Target(
+    "tgt-model-graph",
+    "Models the problem as a weighted graph",
+    "Candidate identifies shops and depot as vertices and roads as weighted edges.",
+)
+DELIVERY = (
+    "Here is a practical problem. A bakery delivers from one depot to thirty shops, and each road "
+    "has a travel time. How would you compute the fastest route to every shop?"
+)
 
 
 def now(answer: str, targets: object, opening: str, language: str) -> list[str]:
     assert isinstance(targets, tuple)
-    found = match_targets(
-        answer, [Target(*t) for t in targets], context=opening, language=language
-    )
+    found = match_targets(answer, [Target(*t) for t in targets], context=opening, language=language)
     return [target.id for target, _ in found]
 
 
@@ -133,3 +140,26 @@ def test_a_german_answer_still_meets_a_german_target() -> None:
     )
     assert match_targets(said, [target], language="de")
     assert not match_targets("Mehr weiß ich dazu nicht.", [target], language="de")
+
+
+def test_a_quantity_on_an_edge_is_its_weight() -> None:
+    """Issue #31 (found by tests/browser/test_paraphrased_answers.py): an edge *labelled* with
+    its travel time, or storing *how many minutes* it takes, is a weighted edge; naming the
+    vertices and edges alone is not the weighted graph."""
+    bare = "the shops and the depot are nodes and the roads are edges"
+    assert not match_targets(bare, [MODEL, CHOOSE], context=DELIVERY)
+    for said in (
+        "depot and each shop become nodes and each road is an edge labelled with its travel time",
+        "the shops and depot are nodes, the roads are edges, and every edge stores how many "
+        "minutes it takes",
+        "id treat the depot and each of the 30 shops as nodes and the roads between them as "
+        "edges, and put the number of minutes to drive each road on the edge",
+    ):
+        found = match_targets(said, [MODEL, CHOOSE], context=DELIVERY)
+        assert [target.id for target, _ in found] == [MODEL.id], said
+    lex = lexicon("en")
+    assert "weight" in read("an edge labelled with its latency", lex).concepts
+    minutes = read("every edge stores how many minutes it takes", lex)
+    assert "weight" in minutes.implied and "weight" not in minutes.concepts
+    # Implied, a weight is no shown concept: minutes alone do not model anything.
+    assert not match_targets("the roads take a few minutes, the shops are busy", [MODEL])
