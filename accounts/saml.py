@@ -354,8 +354,13 @@ def _verified(
 
 def _check_response(response: AuthnResponse, provider: IdentityProvider, acs_url: str) -> None:
     """What pysaml2 allows but we do not: another issuer, no Destination, a replayed assertion."""
-    if response.issuer() != provider.entity_id:
-        raise SamlRefused(f"issuer {response.issuer()!r} is not {provider.entity_id!r}")
+    issuers = {
+        "response": response.response.issuer.text if response.response.issuer else None,
+        "assertion": response.assertion.issuer.text if response.assertion.issuer else None,
+    }
+    for where, issuer in issuers.items():  # a federation's metadata holds other providers too
+        if (issuer or "").strip() != provider.entity_id:
+            raise SamlRefused(f"the {where}'s issuer {issuer!r} is not {provider.entity_id!r}")
     if response.response.destination != acs_url:
         raise SamlRefused(f"destination {response.response.destination!r} is not {acs_url!r}")
     assertion_id = str(response.assertion.id or "")
