@@ -52,6 +52,7 @@ from saml2.xmldsig import DIGEST_SHA256, SIG_RSA_SHA256
 
 from accounts.models import User
 from accounts.sso import STAFF_ROLES
+from web import outbound
 
 logger = logging.getLogger(__name__)
 
@@ -241,14 +242,16 @@ def _metadata_xml(provider: IdentityProvider) -> str:
 
 
 def _fetch_metadata(provider: IdentityProvider) -> str:
-    """The metadata at ``metadata_url``: no redirects, 10 s, at most 8 MiB."""
+    """The metadata at ``metadata_url``, through the outbound address guard (web.outbound:
+    public addresses only, each redirect checked again), 10 s, at most 8 MiB."""
     try:
-        with requests.get(
-            provider.metadata_url, timeout=10, allow_redirects=False, stream=True
-        ) as answer:
+        with (
+            outbound.guarded_session() as session,
+            session.get(provider.metadata_url, timeout=10, stream=True) as answer,
+        ):
             answer.raise_for_status()
             body = answer.raw.read(_MAX_METADATA_BYTES + 1, decode_content=True)
-    except requests.RequestException as error:
+    except requests.RequestException as error:  # AddressRefused included
         raise SamlRefused(f"metadata of {provider.slug} unavailable: {error}", 502) from error
     if len(body) > _MAX_METADATA_BYTES:
         raise SamlRefused(f"metadata of {provider.slug} is too large", 502)

@@ -21,6 +21,7 @@ from urllib.parse import urlencode
 import pytest
 import requests
 from django.conf import settings as django_settings
+from django.core.cache import cache
 from django.test import Client, override_settings
 
 from accounts.models import User
@@ -67,6 +68,7 @@ def saml_setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, A
         "VIVA_SAML_KEY_FILE": str(sp_key),
         "VIVA_SAML_CERT_FILE": str(sp_cert),
         "VIVA_SAML_BASE_URL": "",
+        "VIVA_OUTBOUND_ALLOWED_NETWORKS": "127.0.0.0/8",  # the provider runs on 127.0.0.1
     }
     with override_settings(**settings):
         metadata = sp_metadata("http://testserver")
@@ -308,3 +310,14 @@ def test_the_system_check_refuses_an_incomplete_configuration() -> None:
     assert {message.split(" ")[-1] for message in messages} >= {"entity_id", "metadata_file"}
     assert any("grants candidate" in message for message in messages)
     assert any("VIVA_SAML_KEY_FILE" in message for message in messages)
+
+
+def test_metadata_is_fetched_only_from_a_public_address(
+    idp: IdentityProvider, client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    cache.clear()  # the provider's metadata, kept from an earlier test
+    with override_settings(VIVA_OUTBOUND_ALLOWED_NETWORKS=""):
+        with caplog.at_level(logging.WARNING):
+            response = client.get("/accounts/saml/uni/login/")
+        assert_refused(client, response, caplog, "metadata of uni unavailable")
+    assert sign_in(client, "lena").status_code == 302
