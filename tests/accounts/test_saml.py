@@ -208,6 +208,14 @@ def test_a_wrong_audience_is_refused(
     assert_refused(client, response, caplog, "AudienceRestrictions")
 
 
+def test_a_response_for_another_service_is_refused(
+    idp: IdentityProvider, client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        response = sign_in(client, "lena", "wrong-destination")
+    assert_refused(client, response, caplog, "did not verify")
+
+
 def test_an_expired_assertion_is_refused(
     idp: IdentityProvider, client: Client, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -10,8 +10,9 @@ the service provider's metadata file and the users. Endpoints:
   certificate); the user is signed in without a form (``user``), and the answer is the
   HTTP-POST binding's auto-submitting form back to the service provider. ``scenario`` makes the
   response a test needs: ``ok``, ``unsigned`` (no signature at all), ``response-signed`` (only
-  the response signed), ``wrong-audience``, ``expired``, ``never-sent`` (answers another
-  request id), ``unsolicited`` (no InResponseTo).
+  the response signed), ``wrong-audience``, ``wrong-destination`` (Destination and Recipient of
+  another service), ``expired``, ``never-sent`` (answers another request id), ``unsolicited``
+  (no InResponseTo).
 """
 
 from __future__ import annotations
@@ -119,6 +120,9 @@ def single_sign_on(server: Server, users: dict[str, Any], query: dict[str, str])
         args["in_response_to"] = "id-we-never-sent-0123456789"
     if scenario == "unsolicited":
         args["in_response_to"] = None
+    form_target = args["destination"]
+    if scenario == "wrong-destination":  # Destination and Recipient name another service
+        args["destination"] = "https://other.example/saml/acs/"
     response = server.create_authn_response(
         identity=user["attributes"],
         name_id=NameID(format=NAMEID_FORMAT_PERSISTENT, text=user["persistent_id"]),
@@ -130,7 +134,7 @@ def single_sign_on(server: Server, users: dict[str, Any], query: dict[str, str])
         **args,
     )
     http_args = server.apply_binding(
-        BINDING_HTTP_POST, str(response), args["destination"], query.get("RelayState", ""),
+        BINDING_HTTP_POST, str(response), form_target, query.get("RelayState", ""),
         response=True,
     )  # fmt: skip
     return str(http_args["data"])
