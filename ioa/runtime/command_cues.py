@@ -40,9 +40,10 @@ is ruled out by one search.
 from __future__ import annotations
 
 import re
+import re._parser as _sre_parser  # the pattern parser: literal beginnings of the cues
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from ioa.schema import CandidateCommandType as C
 
@@ -581,6 +582,52 @@ _ADDRESSEE: Final = MappingProxyType(
 """The examiner addressed: "asked" cues (slow down, rephrase) need it or request evidence."""
 
 
+def beginnings(pattern: str, length: int = 3) -> frozenset[str]:
+    """The literal beginnings (up to ``length`` characters) a match of ``pattern`` can have:
+    every match starts with one of them (a shorter one where the pattern's next step is no
+    literal). Derived from the parsed pattern, so the lexicon needs no separate list."""
+    return frozenset(text for text, _ in _expand(_sre_parser.parse(pattern), length))
+
+
+_Prefixes = set[tuple[str, bool]]
+"""Partial beginnings: (text, whether the text so far is exact and may be extended)."""
+
+
+def _expand(items: Any, length: int) -> _Prefixes:
+    frontier: _Prefixes = {("", True)}
+    for item in items:
+        grown: _Prefixes = set()
+        for text, open_ in frontier:
+            if not open_ or len(text) >= length:
+                grown.add((text[:length], False))
+                continue
+            for more, exact in _expand_item(item, length - len(text)):
+                joined = text + more
+                grown.add((joined[:length], exact and len(joined) < length))
+        frontier = grown
+    return frontier
+
+
+def _expand_item(item: Any, length: int) -> _Prefixes:
+    op, argument = item
+    name = str(op)
+    if name == "LITERAL":
+        return {(chr(argument), True)}
+    if name in ("AT", "ASSERT", "ASSERT_NOT"):
+        return {("", True)}
+    if name == "IN" and all(str(o) == "LITERAL" for o, _ in argument):
+        return {(chr(code), True) for _, code in argument}
+    if name == "SUBPATTERN":
+        return _expand(argument[-1], length)
+    if name == "BRANCH":
+        return {prefix for branch in argument[1] for prefix in _expand(branch, length)}
+    if name in ("MAX_REPEAT", "MIN_REPEAT"):
+        low, _, body = argument
+        once = {(text, False) for text, _ in _expand(body, length)}
+        return once | {("", True)} if low == 0 else once
+    return {("", False)}  # anything else (a class, any character): no literal beginning
+
+
 @dataclass(frozen=True, slots=True)
 class Cue:
     command: C
@@ -594,6 +641,10 @@ class Lexicon:
 
     cues: tuple[Cue, ...]
     any_cue: re.Pattern[str]
+    """All cues at once, tried anchored where a cue may begin; each cue is then tried there
+    only, anchored, instead of each scanning the whole clause."""
+    heads: tuple[str, ...]
+    """The literal beginnings of all cues (:func:`beginnings`)."""
     frame: frozenset[str]
     tail: frozenset[str]
     durations: frozenset[str]
@@ -614,6 +665,7 @@ class Lexicon:
         return cls(
             cues=tuple(Cue(c, s, re.compile(p)) for c, s, p in specs),
             any_cue=re.compile("|".join(f"(?:{p})" for _, _, p in specs)),
+            heads=tuple(sorted({head for _, _, p in specs for head in beginnings(p)})),
             frame=frozenset(frame.split()),
             tail=frozenset(tail.split()) | frozenset(frame.split()),
             durations=frozenset(_DURATIONS[language].split()),
@@ -670,57 +722,66 @@ def clauses(text: str) -> list[tuple[str, bool]]:
     return out
 
 
-_LOOSE: Final = MappingProxyType(
+_LOOSE_SPELLINGS: Final = MappingProxyType(
     {
-        "en": (
-            (re.compile(r"\bu\b"), "you"),
-            (re.compile(r"\bur\b"), "your"),
-            (re.compile(r"\b(?:pls|plz|pleeease|pleas)\b"), "please"),
-            (re.compile(r"\bbrb\b"), "be right back"),
-            (re.compile(r"\bgimme\b"), "give me"),
-            (re.compile(r"\bsec\b"), "second"),
-            (re.compile(r"\b(?:im)\b"), "i'm"),
-            (re.compile(r"\b(?:dont)\b"), "don't"),
-            (re.compile(r"\b(?:cant)\b"), "can't"),
-        ),
-        "de": (
-            (re.compile(r"\bgrad\b"), "gerade"),
-            (re.compile(r"\bhab\b"), "habe"),
-            (re.compile(r"\bglaub\b"), "glaube"),
-        ),
-        "es": (
-            (re.compile(r"\bno se\b"), "no sé"),
-            (re.compile(r"\bporfi\b"), "porfa"),
-        ),
+        "en": {
+            "u": "you",
+            "ur": "your",
+            "pls": "please",
+            "plz": "please",
+            "brb": "be right back",
+            "gimme": "give me",
+            "sec": "second",
+            "im": "i'm",
+            "dont": "don't",
+            "cant": "can't",
+            "didnt": "didn't",
+            "wanna": "want to",
+            "gonna": "going to",
+        },
+        "de": {"grad": "gerade", "hab": "habe", "glaub": "glaube", "nen": "einen", "ne": "eine"},
+        "es": {"no se": "no sé", "porfi": "porfa", "xfa": "por favor", "q": "que"},
     }
 )
 """Loose spellings read as their standard form before the cues ("u", "pls", "brb")."""
 
+_LOOSE: Final = MappingProxyType(
+    {
+        language: re.compile(r"\b(?:" + "|".join(map(re.escape, spellings)) + r")\b")
+        for language, spellings in _LOOSE_SPELLINGS.items()
+    }
+)
+
 
 def loosen(text: str, language: str) -> str:
-    """``text`` with loose spellings in their standard form."""
-    for pattern, standard in _LOOSE[language]:
-        text = pattern.sub(standard, text)
-    return text
+    """``text`` with loose spellings in their standard form (one pass)."""
+    spellings = _LOOSE_SPELLINGS[language]
+    return _LOOSE[language].sub(lambda match: spellings[match.group(0)], text)
 
 
 def score(text: str, language: str) -> C | None:
     """The command the cues of ``text`` (normalised, short) add up to, or None."""
     lexicon = LEXICONS[language]
     text = loosen(text, language)
-    if not lexicon.any_cue.search(text):
-        return None
     polite = bool(lexicon.polite.search(text))
     give_up = bool(lexicon.give_up.search(text))
     totals: dict[C, int] = {}
     pieces = clauses(text)
     for index, (clause, asked) in enumerate(pieces):
+        starts = _cue_starts(lexicon, clause)
+        if not starts:
+            continue
         about_others = bool(lexicon.others.search(clause))
         rest = [other for i, (other, _) in enumerate(pieces) if i != index]
         for cue in lexicon.cues:
             if about_others and cue.command is not C.CLARIFICATION:
                 continue
-            for match in cue.pattern.finditer(clause):
+            end = 0
+            for start in starts:
+                match = cue.pattern.match(clause, start) if start >= end else None
+                if match is None:
+                    continue
+                end = max(match.end(), start + 1)
                 if _accepts(
                     lexicon,
                     cue,
@@ -754,6 +815,22 @@ def score(text: str, language: str) -> C | None:
     if best < 2:
         return None
     return next(c for c in PRIORITY if totals.get(c) == best)
+
+
+_WORD_START: Final = re.compile(r"\b\w")
+
+
+def _cue_starts(lexicon: Lexicon, clause: str) -> list[int]:
+    """The word starts in ``clause`` where some cue may begin: those that start with one of
+    the cues' literal beginnings (:func:`beginnings`, a C-speed test) and where the combined
+    pattern matches there."""
+    match = lexicon.any_cue.match
+    heads = lexicon.heads
+    return [
+        word.start()
+        for word in _WORD_START.finditer(clause)
+        if clause.startswith(heads, word.start()) and match(clause, word.start())
+    ]
 
 
 def _accepts(
