@@ -103,20 +103,17 @@ class Lms:
         client.logout()
         return dict(item)
 
-    def scores(self, *, context: str | None = None, user: str | None = None) -> list[Any]:
-        """Scores the platform received, each with the ``context`` of its line item."""
+    def scores(self, sitting: Sitting, *, user: str | None = None) -> list[Any]:
+        """Scores the platform received at ``sitting``'s line items (tag ``viva-<id>``), each
+        with the ``context`` (course) of its line item."""
         items = requests.get(f"{self.base}/test/lineitems", timeout=10).json()
         received = requests.get(f"{self.base}/test/scores", timeout=10).json()
-        found = [
+        return [
             {**score, "context": items[key]["context"]}
             for key, scores in received.items()
             for score in scores
-        ]
-        return [
-            s
-            for s in found
-            if (context is None or s["context"] == context)
-            and (user is None or s["userId"] == user)
+            if items[key].get("tag") == f"viva-{sitting.pk}"
+            and (user is None or score["userId"] == user)
         ]
 
     def fail_scores(self, count: int, status: int = 503) -> None:

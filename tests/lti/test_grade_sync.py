@@ -1,0 +1,146 @@
+"""Grade sync as an LMS expects (issue #32), against two independent LTI platforms: nothing is
+scored before the deliberate release (``PendingManual`` without a score at lock, the score and
+the released feedback at release), each student's grade goes to their own course's line item
+when one exam is placed in two courses, a refused post is tried again with back-off, and
+``manage.py lti_resync_grades`` and the admin action send again."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+
+from lti.models import GradePassback
+from marking import services as marking
+from marking.models import SessionMark
+from publishing.models import PublishedVersion
+from sessions.models import ExamSession, Sitting
+from tests.factories import AdminFactory
+from tests.lti.lms import Lms, lms_pair, platform_bases, version
+from tests.marking.exams import completed_session
+
+__all__ = ["lms_pair", "platform_bases", "version"]
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def place(lms: Lms, client: Client, version: PublishedVersion) -> tuple[Sitting, dict[str, Any]]:
+    item = lms.place(client, instructor="ines", context="course-1", version=version)
+    return Sitting.objects.get(pk=item["custom"]["viva_sitting"]), item["custom"]
+
+
+def examined(
+    lms: Lms, client: Client, sitting: Sitting, custom: dict[str, Any], *, user: str, context: str
+) -> SessionMark:
+    """``user`` opens the exam from ``context`` and completes it (a scripted, marked exam in
+    place of the session their launch made); their next launch finds it."""
+    launch = {"user": user, "context": context, "link": f"link-{context}", "custom": custom}
+    assert lms.launch(client, **launch).status_code == 302
+    own = ExamSession.objects.get(sitting=sitting, candidate__email=f"{user}@uni.example")
+    learner = own.candidate
+    own.delete()
+    session = completed_session(version=sitting.version, candidate=learner, sitting=sitting)
+    client.logout()
+    assert lms.launch(client, **launch)["Location"] == f"/exam/{session.pk}/"
+    client.logout()
+    return SessionMark.objects.get(session=session)
+
+
+def test_nothing_is_scored_before_release_and_the_release_posts_score_and_feedback(
+    lms_pair: tuple[Lms, Lms], client: Client, version: PublishedVersion, eager: None
+) -> None:
+    lms, _ = lms_pair
+    sitting, custom = place(lms, client, version)
+    mark = examined(lms, client, sitting, custom, user="alice", context="course-1")
+    marking.marks_lock(mark=mark, user=version.draft.owner)
+    (pending,) = lms.scores(sitting, user="alice")
+    assert pending["gradingProgress"] == "PendingManual"
+    assert pending["activityProgress"] == "Completed"
+    assert "scoreGiven" not in pending and "comment" not in pending
+
+    marking.result_release(mark=mark, user=version.draft.owner)
+    mark.refresh_from_db()
+    _, released = lms.scores(sitting, user="alice")
+    assert released["gradingProgress"] == "FullyGraded"
+    assert released["scoreGiven"] == pytest.approx(round(mark.final_score * 100, 2))
+    assert released["comment"].startswith("Result released. Score: ")
+    assert f"{mark.final_score * 100:.1f}%" in released["comment"]
+    assert list(GradePassback.objects.values_list("kind", "status")) == [
+        ("pending", "posted"),
+        ("score", "posted"),
+    ]
+
+
+def test_one_exam_in_two_courses_posts_each_grade_to_its_own_course(
+    lms_pair: tuple[Lms, Lms], client: Client, version: PublishedVersion, eager: None
+) -> None:
+    lms, _ = lms_pair
+    sitting, custom = place(lms, client, version)
+    # Ines places the same exam in her other course (the picker lists the exams she runs).
+    item = lms.place(client, instructor="ines", context="course-2", sitting=sitting)
+    assert item["custom"] == custom
+    alice = examined(lms, client, sitting, custom, user="alice", context="course-1")
+    bob = examined(lms, client, sitting, custom, user="bob", context="course-2")
+    for mark in (bob, alice):
+        marking.marks_lock(mark=mark, user=version.draft.owner)
+        marking.result_release(mark=mark, user=version.draft.owner)
+    released = [s for s in lms.scores(sitting) if s["gradingProgress"] == "FullyGraded"]
+    assert sorted((s["context"], s["userId"]) for s in released) == [
+        ("course-1", "alice"),
+        ("course-2", "bob"),
+    ]
+
+
+@pytest.mark.parametrize("status", [503, 429, 400])
+def test_a_refused_post_is_tried_again_and_then_lands(
+    lms_pair: tuple[Lms, Lms], client: Client, version: PublishedVersion, eager: None, status: int
+) -> None:
+    _, lms = lms_pair  # the second LMS, for once
+    sitting, custom = place(lms, client, version)
+    mark = examined(lms, client, sitting, custom, user="alice", context="course-1")
+    marking.marks_lock(mark=mark, user=version.draft.owner)
+    lms.fail_scores(1, status)
+    marking.result_release(mark=mark, user=version.draft.owner)
+    attempts = list(
+        GradePassback.objects.filter(kind="score").values_list("attempt", "status", "http_status")
+    )
+    assert attempts == [(1, "failed", status), (2, "posted", None)]
+    refused = GradePassback.objects.get(kind="score", attempt=1)
+    assert refused.next_attempt_at is not None and refused.next_attempt_at > refused.posted_at
+    assert [s["gradingProgress"] for s in lms.scores(sitting, user="alice")] == [
+        "PendingManual",
+        "FullyGraded",
+    ]
+
+
+def test_resync_command_and_admin_action_send_again_after_the_last_attempt(
+    lms_pair: tuple[Lms, Lms], client: Client, version: PublishedVersion, eager: None
+) -> None:
+    from lti.grades import MAX_ATTEMPTS
+
+    lms, _ = lms_pair
+    sitting, custom = place(lms, client, version)
+    mark = examined(lms, client, sitting, custom, user="alice", context="course-1")
+    lms.fail_scores(2 * MAX_ATTEMPTS)
+    marking.marks_lock(mark=mark, user=version.draft.owner)  # pending: refused each time
+    marking.result_release(mark=mark, user=version.draft.owner)  # the score: refused too
+    assert lms.scores(sitting, user="alice") == []
+    assert GradePassback.objects.filter(status="failed").count() == 2 * MAX_ATTEMPTS
+    assert not GradePassback.objects.filter(status="posted").exists()
+
+    call_command("lti_resync_grades", "--failed")
+    assert lms.scores(sitting, user="alice")[-1]["gradingProgress"] == "FullyGraded"
+
+    lms.fail_scores(MAX_ATTEMPTS)
+    call_command("lti_resync_grades", "--sitting", str(sitting.pk))
+    last = GradePassback.objects.order_by("-id").first()
+    assert last is not None and last.status == "failed" and last.next_attempt_at is None
+    client.force_login(AdminFactory())
+    answer = client.post(
+        "/admin/lti/gradepassback/", {"action": "resync", "_selected_action": [last.pk]}
+    )
+    assert answer.status_code == 302
+    assert GradePassback.objects.order_by("-id").first().status == "posted"  # type: ignore[union-attr]
+    assert len([s for s in lms.scores(sitting, user="alice") if "scoreGiven" in s]) == 2
