@@ -44,7 +44,14 @@ from lti_tool.models import LtiUser
 
 from accounts.models import ApiToken, User
 from ioa.events import TERMINAL_STATES, ExamState, body_digest
-from ioa.events.personal import CHAIN_V2, ERASED_TEXT, PERSONAL_FIELDS, erase
+from ioa.events.personal import (
+    CHAIN_V2,
+    ERASABLE_TYPES,
+    ERASED_TEXT,
+    chain_digest,
+    clear_fields,
+    erase,
+)
 from sessions import chain_anchor, signals, sqlite_guard
 from sessions.models import (
     CandidateInput,
@@ -78,7 +85,7 @@ class ErasurePlan:
 
 def _personal_rows(session: ExamSession) -> QuerySet[SessionEvent]:
     return SessionEvent.objects.filter(
-        session=session, erased__isnull=True, type__in=sorted(PERSONAL_FIELDS)
+        session=session, erased__isnull=True, type__in=sorted(ERASABLE_TYPES)
     ).order_by("seq")
 
 
@@ -96,8 +103,10 @@ def session_plan(session: ExamSession) -> ErasurePlan:
     _check_erasable(session)
     events = fields = 0
     for row in _personal_rows(session):
-        _, seals = erase(wire_from_row(row), key=chain_anchor.seal_key())
-        events, fields = events + bool(seals), fields + len(seals)
+        wire = wire_from_row(row)
+        _, seals = erase(wire, key=chain_anchor.seal_key())
+        count = len(seals) + len(clear_fields(wire))
+        events, fields = events + bool(count), fields + count
     return ErasurePlan(
         session_id=session.pk,
         events=events,
@@ -134,27 +143,48 @@ _SWAP_SQLITE = "UPDATE exam_sessions_sessionevent SET payload = %s, erased = %s 
 def _swap_personal_fields(session: ExamSession, erasure: PersonalDataErasure) -> None:
     postgres = connections[DEFAULT_DB_ALIAS].vendor == "postgresql"
     sql = _SWAP_POSTGRES if postgres else _SWAP_SQLITE
-    key, erasure_id = chain_anchor.seal_key(), str(erasure.pk)
+    erasure_id = str(erasure.pk)
     recorded: dict[int, tuple[str, str]] = {}
     with _erasing(erasure_id) as cursor:
         for row in _personal_rows(session):
-            wire = wire_from_row(row)
-            payload, seals = erase(wire, key=key)
-            if not seals:
+            swap = _erased_row(wire_from_row(row), session.chain_version, erasure_id)
+            if swap is None:
                 continue
-            erased: dict[str, object] = {"erasure": erasure_id, "seals": seals}
-            if session.chain_version < CHAIN_V2:  # the chain linked the clear body
-                digest, redacted = body_digest(wire), body_digest({**wire, "payload": payload})
-                recorded[row.seq] = (digest, redacted)
-                erased = {
-                    "erasure": erasure_id,
-                    "seals": dict.fromkeys(seals),
-                    "digest": digest,
-                    "redacted": redacted,
-                }
+            payload, erased = swap
+            if "digest" in erased:
+                recorded[row.seq] = (str(erased["digest"]), str(erased["redacted"]))
             cursor.execute(sql, [_json(payload), _json(erased), row.pk])
     if recorded:
         chain_anchor.anchor_erasure(session_id=session.pk, erasure_id=erasure_id, digests=recorded)
+
+
+def _erased_row(
+    wire: dict[str, object], version: int, erasure_id: str
+) -> tuple[dict[str, object], dict[str, object]] | None:
+    """The erased payload of one event and its erasure mark (None: nothing personal). The mark
+    keeps each sealed field's seal; when the chain linked clear text that the swap changes (a
+    version 1 chain, or a field version 2 hashes in clear: ``CLEAR_PERSONAL_FIELDS``) it also
+    keeps the digest the chain linked and the digest of the erased body (both recorded outside
+    the database too, by the caller)."""
+    key = chain_anchor.seal_key()
+    payload, seals = erase(wire, key=key)
+    cleared = clear_fields(wire)
+    if not seals and not cleared:
+        return None
+    erased: dict[str, object] = {
+        "erasure": erasure_id,
+        "seals": {**seals, **dict.fromkeys(cleared)},
+    }
+    if version < CHAIN_V2:  # the chain linked the clear body
+        erased["seals"] = dict.fromkeys([*seals, *cleared])
+        erased["digest"] = body_digest(wire)
+        erased["redacted"] = body_digest({**wire, "payload": payload})
+    elif cleared:  # the sealed form the chain linked still holds these fields in clear
+        erased["digest"] = chain_digest(wire, version=version, key=key)
+        erased["redacted"] = chain_digest(
+            {**wire, "payload": payload}, version=version, key=key, kept=seals
+        )
+    return payload, erased
 
 
 def _json(value: object) -> str:

@@ -192,8 +192,9 @@ def _erasure_check(
     anchored: Mapping[int, tuple[str, str, str]],
 ) -> tuple[Mapping[str, str] | None, list[ChainProblem]]:
     """What the verifier keeps for an erased row (version 2: its seals; version 1: the recorded
-    digests), and the problems of its erasure mark: no erasure of this session (and, for
-    version 1, no MAC'd record outside the database) accounts for it, or an erased value is
+    digests; version 2: its seals, and the recorded digests when fields it hashed in clear were
+    erased), and the problems of its erasure mark: no erasure of this session (and, for
+    recorded digests, no MAC'd record outside the database) accounts for it, or an erased value is
     not exactly the erasure marker (``erased_rewritten``: the kept seal vouches for the marker
     only, never for text written over it)."""
     erased = row["erased"]
@@ -205,7 +206,9 @@ def _erasure_check(
         problems.append(
             ChainProblem("unrecorded_erasure", row["seq"], "no erasure of this session")
         )
-    if version < CHAIN_V2:
+    recorded = version < CHAIN_V2 or "digest" in erased
+    kept: dict[str, str] = {}
+    if recorded:
         kept = {"digest": str(erased.get("digest", "")), "redacted": str(erased.get("redacted"))}
         outside = anchored.get(row["seq"])
         if outside != (erased.get("erasure"), kept["digest"], kept["redacted"]):
@@ -216,9 +219,13 @@ def _erasure_check(
                     "the erasure's record outside the database differs",
                 )
             )
-        return kept, problems
+        if version < CHAIN_V2:
+            return kept, problems
     seals = erased.get("seals")
-    return (seals if isinstance(seals, Mapping) else None), problems
+    seals = (
+        {k: v for k, v in seals.items() if isinstance(v, str)} if isinstance(seals, Mapping) else {}
+    )
+    return {**seals, **kept}, problems
 
 
 def _rewritten(row: Mapping[str, Any], erased: Mapping[str, Any]) -> list[ChainProblem]:

@@ -51,11 +51,28 @@ PERSONAL_FIELDS: Final[Mapping[str, frozenset[str]]] = {
 them: transcripts (both speakers: the examiner quotes and names the candidate), quoted excerpts
 and descriptions of their answers, what their commands said, and a proctor's words."""
 
+CLEAR_PERSONAL_FIELDS: Final[Mapping[str, frozenset[str]]] = {
+    "examiner_utterance_final": frozenset({"spokenText"}),
+    "self_correction_detected": frozenset({"originalClaim", "correctedClaim"}),
+    "transcript_corrected": frozenset({"originalText"}),
+    "guardrail_triggered": frozenset({"originalText", "replacementText"}),
+    "system_error": frozenset({"message", "userMessage", "details"}),
+}
+"""Payload fields that also hold the person's words but that chain versions 1 and 2 hash in
+clear (issue #32): the part of an utterance the candidate heard, the claims of a
+self-correction, a transcript's text before its correction, the examiner's text a guardrail
+rewrote, and an error's texts (an exception's message can quote its input). Erasing one changes
+the body the chain linked, so the erasure keeps the digest the chain linked and the digest of
+the body as erased, both also recorded under a MAC outside the database (as for a version 1
+chain, docs/spec/audit-chain.md); the recorded digest stands in only while the body is exactly
+the erased one."""
+
 SEAL_PREFIX: Final = "hmac-sha256:"
 ERASED_TEXT: Final = "[erased]"
 
 OBJECT_FIELDS: Final[Mapping[str, frozenset[str]]] = {
     "candidate_command_received": frozenset({"details"}),
+    "system_error": frozenset({"details"}),
 }
 """The personal fields that hold a JSON object (the payload schema's ``JsonObject``); every
 other personal field holds text."""
@@ -81,7 +98,7 @@ def rewritten_fields(wire: Mapping[str, Any], erased: Iterable[str]) -> list[str
     payload = wire.get("payload")
     payload = payload if isinstance(payload, Mapping) else {}
     kind = str(wire.get("type"))
-    names = PERSONAL_FIELDS.get(kind, frozenset())
+    names = PERSONAL_FIELDS.get(kind, frozenset()) | CLEAR_PERSONAL_FIELDS.get(kind, frozenset())
     return sorted(
         name
         for name in erased
@@ -89,13 +106,25 @@ def rewritten_fields(wire: Mapping[str, Any], erased: Iterable[str]) -> list[str
     )
 
 
-def personal_fields(wire: Mapping[str, Any]) -> list[str]:
-    """The personal fields present (not null) in a wire envelope's payload, sorted."""
+def personal_fields(
+    wire: Mapping[str, Any], fields: Mapping[str, frozenset[str]] = PERSONAL_FIELDS
+) -> list[str]:
+    """The personal fields (sealed ones unless ``fields`` says otherwise) present (not null) in
+    a wire envelope's payload, sorted."""
     payload = wire.get("payload")
-    names = PERSONAL_FIELDS.get(str(wire.get("type")), frozenset())
+    names = fields.get(str(wire.get("type")), frozenset())
     if not isinstance(payload, Mapping):
         return []
     return sorted(name for name in names if payload.get(name) is not None)
+
+
+def clear_fields(wire: Mapping[str, Any]) -> list[str]:
+    """The personal fields hashed in clear (:data:`CLEAR_PERSONAL_FIELDS`) present, sorted."""
+    return personal_fields(wire, CLEAR_PERSONAL_FIELDS)
+
+
+ERASABLE_TYPES: Final = frozenset(PERSONAL_FIELDS) | frozenset(CLEAR_PERSONAL_FIELDS)
+"""The event types with a personal field of either kind."""
 
 
 def seal(key: bytes, *, event_id: str, field: str, value: Any, plain: bool = False) -> str:
@@ -168,21 +197,30 @@ def chain_digest(
     Version 1 hashes the body in clear; for an event erased under version 1, ``kept`` holds the
     body digest recorded at erasure (``digest``) and the digest of the body as erased
     (``redacted``): the recorded digest stands in only while the body is still exactly the
-    erased one (the record itself is checked against its MAC'd copy outside the database)."""
+    erased one (the record itself is checked against its MAC'd copy outside the database).
+    Version 2 does the same for an event whose fields hashed in clear were erased
+    (:data:`CLEAR_PERSONAL_FIELDS`), over its sealed form; ``kept`` then also holds the seals."""
     if version < CHAIN_V2:
         actual = body_digest(wire, plain=plain)
-        if kept and kept.get("digest") and kept.get("redacted") == actual:
-            return kept["digest"]
-        return actual
-    return body_digest(sealed_wire(wire, key=key, kept=kept, plain=plain), plain=plain)
+    else:
+        actual = body_digest(sealed_wire(wire, key=key, kept=kept, plain=plain), plain=plain)
+    if kept and kept.get("digest") and kept.get("redacted") == actual:
+        return kept["digest"]
+    return actual
 
 
 def erase(wire: Mapping[str, Any], *, key: bytes) -> tuple[dict[str, Any], dict[str, str]]:
-    """The payload with every personal field pseudonymised, and the seals to keep (empty when
-    the event has no personal field). The chain version 2 digest is unchanged by the swap."""
+    """The payload with every personal field (sealed or hashed in clear) replaced by its marker,
+    and the seals to keep for the sealed ones (empty when the event has none). The chain version
+    2 digest is unchanged by the swap unless a field hashed in clear was erased
+    (:func:`clear_fields`: the erasure then keeps the linked digest, see
+    :data:`CLEAR_PERSONAL_FIELDS`)."""
     payload = dict(wire.get("payload") or {})
     seals: dict[str, str] = {}
+    kind = str(wire.get("type"))
     for name in personal_fields(wire):
         seals[name] = seal(key, event_id=str(wire["eventId"]), field=name, value=payload[name])
-        payload[name] = marker(str(wire.get("type")), name)
+        payload[name] = marker(kind, name)
+    for name in clear_fields(wire):
+        payload[name] = marker(kind, name)
     return payload, seals
