@@ -2,25 +2,36 @@
 
 REHEARSAL ONLY, like :mod:`bot.offline_examiner`. It compares *concepts*, not spellings, and it
 is built from three things only: the node's own evidence targets (id, label, description), a
-curated lexicon committed with the code (``bot/data/synonyms_en.json``) and the candidate's words.
-Pure Python, deterministic, nothing downloaded at run time.
+curated lexicon per language committed with the code (``bot/data/synonyms_<language>.json``:
+``en``, ``de``, ``es``) and the candidate's words. Pure Python, deterministic, nothing downloaded
+at run time.
 
 How an answer is judged against a target:
 
-1. **Concepts.** Both texts are tokenised and stemmed (Snowball, in the exam's language). The
-   lexicon maps words and phrases (longest first) to concepts, so ``node`` and ``vertex``,
-   ``closest`` and ``smallest``, ``finalised`` and ``settled`` meet; a term can imply broader
-   concepts (``dijkstra`` is a single-source shortest-path algorithm). A word the lexicon does
-   not know is its own concept; a misspelt one (one edit, two for long words) is read as the
-   target's word it is closest to.
+1. **Concepts.** Both texts are tokenised and stemmed (Snowball, in the exam's language; in
+   German and Spanish after folding accents, umlauts and ``ß``, which candidates often leave
+   out, and with the lexicon's stem exceptions where Snowball makes two words one, German
+   ``nächste`` and ``nach``). A German compound the lexicon does not know is read as its parts
+   when its head is a lexicon word (``Kantengewichte``: edge and weight, as the English
+   ``edge weights``). The lexicon maps words and phrases (longest first) to concepts, so
+   ``node`` and ``vertex``, ``closest`` and ``smallest``, ``finalised`` and ``settled`` meet; a
+   term can imply broader concepts (``dijkstra`` is a single-source shortest-path algorithm). A
+   word the lexicon does not know is its own concept; a misspelt one (one edit, two for long
+   words) is read as the target's word it is closest to.
 2. **Negation.** ``not``, ``never``, ``n't``, ``no``, ``without``, ``non-`` and ``un-`` negate the
-   next content word: a negated concept only meets a negated one (``isn't finalised yet`` meets
-   ``unsettled``), and of an antonym pair it reads as the opposite (``can't be negative`` is
-   ``non-negative``). A clause in which the candidate says they do not know (``I don't know``,
-   ``not sure``, ``can't remember``) counts for nothing, and the rest of that answer for half.
+   next content word (the lexicon's negators and prefixes: German ``nicht``, ``kein``,
+   ``nicht-``, Spanish ``no``, ``ningún``, ``sin``): a negated concept only meets a negated one
+   (``isn't finalised yet`` meets ``unsettled``), and of an antonym pair it reads as the opposite
+   (``can't be negative`` is ``non-negative``). A clause in which the candidate says they do not
+   know (``I don't know``, ``not sure``, ``can't remember``; some cues only at the clause's end,
+   Spanish ``no sé``, not ``no se puede``) counts for nothing, and the rest of that answer for
+   half.
 3. **Key concepts.** Each concept of the target weighs its inverse document frequency over the
    node's own texts (its targets and the opening question): what one target alone says weighs
-   most, what every target or the question already says weighs least.
+   most, what every target or the question already says weighs least. In German and Spanish
+   (the lexicon's ``label_factor``), a concept only the target's label says, not its
+   description, weighs less: the label names the topic (``greedy``), the description says what
+   to show.
 4. **Decision.** A target is met when at least :data:`MIN_HITS` of its concepts are in the answer
    and their weight reaches :data:`THRESHOLD` of the target's weight (at most :data:`WEIGHT_CAP`
    of it: a long description lists examples, not requirements). An answer that asserts the
@@ -36,11 +47,12 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
 import snowballstemmer
 
@@ -61,8 +73,17 @@ IGNORANCE_FACTOR: Final = 0.5
 """Factor on an answer's weight when the candidate says they do not know something."""
 NOT: Final = "not:"
 STEMMERS: Final = {"en": "english", "de": "german", "es": "spanish"}
+FOLDED: Final = frozenset({"de", "es"})
+"""Languages whose words are compared without accents, umlauts and ``ß`` (candidates type
+``ueber``, ``Strasse``, ``vertice``, ``almacen``)."""
 _TOKEN: Final = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
-_CLAUSE: Final = re.compile(r"[.!?;,:]+(?:\s|$)|\s(?:but|although|though|aber|pero)\s")
+_CLAUSE: Final = re.compile(
+    r"[.!?;,:]+(?:\s|$)|\s(?:but|although|though|aber|obwohl|sondern|pero|aunque|sino)\s"
+)
+_FINAL: Final = "$"
+"""Marks the end of a clause when looking for an ignorance cue said only there."""
+COMPOUND_PART: Final = 4
+"""The shortest head of a compound read as its parts (the modifier needs one letter less)."""
 
 
 class TargetLike(Protocol):
@@ -101,6 +122,13 @@ class Lexicon:
     common: frozenset[str]
     """Concepts that weigh :data:`COMMON_FACTOR` (a field's objects, everyday academic words)."""
     longest: int = 1
+    prefixes: tuple[str, ...] = ("un", "non", "in")
+    """Prefixes that negate a known word (``unsettled``, ``nichtnegativ``)."""
+    compounds: bool = False
+    """Whether a word the lexicon does not know may be read as a compound of known parts."""
+    label_factor: float = 1.0
+    """Factor on the weight of a concept only a target's label says, not its description (the
+    label names the topic, ``greedy``, ``limitation``; the description says what to show)."""
 
 
 @cache
@@ -108,10 +136,37 @@ def _stemmer(language: str) -> snowballstemmer.stemmer:
     return snowballstemmer.stemmer(STEMMERS.get(language, "english"))
 
 
+def _data(language: str) -> dict[str, object]:
+    path = DATA / f"synonyms_{language}.json"
+    data: dict[str, object] = json.loads(path.read_text("utf-8")) if path.exists() else {}
+    return data
+
+
+def fold(word: str, language: str = "en") -> str:
+    """``word`` without accents, umlauts and ``ß`` in a :data:`FOLDED` language (unchanged in
+    the others)."""
+    if language not in FOLDED:
+        return word
+    decomposed = unicodedata.normalize("NFD", word.replace("ß", "ss"))
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+@cache
+def _exceptions(language: str) -> dict[str, str]:
+    """The lexicon's ``stems``: folded word -> stem, where Snowball's would join two words."""
+    found = _data(language).get("stems")
+    if not isinstance(found, dict):
+        return {}
+    return {fold(str(word), language): str(stemmed) for word, stemmed in found.items()}
+
+
 @cache
 def stem(word: str, language: str = "en") -> str:
-    """The Snowball stem of a lower-case word (digits and symbols unchanged)."""
-    word = word.replace("'s", "").replace("'", "")
+    """The Snowball stem of a lower-case word (digits and symbols unchanged), folded first in
+    a :data:`FOLDED` language, or the lexicon's exception for it."""
+    word = fold(word.replace("'s", "").replace("'", ""), language)
+    if word in _exceptions(language):
+        return _exceptions(language)[word]
     return str(_stemmer(language).stemWord(word)) if word.isalpha() else word
 
 
@@ -129,8 +184,7 @@ def _stems(text: str, language: str) -> tuple[str, ...]:
 def lexicon(language: str) -> Lexicon:
     """The committed lexicon of ``language`` (``bot/data/synonyms_<language>.json``), or an
     empty one (stemming only) for a language without a file."""
-    path = DATA / f"synonyms_{language}.json"
-    data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    data: dict[str, Any] = _data(language)
     concepts: dict[tuple[str, ...], str] = {}
     for group in data.get("groups", []):
         for entry in group:
@@ -145,16 +199,20 @@ def lexicon(language: str) -> Lexicon:
         implies={name: tuple(more) for name, more in data.get("implies", {}).items()},
         antonyms={name: frozenset(others) for name, others in antonyms.items()},
         stopwords=frozenset(stem(w, language) for w in data.get("stopwords", [])),
-        negators=frozenset(w.replace("'", "") for w in data.get("negators", [])),
+        negators=frozenset(fold(w.replace("'", ""), language) for w in data.get("negators", [])),
         negation_skip=frozenset(stem(w, language) for w in data.get("negation_skip", [])),
-        ignorance=tuple(_stems(cue, language) for cue in data.get("ignorance", [])),
+        ignorance=tuple(_stems(cue, language) for cue in data.get("ignorance", []))
+        + tuple((*_stems(cue, language), _FINAL) for cue in data.get("ignorance_final", [])),
         fillers=frozenset(stem(w, language) for w in data.get("fillers", [])),
-        clause_negators=frozenset(data.get("clause_negators", [])),
+        clause_negators=frozenset(fold(w, language) for w in data.get("clause_negators", [])),
         dismissive=frozenset(stem(w, language) for w in data.get("dismissive", [])),
         common=frozenset(
             concepts.get(_stems(w, language), stem(w, language)) for w in data.get("common", [])
         ),
         longest=max((len(key) for key in concepts), default=1),
+        prefixes=tuple(fold(p, language) for p in data.get("prefixes", ("un", "non", "in"))),
+        compounds=bool(data.get("compounds", False)),
+        label_factor=float(data.get("label_factor", 1.0)),
     )
 
 
@@ -175,9 +233,40 @@ def _clauses(text: str) -> list[str]:
 
 
 def _has_cue(stems: Sequence[str], lex: Lexicon) -> bool:
-    """Whether the clause says the candidate does not know (fillers ignored)."""
-    joined = f" {' '.join(s for s in stems if s not in lex.fillers)} "
+    """Whether the clause says the candidate does not know (fillers ignored; a cue of the
+    lexicon's ``ignorance_final`` only at the clause's end)."""
+    joined = f" {' '.join(s for s in stems if s not in lex.fillers)} {_FINAL} "
     return any(f" {' '.join(cue)} " in joined for cue in lex.ignorance if cue)
+
+
+def _compound(token: str, lex: Lexicon, vocabulary: frozenset[str]) -> list[str]:
+    """A German compound the lexicon does not know as a whole, as its modifier and its head
+    when the head is a lexicon word (the longest such head; a linking ``s``, ``n``, ``en`` or
+    ``e`` left out of the modifier when the rest is known): ``kantengewichte`` is ``kanten``
+    and ``gewichte``. Any other token as it is."""
+    whole = stem(token, lex.language)
+    if (
+        not lex.compounds
+        or not token.isalpha()
+        or len(token) < 2 * COMPOUND_PART
+        or (whole,) in lex.concepts
+        or whole in vocabulary
+        or whole in lex.stopwords
+    ):
+        return [token]
+    for cut in range(COMPOUND_PART - 1, len(token) - COMPOUND_PART + 1):
+        head = stem(token[cut:], lex.language)
+        if (head,) not in lex.concepts or head in lex.stopwords:
+            continue
+        modifier = token[:cut]
+        for link in ("s", "en", "n", "e"):
+            bare = modifier.removesuffix(link)
+            known = (stem(bare, lex.language),) in lex.concepts
+            if bare != modifier and len(bare) >= COMPOUND_PART - 1 and known:
+                modifier = bare
+                break
+        return [modifier, token[cut:]]
+    return [token]
 
 
 def _negatable(token: str, lex: Lexicon) -> bool:
@@ -215,13 +304,14 @@ def read_clause(
 ) -> tuple[set[str], set[str]]:
     """The concepts of one clause's raw tokens (see the module docstring), and the broader
     concepts they imply."""
+    tokens = [part for token in tokens for part in _compound(token, lex, vocabulary)]
     stems = [stem(t, lex.language) for t in tokens]
     out: set[str] = set()
     implied: set[str] = set()
     negate = quantified = dismissed = False
     i = 0
     while i < len(stems):
-        raw = tokens[i].replace("'", "")
+        raw = fold(tokens[i].replace("'", ""), lex.language)
         if raw in lex.negators:
             negate, i = True, i + 1
             quantified = quantified or raw in lex.clause_negators
@@ -252,7 +342,7 @@ def _unprefixed(
     whole word is not itself known."""
     if concept is None or size > 1 or (concept,) in lex.concepts or concept in vocabulary:
         return concept, False
-    for prefix in ("un", "non", "in"):
+    for prefix in lex.prefixes:
         rest = raw.removeprefix(prefix).lstrip("-")
         if rest != raw and len(rest) > 3:
             known = lex.concepts.get((stem(rest, lex.language),))
@@ -392,6 +482,8 @@ def node_matcher(
     concepts it already says."""
     lex = lexicon(language)
     readings = tuple(read(_target_text(t), lex, implied=False).concepts for t in targets)
+    described = (read(t.description, lex, implied=False).concepts for t in targets)
+    titled = {c for reading, said in zip(readings, described, strict=True) for c in reading - said}
     asked = read(context, lex, implied=False).concepts if context else frozenset()
     documents = [*readings, asked] if context else list(readings)
     weights: dict[str, float] = {}
@@ -402,6 +494,8 @@ def node_matcher(
             weight *= CONTEXT_DISCOUNT
         if concept.removeprefix(NOT) in lex.common:
             weight *= COMMON_FACTOR
+        if concept in titled:
+            weight *= lex.label_factor
         weights[concept] = weight
     return NodeMatcher(language, readings, weights)
 
