@@ -96,7 +96,7 @@ _EN_TAIL = (
     " thanks thank you for ok okay if possible thats is fine alright sorry again right on to"
     " with next later over out up me i mind dont do can we more time another different new"
     " following already first instead just go move get back ahead forward be in hand"
-    " altogether entirely completely all carry continue going keep proceed"
+    " altogether entirely completely all carry continue going keep proceed something else"
 )
 _DE_FRAME = (
     "ich wir sie mir mich uns können könnten darf dürfen dürften kann könnte möchte möchten"
@@ -296,10 +296,10 @@ _EN_CUES: tuple[CueSpec, ...] = (
     (
         C.PAUSE,
         "weak",
-        r"\b(?:pause|break|breather|time ?out|rest|stop (?:for )?(?:a|one|two|five|ten|a few)"
-        r" (?:moment|minute|min|sec|second)s?|(?:have|take|get) (?:a |one |two |five |ten"
-        r" |a few |a couple of )(?:minute|min)s?|give me (?:two|five|ten|a few|a couple of|\d+)"
-        r" (?:minutes|mins))\b",
+        r"\b(?:pause|break|breather|time ?out|rest|step (?:away|out)|stop (?:for )?(?:a|one|two"
+        r"|five|ten|a few) (?:moment|minute|min|sec|second)s?|(?:have|take|get) (?:a |one |two"
+        r" |five |ten |a few |a couple of )(?:minute|min)s?|give me (?:two|five|ten|a few"
+        r"|a couple of|\d+) (?:minutes|mins))\b",
     ),
     # thinking aloud
     (
@@ -402,7 +402,7 @@ _DE_CUES: tuple[CueSpec, ...] = (
     (
         C.SKIP,
         "framed",
-        r"\bkann (?:ich )?(?:die|diese|das) (?:frage )?(?:leider )?nicht beantworten\b",
+        r"\b(?:leider )?nicht beantworten\b",
     ),
     (C.RESUME, "strong", r"\bwo waren wir\b"),
     (
@@ -452,6 +452,7 @@ _DE_CUES: tuple[CueSpec, ...] = (
         "asked",
         r"\blangsamer\b|\bzu schnell\b|\b(?:ziemlich|sehr|so|recht) schnell\b|\btempo\b",
     ),
+    (C.SLOW_DOWN, "strong", r"\bmir (?:etwas |viel |ein bisschen |gerade )?zu schnell\b"),
     (
         C.REVISE_EARLIER_ANSWER,
         "strong",
@@ -851,8 +852,8 @@ def _accepts(
     if cue.strength == "strong":
         return True
     requested = asked or polite or bool(lexicon.request.search(clause))
-    if cue.strength == "asked":
-        return requested or bool(lexicon.addressee.search(clause))
+    if cue.strength == "asked":  # the examiner asked, not "I would go slower"
+        return asked or polite or bool(lexicon.addressee.search(clause))
     if _DIGITS.search(clause) and cue.command not in (C.PAUSE, C.THINKING_ALOUD):
         return False
     # other cues of the same command around this one are part of the request ("abbreche
