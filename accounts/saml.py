@@ -314,8 +314,9 @@ def authn_request_url(request: HttpRequest, provider: IdentityProvider, next_pat
 # --- Reading the response -----------------------------------------------------------------------
 
 
-def _in_response_to(saml_response: str) -> str:
-    """The request a response says it answers, read before anything is trusted."""
+def _in_response_to(saml_response: str, acs_url: str) -> str:
+    """The request a response says it answers, read before anything is trusted (a response
+    addressed elsewhere is refused here already, and checked again once verified)."""
     if len(saml_response) > _MAX_RESPONSE_BYTES:
         raise SamlRefused("the response is too large", 400)
     try:
@@ -324,6 +325,8 @@ def _in_response_to(saml_response: str) -> str:
         raise SamlRefused(f"the response is not SAML XML: {error}", 400) from error
     except Exception as error:  # defusedxml refuses entities and DTDs
         raise SamlRefused(f"the response is refused as XML: {error!r}", 400) from error
+    if root.get("Destination") != acs_url:
+        raise SamlRefused(f"destination {root.get('Destination')!r} is not {acs_url!r}")
     answered = root.get("InResponseTo")
     if not answered:
         raise SamlRefused("an unsolicited response (no InResponseTo): we accept only answers")
@@ -402,15 +405,16 @@ def read_response(request: HttpRequest) -> SamlSignIn:
     saml_response = request.POST.get("SAMLResponse", "")
     if not saml_response:
         raise SamlRefused("no SAMLResponse in the request", 400)
-    request_id = _in_response_to(saml_response)
+    base = base_url(request)
+    acs_url = base + reverse("accounts:saml-acs")
+    request_id = _in_response_to(saml_response, acs_url)
     record = _claim_request(request_id)
     provider = identity_providers().get(str(record.get("idp")))
     if provider is None:
         raise SamlRefused(f"the request was sent to a provider no longer configured: {record}")
-    base = base_url(request)
     client = _client(base, provider)
     response = _verified(client, saml_response, request_id, str(record.get("next", "")))
-    _check_response(response, provider, base + reverse("accounts:saml-acs"))
+    _check_response(response, provider, acs_url)
     ava = response.ava or {}
     return SamlSignIn(
         provider=provider,
