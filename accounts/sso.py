@@ -18,6 +18,12 @@ Accounts and roles:
   deactivated (a person removed from every staff group loses access). Candidates never sign in
   this way (they arrive by invitation or LTI); a map naming ``candidate`` is a configuration
   error (system check ``accounts.E001``).
+
+Every call to the provider (JWKS, token, userinfo) goes through the outbound address guard
+(``web.outbound``: public addresses only, unless ``VIVA_OUTBOUND_ALLOWED_NETWORKS`` lists the
+provider's network). A callback the flow cannot accept (a forged or replayed ``state``, no
+state at all) is the clear refusal page (``templates/accounts/sso_refused.html``, 400) with a
+logged reason, and leaves no session behind (``web.no_session``).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 import jwt
+import mozilla_django_oidc.auth
 import requests
 from django.apps import AppConfig
 from django.conf import settings
@@ -36,13 +43,18 @@ from django.core.checks import CheckMessage, Error, register
 from django.core.exceptions import SuspiciousOperation
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
 
 from accounts.models import User
 from accounts.roles import Role
+from web.no_session import forget_session
+from web.outbound import route_library_through_guard
 
 logger = logging.getLogger(__name__)
+
+route_library_through_guard(mozilla_django_oidc.auth)  # JWKS, token, userinfo: guarded
 
 STAFF_ROLES: Final = (Role.ADMIN, Role.AUTHOR, Role.PROCTOR)
 """Roles single sign-on may grant, in order of precedence."""
@@ -180,8 +192,30 @@ def sso_callback(request: HttpRequest) -> HttpResponse:
     """The identity provider's redirect back (404 when single sign-on is not configured)."""
     if not sso_enabled():
         raise Http404("Single sign-on is not configured.")
-    response: HttpResponse = OIDCAuthenticationCallbackView.as_view()(request)
-    return response
+    reason = _state_refusal(request)
+    if reason is None:
+        try:
+            response: HttpResponse = OIDCAuthenticationCallbackView.as_view()(request)
+            return response
+        except SuspiciousOperation as refusal:
+            reason = str(refusal)
+    logger.warning("OIDC sign-in refused: callback: %s", reason)
+    forget_session(request)
+    return render(request, "accounts/sso_refused.html", status=400)
+
+
+def _state_refusal(request: HttpRequest) -> str | None:
+    """Why the callback cannot belong to a sign-in this browser started (its ``state`` is
+    missing, forged, replayed or expired), or ``None``. The provider's own error answer
+    (``error=``) goes on to mozilla-django-oidc's failure redirect."""
+    if request.GET.get("error"):
+        return None
+    state = request.GET.get("state", "")
+    if not state:
+        return "the callback carries no state"
+    if state not in (request.session.get("oidc_states") or {}):
+        return f"state {state[:40]!r} was not issued to this browser (forged, replayed, expired)"
+    return None
 
 
 @register()

@@ -4,11 +4,17 @@ registration URL in the LMS; the LMS opens it with ``openid_configuration`` and
 at the platform's ``registration_endpoint`` and stores the platform (``lti_tool``
 registration and deployment).
 
-Fail closed: the configuration's ``issuer`` must be the origin the configuration came from,
-every URL must be http(s), and the deployment the platform returns stays **inactive** until an
-administrator activates it in the admin console (unless
-``VIVA_LTI_DYNAMIC_REGISTRATION_ACTIVATE`` is set): anyone can open the registration URL, so a
-registration alone launches nobody into an exam.
+Who may register (issue #32): a signed-in administrator, or whoever holds a registration URL the
+tool issued (``manage.py lti_register --dynamic-registration-url``: the URL carries
+``viva_token``, signed and valid for ``VIVA_LTI_REGISTRATION_TOKEN_MAX_AGE_SECONDS``, a week by
+default). The spec's own ``registration_token`` proves nothing about the caller (any page can
+invent one); it is only passed on to the platform. Anyone else is refused before any fetch.
+
+Fail closed: both fetches (the configuration, the registration) go through the outbound address
+guard (``web.outbound``: public addresses only, redirects checked again); the configuration's
+``issuer`` must be the origin the configuration came from, every URL must be http(s), and the
+deployment the platform returns stays **inactive** until an administrator activates it in the
+admin console (unless ``VIVA_LTI_DYNAMIC_REGISTRATION_ACTIVATE`` is set).
 """
 
 from __future__ import annotations
@@ -17,11 +23,13 @@ import logging
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-import requests
 from django.conf import settings
+from django.core import signing
 from django.db import transaction
 from django.urls import reverse
 from lti_tool.models import Key, LtiDeployment, LtiRegistration
+
+from web import outbound
 
 logger = logging.getLogger(__name__)
 
@@ -34,10 +42,29 @@ SCOPES: Final = (
     "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly",
 )
 TIMEOUT: Final = 10
+REGISTRATION_SALT: Final = "viva.lti.dynamic-registration"
+TOKEN_MAX_AGE: Final = 7 * 24 * 3600
 
 
 class RegistrationRefused(Exception):
     """The platform's configuration or answer cannot be trusted; the message says why."""
+
+
+def registration_token_issue() -> str:
+    """A token for a registration URL (``?viva_token=``), valid for the configured time."""
+    return signing.TimestampSigner(salt=REGISTRATION_SALT).sign("register")
+
+
+def registration_token_valid(token: str) -> bool:
+    """Whether ``token`` is one :func:`registration_token_issue` made and still valid."""
+    if not token:
+        return False
+    max_age = getattr(settings, "VIVA_LTI_REGISTRATION_TOKEN_MAX_AGE_SECONDS", TOKEN_MAX_AGE)
+    try:
+        signing.TimestampSigner(salt=REGISTRATION_SALT).unsign(token, max_age=max_age)
+    except signing.BadSignature:
+        return False
+    return True
 
 
 def _origin(url: str) -> str:
@@ -50,7 +77,7 @@ def _origin(url: str) -> str:
 def platform_configuration(url: str) -> dict[str, Any]:
     """The platform's OpenID configuration, checked (module docstring)."""
     origin = _origin(url)
-    response = requests.get(url, timeout=TIMEOUT)
+    response = outbound.get(url, timeout=TIMEOUT)
     response.raise_for_status()
     config: dict[str, Any] = response.json()
     issuer = str(config.get("issuer", ""))
@@ -106,7 +133,7 @@ def register(*, openid_configuration: str, registration_token: str, base: str) -
             is_active=False,
         )
         headers = {"Authorization": f"Bearer {registration_token}"} if registration_token else {}
-        response = requests.post(
+        response = outbound.post(
             config["registration_endpoint"],
             json=tool_registration_request(base, registration),
             headers=headers,

@@ -1,6 +1,7 @@
 """The tool's LTI endpoints (docs/lms.md): OIDC third-party login initiation, the launch, the
-JWKS. Every refusal answers a clear page (``templates/lti/refused.html``) and logs a line
-``LTI launch refused: <code>: <reason>``; nothing is signed in."""
+JWKS, Dynamic Registration. Every refusal answers a clear page (``templates/lti/refused.html``)
+with a 4xx status and logs a line ``LTI launch refused: <code>: <reason>``; nothing is signed in
+and no session is left behind (``web.no_session``)."""
 
 from __future__ import annotations
 
@@ -28,12 +29,14 @@ from lti_tool.utils import DjangoToolConfig, get_launch_from_request
 from lti_tool.views import LtiLaunchBaseView
 from pylti1p3.contrib.django.launch_data_storage.cache import DjangoCacheDataStorage
 from pylti1p3.contrib.django.oidc_login import DjangoOIDCLogin
-from pylti1p3.exception import LtiException
+from pylti1p3.exception import LtiException, OIDCException
 
 from accounts.access import signed_in_user
 from accounts.login_throttle import ThrottledModelBackend
+from accounts.roles import Role
 from lti import dynamic_registration, placement_views, services
 from lti.services import LaunchRefused
+from web.no_session import forget_session
 
 logger = logging.getLogger(__name__)
 
@@ -44,8 +47,12 @@ user out on the next request). The platform's signed launch has already authenti
 DEEP_LINK_SESSION_KEY = "viva-lti-deep-link"
 
 
-def refused(request: HttpRequest, code: str, message: str, status: int = 403) -> HttpResponse:
-    logger.warning("LTI launch refused: %s: %s", code, message)
+def refused(
+    request: HttpRequest, code: str, message: str, status: int = 403, *, reason: str = ""
+) -> HttpResponse:
+    """The refusal page; ``reason`` (logged, never shown) when the page says less than the log."""
+    logger.warning("LTI launch refused: %s: %s", code, reason or message)
+    forget_session(request)
     return render(request, "lti/refused.html", {"message": message, "code": code}, status=status)
 
 
@@ -74,8 +81,16 @@ class LoginInitiationView(View):
         try:
             response: HttpResponse = oidc.disable_check_cookies().redirect(target)
             return response
-        except LtiException as error:
-            return refused(request, "login", f"The login request was refused: {error}", 400)
+        except (LtiException, OIDCException) as error:  # unknown registration, issuer, client
+            return refused(
+                request,
+                "login",
+                "This LMS is not registered with the tool, or sent a login request it cannot "
+                "accept. Ask your administrator to check the tool's registration.",
+                400,
+                reason=f"registration {registration_uuid}, issuer {params.get('iss')!r}, "
+                f"client {params.get('client_id')!r}: {error}",
+            )
 
 
 @method_decorator((xframe_options_exempt, never_cache), name="dispatch")
@@ -198,13 +213,30 @@ class DeepLinkView(View):
         return render(request, "lti/deep_link.html", context, status=status)
 
 
+REGISTRATION_FAILED = (
+    "Registration with the LMS did not succeed. Check the registration URL in the LMS and try "
+    "again; your administrator can find the reason in the tool's log."
+)
+"""One message for every failed registration: an unreachable or refused address, a closed port,
+a timeout and a bad answer look alike to the caller (no port scanner); the log says which."""
+
+
 @method_decorator((xframe_options_exempt, never_cache), name="dispatch")
 class DynamicRegistrationView(View):
     """LTI Dynamic Registration (``lti.dynamic_registration``): opened by the LMS with
     ``openid_configuration`` and ``registration_token``; answers a page saying what was
-    registered (its script tells the LMS to close the registration window)."""
+    registered (its script tells the LMS to close the registration window). Only for a
+    signed-in administrator or a URL carrying a ``viva_token`` the tool issued; every fetch
+    passes the outbound address guard."""
 
     def get(self, request: HttpRequest) -> HttpResponse:
+        if not self._allowed(request):
+            return refused(
+                request,
+                "registration_not_allowed",
+                "Registering an LMS needs the registration URL your administrator issued, or "
+                "an administrator signed in.",
+            )
         url = request.GET.get("openid_configuration", "")
         if not url:
             return refused(request, "no_configuration", "The LMS sent no configuration.", 400)
@@ -214,8 +246,20 @@ class DynamicRegistrationView(View):
                 registration_token=request.GET.get("registration_token", ""),
                 base=request.build_absolute_uri("/").rstrip("/"),
             )
-        except dynamic_registration.RegistrationRefused as refusal:
-            return refused(request, "registration", str(refusal), 400)
-        except (requests.RequestException, ValueError, KeyError) as error:
-            return refused(request, "registration", f"Registration failed: {error}", 502)
+        except (
+            dynamic_registration.RegistrationRefused,
+            requests.RequestException,  # web.outbound.AddressRefused included
+            ValueError,
+            KeyError,
+            TypeError,
+        ) as error:
+            reason = f"{url!r}: {type(error).__name__}: {error}"
+            return refused(request, "registration", REGISTRATION_FAILED, 502, reason=reason)
         return render(request, "lti/registered.html", {"deployment": deployment})
+
+    @staticmethod
+    def _allowed(request: HttpRequest) -> bool:
+        user = request.user
+        if user.is_authenticated and getattr(user, "role", "") == Role.ADMIN:
+            return True
+        return dynamic_registration.registration_token_valid(request.GET.get("viva_token", ""))

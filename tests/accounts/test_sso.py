@@ -140,8 +140,9 @@ def test_a_replayed_callback_signs_nobody_in(provider: Provider, client: Client)
         path = back.removeprefix("http://testserver")
         assert client.get(path).status_code == 302
         client.logout()
-        again = client.get(path)  # state and nonce were used up
-    assert again["Location"] == "/accounts/login/?sso=failed"
+        again = client.get(path)  # state and nonce were used up: the refusal page (issue #32)
+    assert again.status_code == 400
+    assert "Sign-in could not be completed" in again.content.decode()
     assert "_auth_user_id" not in client.session
 
 

@@ -27,7 +27,7 @@ from marking import services as marking
 from marking.models import SessionMark
 from publishing.services import version_publish
 from sessions.models import ExamSession, Sitting
-from tests.factories import AuthorFactory, DraftPackageFactory
+from tests.factories import AdminFactory, AuthorFactory, DraftPackageFactory
 from tests.marking.exams import completed_session
 from tests.support.lti_platform import running_platform
 
@@ -340,6 +340,7 @@ def test_dynamic_registration_registers_the_platform_inactive_until_activated(
     platform_base: str, sitting: Sitting, client: Client
 ) -> None:
     config = f"{platform_base}/.well-known/openid-configuration"
+    client.force_login(AdminFactory())  # an administrator registers (or a viva_token URL)
     refused = client.get(
         "/lti/register/", {"openid_configuration": config, "registration_token": "wrong"}
     )
@@ -387,6 +388,7 @@ def test_dynamic_registration_registers_the_platform_inactive_until_activated(
 
 
 def test_dynamic_registration_refuses_a_configuration_from_elsewhere(client: Client) -> None:
+    client.force_login(AdminFactory())
     response = client.get("/lti/register/", {"openid_configuration": "file:///etc/passwd"})
-    assert response.status_code == 400
+    assert response.status_code == 502
     assert not LtiRegistration.objects.exists()

@@ -33,7 +33,7 @@ def http_peer(
 ) -> Iterator[Peer]:
     """Serve ``routes`` on a free port of ``host`` (loopback; ``::1`` for IPv6) until the
     block ends."""
-    table = dict(routes or {})
+    table = routes if routes is not None else {}  # filled in later by a test that needs the port
     peer: Peer
 
     class Handler(BaseHTTPRequestHandler):

@@ -1,5 +1,8 @@
 """``manage.py lti_register``: register an LMS (an LTI 1.3 platform) and activate its
-deployments; prints the tool's URLs to enter in the LMS. ``--urls-only`` prints them alone."""
+deployments; prints the tool's URLs to enter in the LMS. ``--urls-only`` prints them alone;
+``--dynamic-registration-url`` prints a Dynamic Registration URL carrying a token the tool
+issued (``lti.dynamic_registration``: valid for a week by default), for an LMS administrator
+who is not signed in to the tool."""
 
 from __future__ import annotations
 
@@ -8,8 +11,10 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
+from django.urls import reverse
 from lti_tool.models import Key, LtiDeployment, LtiRegistration
 
+from lti.dynamic_registration import registration_token_issue
 from lti.selectors import tool_urls
 
 
@@ -27,10 +32,15 @@ class Command(BaseCommand):
         parser.add_argument("--deployment", action="append", default=[], help="deployment id")
         parser.add_argument("--base-url", default=getattr(settings, "VIVA_PUBLIC_URL", ""))
         parser.add_argument("--urls-only", action="store_true")
+        parser.add_argument("--dynamic-registration-url", action="store_true")
 
     # Any: Django types a command's options (argparse's values) as Any.
     def handle(self, *args: object, **options: Any) -> None:
         base = options["base_url"] or "http://127.0.0.1:8000"
+        if options["dynamic_registration_url"]:
+            url = f"{base.rstrip('/')}{reverse('lti:register')}?viva_token="
+            self.stdout.write(url + registration_token_issue())
+            return
         if options["urls_only"]:
             self._print(tool_urls(base))
             return

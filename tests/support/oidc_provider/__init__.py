@@ -36,6 +36,8 @@ class Provider:
             "OIDC_OP_TOKEN_ENDPOINT": f"{self.issuer}/token/",
             "OIDC_OP_USER_ENDPOINT": f"{self.issuer}/userinfo/",
             "OIDC_OP_JWKS_ENDPOINT": f"{self.issuer}/.well-known/jwks.json",
+            # The provider runs on 127.0.0.1: the outbound guard (web/outbound.py) allows it.
+            "VIVA_OUTBOUND_ALLOWED_NETWORKS": ["127.0.0.0/8"],
         }
 
 
