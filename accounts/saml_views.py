@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from accounts import saml
 
@@ -57,11 +57,16 @@ def saml_login(request: HttpRequest, slug: str) -> HttpResponse:
 
 @csrf_exempt  # the provider's cross-site POST; its signature and our stored request vouch for it
 @never_cache
-@require_POST
 def saml_acs(request: HttpRequest) -> HttpResponse:
-    """The assertion consumer service (HTTP-POST): sign the person in, or refuse."""
+    """The assertion consumer service (HTTP-POST): sign the person in, or refuse (a GET, e.g.
+    the back button, is the refusal page with 405)."""
     if not saml.saml_enabled():
         raise Http404("SAML sign-in is not configured.")
+    if request.method != "POST":
+        refusal = saml.SamlRefused(f"{request.method} to the assertion consumer service", 405)
+        response = _refused(request, refusal)
+        response["Allow"] = "POST"
+        return response
     try:
         user = saml.saml_account_sign_in(sign_in=(sign_in := saml.read_response(request)))
     except saml.SamlRefused as refusal:

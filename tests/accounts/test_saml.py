@@ -26,6 +26,7 @@ from django.test import Client, override_settings
 
 from accounts.models import User
 from accounts.saml import check_saml, sp_metadata
+from accounts.saml import username_for as saml_username
 from tests.factories import PASSWORD, AdminFactory
 from tests.support.saml_idp import IdentityProvider, idp_port, key_pair, running_idp
 
@@ -279,6 +280,33 @@ def test_a_tampered_or_garbled_response_is_refused_never_a_500(
         with caplog.at_level(logging.WARNING):
             response = client.post("/accounts/saml/acs/", {"SAMLResponse": garbage})
         assert_refused(client, response, caplog, "")
+
+
+def test_a_get_at_the_assertion_consumer_service_is_the_refusal_page(
+    idp: IdentityProvider, client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        response = client.get("/accounts/saml/acs/")
+    assert response.status_code == 405 and response["Allow"] == "POST"
+    assert "did not sign you in" in response.content.decode()
+
+
+def test_a_missing_id_attribute_is_refused_and_a_released_one_names_the_account(
+    idp: IdentityProvider, client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    uni = django_settings.VIVA_SAML_IDPS["uni"]
+    with override_settings(
+        VIVA_SAML_IDPS={"uni": {**uni, "id_attribute": "eduPersonPrincipalName"}}
+    ):
+        with caplog.at_level(logging.WARNING):
+            response = sign_in(client, "lena")
+        assert_refused(client, response, caplog, "'eduPersonPrincipalName' was not released")
+    with override_settings(VIVA_SAML_IDPS={"uni": {**uni, "id_attribute": "mail"}}):
+        assert sign_in(client, "lena").status_code == 302
+    entity_id = str(uni["entity_id"])
+    assert User.objects.get(email="lena@uni.example").username == saml_username(
+        entity_id, "lena@uni.example"
+    )
 
 
 def test_saml_urls_are_404_while_off(client: Client) -> None:
