@@ -1,0 +1,136 @@
+"""The classifier's cue scorer (ioa.runtime.command_cues, issue #31): the mechanisms that let the
+rule-based classifier read commands in words it was not written for, and keep answers out."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ioa.output_filters.text import normalise
+from ioa.runtime.agent_boundary import candidate_command
+from ioa.runtime.classifier import detect_command
+from ioa.runtime.command_cues import LEXICONS, beginnings, clauses, loosen, score
+from ioa.schema import CandidateCommandType as C
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "command"),
+    [
+        # loose spellings and bare short forms
+        ("en", "could u repeat that", C.REPEAT),
+        ("en", "skip pls", C.SKIP),
+        ("en", "pass, sorry", C.SKIP),
+        ("en", "brb need to pause for 2 min", C.PAUSE),
+        ("es", "pausa porfa, 2 min", C.PAUSE),
+        # the verb last, object first (the frame is read on both sides)
+        ("de", "Die lasse ich lieber aus, wenn das geht.", C.SKIP),
+        ("es", "esta me la salto", C.SKIP),
+        # a reason clause does not hide the command clause
+        ("en", "I'm finished, I want to hand it in", C.FINISH),
+        ("de", "kurze pause bitte, 2 min", C.PAUSE),
+        # giving up on the question, then "next" / "go on", is a skip
+        ("en", "I don't know this one, next", C.SKIP),
+        ("es", "uf no se, pasemos a otra", C.SKIP),
+        # idioms (strong cues)
+        ("en", "give me a moment to think about this", C.THINKING_ALOUD),
+        ("de", "was war nochmal die frage?", C.REPEAT),
+        # a negated wish to go on is a wish to stop, not a "no"
+        ("en", "I don't want to continue with the viva, please stop it here", C.FINISH),
+        ("es", "no quiero seguir con el examen, por favor termínelo", C.FINISH),
+    ],
+)
+def test_commands_in_words_the_rules_were_not_written_for(
+    language: str, text: str, command: C
+) -> None:
+    assert candidate_command(text, language) is command
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        # a content word around the verb vetoes it: subject, domain object, condition, number
+        ("en", "the algorithm skips settled vertices"),
+        ("en", "we'd repeat the titration three times to be sure"),
+        ("en", "skip it if the new distance is not shorter"),
+        ("en", "pause the infusion if he becomes hypotensive"),
+        ("de", "Wir würden die Messung wiederholen, um sicherzugehen."),
+        ("es", "Dijkstra salta los vértices ya visitados."),
+        # another person
+        ("en", "I'd speak slowly and explain the plan to him"),
+        # "asked" cues need a question, politeness or the examiner addressed
+        ("de", "ich würde langsamer vorgehen"),
+        ("es", "Si enfrías más despacio, obtienes cristales más grandes."),
+        # a bare cue with content around it in the other clauses
+        ("de", "Noch einmal: der Knoten mit der kleinsten Distanz kommt zuerst."),
+        ("es", "un momento, el ECG muestra descenso del ST, así que no es un IAMCEST"),
+        # an answer's closing is no finish or skip
+        ("en", "I'm done, that's my answer"),
+        ("es", "esa es mi respuesta"),
+        # a language named without a request
+        ("en", "in Spanish the word is the same"),
+    ],
+)
+def test_answers_with_command_words_stay_answers(language: str, text: str) -> None:
+    assert candidate_command(text, language) is None
+
+
+def test_an_emergency_of_the_candidate_wins_over_finish() -> None:
+    said = "I need to stop right now, I feel really sick"
+    assert detect_command(said, "en") is C.EMERGENCY_STOP
+    assert detect_command("stop, there's a fire alarm going off, I have to leave now") is (
+        C.EMERGENCY_STOP
+    )
+    # someone else's emergency is an answer
+    assert detect_command("Es una emergencia, le daría aspirina enseguida.", "es") is None
+
+
+def test_revising_needs_an_earlier_answer_named() -> None:
+    assert score(normalise("can I correct my last answer?"), "en") is C.REVISE_EARLIER_ANSWER
+    assert score(normalise("can I correct it?"), "en") is None
+
+
+def test_priority_breaks_ties_between_commands() -> None:
+    # "stop" reads as finish and "for a moment" only fits a pause: the pause wins
+    assert score(normalise("can we stop for a moment"), "en") is C.PAUSE
+    # finish and skip both weak: the more consequential wins a tie, and a confirmation follows
+    assert score(normalise("can we stop"), "en") is C.FINISH
+
+
+def test_clauses_split_at_punctuation_and_remember_questions() -> None:
+    assert clauses(normalise("Hang on, my phone is ringing. Can we stop? brb")) == [
+        ("hang on", False),
+        ("my phone is ringing", False),
+        ("can we stop", True),
+        ("brb", False),
+    ]
+
+
+def test_loose_spellings_are_read_in_their_standard_form() -> None:
+    assert loosen("could u repeat pls", "en") == "could you repeat please"
+    assert loosen("brb", "en") == "be right back"
+    assert loosen("uf no se", "es") == "uf no sé"
+    assert loosen("upset", "en") == "upset"  # whole words only
+
+
+@pytest.mark.parametrize("language", sorted(LEXICONS))
+def test_every_cue_begins_with_one_of_the_literal_beginnings(language: str) -> None:
+    """The gate that keeps the scorer cheap may never hide a cue: every cue's own beginnings
+    are among the lexicon's, and a cue found anywhere begins at a gated word start."""
+    lexicon = LEXICONS[language]
+    for cue in lexicon.cues:
+        assert beginnings(cue.pattern.pattern) <= set(lexicon.heads)
+    assert beginnings(r"\b(?:skip\w*|pass)(?: it)?") == {"ski", "pas"}
+    assert beginnings(r"^(?:a )?x") == {"a ", "x"}  # after a repeat: cut short, never wrong
+    assert "" not in lexicon.heads  # every cue has a literal beginning, or the gate is open
+
+
+def test_the_scorer_is_deterministic_and_fast_enough() -> None:
+    import time
+
+    said = "I think Dijkstra uses a priority queue and relaxes edges from the source"
+    assert re.fullmatch(r"[a-z ]+", normalise(said))
+    start = time.perf_counter()
+    for _ in range(200):
+        assert score(normalise(said), "en") is None
+    assert (time.perf_counter() - start) / 200 < 0.002  # generous: ~25 µs on a quiet machine
