@@ -2,18 +2,20 @@
 """The offline examiner's matcher on labelled paraphrases (issue #31).
 
 For each example package (the English ones, and the German and Spanish versions of CS201) and
-each labelled set (``main``: tuned on; ``heldout``: written after tuning), prints the recall on
-correct answers in the candidate's own words and the false-positive rate on incorrect or vague
-answers that reuse the target's words, for:
+each labelled set (``main``: tuned on; ``heldout``: never tuned on, written after tuning for
+English and before the German and Spanish lexicons for those), prints the recall on correct
+answers in the candidate's own words and the false-positive rate on incorrect or vague answers
+that reuse the target's words, for:
 
 * **now**: ``bot.offline_examiner.match_targets`` (the lexical-semantic matcher,
   ``bot/offline_matching.py``), in the package's language;
 * **baseline**: the content-word overlap matcher it replaced, kept below verbatim and computed
   on the same sets (nothing hard-coded; it knew English only).
 
-Each language's packages are followed by their total (``all en``, ``all de``, ``all es``).
-The sets and their scoring are in ``tests/bot/offline_matching/``. Pure: no database, no
-network. Usage: ``python bench/offline_matching.py [--wrong]`` (``--wrong`` lists the misses).
+Each language's packages are followed by their total (``all en``, ``all de``, ``all es``);
+the figures, before and after the German and Spanish lexicons, are in docs/bot.md. The sets and
+their scoring are in ``tests/bot/offline_matching/``. Pure: no database, no network. Usage:
+``python bench/offline_matching.py [--wrong]`` (``--wrong`` lists the misses).
 """
 
 from __future__ import annotations
