@@ -153,6 +153,18 @@ def test_a_provider_admin_never_becomes_the_local_admin(
     assert User.objects.get(email="it@uni.example").pk != local.pk
 
 
+def test_our_authn_request_is_signed_and_checked_by_the_provider(
+    idp: IdentityProvider, client: Client
+) -> None:
+    location = start(client)
+    forged = re.sub(r"Signature=[^&]+", "Signature=AAAA", location)
+    unsigned = re.sub(r"&Signature=[^&]+", "", location)
+    for url in (forged, unsigned):
+        answer = requests.get(url + "&" + urlencode({"user": "lena"}), timeout=10)
+        assert answer.status_code == 400 and "refused" in answer.text
+    assert at_provider(location, "lena")["SAMLResponse"]  # the one we signed is accepted
+
+
 def test_next_is_followed_after_sign_in(idp: IdentityProvider, client: Client) -> None:
     form = at_provider(start(client, "/studio/"), "lena")
     assert client.post("/accounts/saml/acs/", form)["Location"] == "/studio/"
