@@ -16,17 +16,12 @@ from ioa.events.personal import ERASED_TEXT
 from lti.models import GradePassback
 from sessions import signals
 
-_TEXTS = ("detail", "comment")
-"""The free-text columns of a grade passback (those the model has)."""
-
 
 def on_personal_data_erased(*, session_id: uuid.UUID, **_: object) -> None:
     """Replace the texts of the session's grade passbacks by the marker."""
-    names = {f.name for f in GradePassback._meta.concrete_fields}
     rows = GradePassback.objects.filter(session_id=session_id)
-    for name in _TEXTS:
-        if name in names:
-            rows.exclude(**{name: ""}).update(**{name: ERASED_TEXT})
+    rows.exclude(detail="").update(detail=ERASED_TEXT)
+    rows.exclude(comment="").update(comment=ERASED_TEXT)
 
 
 def connect() -> None:

@@ -159,6 +159,7 @@ def lti_records(session: ExamSession, candidate: User) -> None:
         cycle=1,
         score=0.5,
         status="failed",
+        comment=f"Well argued, {NAME}: you said {SAID!r}",
         detail=f"403: {EMAIL} ({NAME} {SURNAME}) is not enrolled",
     )
 
