@@ -145,7 +145,8 @@ _REQUEST: Final = MappingProxyType(
             r"|\b(?:i|we)(?:'d| would)? (?:want|wanna|need|like|love|prefer|rather|wish)\b"
             r"|\b(?:i'?d|we'?d|i would) (?:like|love|prefer|rather)\b|\blet'?s\b|\blet (?:me|us)\b"
             r"|\bis it (?:ok|okay|alright|possible|fine)\b|\bwould it be\b|\bmind if\b"
-            r"|\byou can\b|\bi'?m (?:going to|gonna)\b|\bi'?ll\b|\bhow about\b|\bwhy don'?t we\b"
+            r"|\byou can\b|\bi'?m (?:going to|gonna)\b|^going to\b|\bi'?ll\b|\bhow about\b"
+            r"|\bwhy don'?t we\b"
         ),
         "de": (
             r"\b(?:können|könnten|dürfen|darf|kann|könnte|sollen|wollen) (?:wir|ich|sie)\b"
@@ -277,7 +278,7 @@ _EN_CUES: tuple[CueSpec, ...] = (
     (
         C.RESUME,
         "framed",
-        r"\b(?:i'?m|i am|we'?re|we are) (?:back|ready|good to go|all set)\b|^(?:ready|good to go"
+        r"\b(?:i'?m|i am|we'?re|we are) (?:back|ready|good to go|all set)\b|\b(?:ready|good to go"
         r"|all set)(?: to (?:go|continue|carry on|start))?(?: again)?\b",
     ),
     (
@@ -298,7 +299,7 @@ _EN_CUES: tuple[CueSpec, ...] = (
         "weak",
         r"\b(?:pause|break|breather|time ?out|rest|step (?:away|out)|stop (?:for )?(?:a|one|two"
         r"|five|ten|a few) (?:moment|minute|min|sec|second)s?|(?:have|take|get) (?:a |one |two"
-        r" |five |ten |a few |a couple of )(?:minute|min)s?|give me (?:two|five|ten|a few"
+        r" |five |ten |a few |a couple of )(?:minute|min)s?|(?:give me|need) (?:two|five|ten|a few"
         r"|a couple of|\d+) (?:minutes|mins))\b",
     ),
     # thinking aloud
@@ -328,7 +329,14 @@ _EN_CUES: tuple[CueSpec, ...] = (
         C.REPEAT,
         "strong",
         r"\bcome again\b|\b(?:didn'?t|did not|couldn'?t|could not) (?:quite )?(?:catch|hear)\b"
-        r"|\bsay (?:that |it )?again\b|\bwhat was the question\b|\byou (?:cut|broke) (?:out|up)\b",
+        r"|\bsay (?:that |it |the question )?(?:again|once more|one more time)\b"
+        r"|\bwhat was the question\b|\byou (?:cut|broke) (?:out|up)\b",
+    ),
+    (
+        C.REPEAT,
+        "framed",
+        r"\b(?:the )?(?:audio|sound|connection|line|video) (?:cut|broke|dropped|froze)(?: out| up"
+        r"| off)?\b",
     ),
     (
         C.REPEAT,
@@ -353,6 +361,7 @@ _EN_CUES: tuple[CueSpec, ...] = (
         r"|\b(?:too|so|pretty|quite|really|very) fast\b",
     ),
     (C.SLOW_DOWN, "weak", r"\bslow (?:it )?down\b"),
+    (C.SLOW_DOWN, "asked", r"\b(?:not|don'?t (?:talk|speak|go|read)) (?:so|too) fast\b"),
     # revise: needs an earlier answer named (see _REVISE_REF)
     (
         C.REVISE_EARLIER_ANSWER,
@@ -426,6 +435,11 @@ _DE_CUES: tuple[CueSpec, ...] = (
         r"\b(?:nachdenken|überlegen|moment|sekunde|augenblick)\b",
     ),
     (
+        C.THINKING_ALOUD,
+        "framed",
+        r"\bich (?:überlege|denke) (?:noch|gerade|kurz)(?: nach)?\b",
+    ),
+    (
         C.REQUEST_REPHRASE,
         "asked",
         r"\bum(?:zu)?formulier\w*|\b(?:sagen|formulieren|fragen|erklären) sie (?:das |es |die"
@@ -472,7 +486,7 @@ _ES_CUES: tuple[CueSpec, ...] = (
     (
         C.EMERGENCY_STOP,
         "strong",
-        r"\bme (?:encuentro|siento) (?:muy |fatal |bastante )?mal\b|\bme (?:estoy )?mareo\b"
+        r"\bme (?:encuentro|siento) (?:muy |bastante )?(?:mal|fatal)\b|\bme (?:estoy )?mareo\b"
         r"|\balarma de incendios\b|\bincendio\b|\bfuego\b|\bno puedo respirar\b",
     ),
     (
