@@ -7,14 +7,20 @@
   :class:`~sessions.models.PersonalDataErasure` (who asked, when, why), swaps every personal
   field of the session's stored events (``ioa.events.personal``) for its pseudonym and keeps
   its seal beside the row (the only UPDATE the event-log triggers let through, and only under
-  that record), clears what the candidate typed into the inbox and the proctors' words in
-  their action requests, tells the apps above (``sessions.signals.personal_data_erased``:
-  marking pseudonymises its copies in the same transaction), and stamps
-  ``ExamSession.erased_at``. Marks, levels, states, times
-  and the structure of the log stay; ``verify_session_log`` still passes.
+  that record; a field chain version 2 hashes in clear keeps the linked digest instead,
+  ``CLEAR_PERSONAL_FIELDS``), clears what the candidate typed into the inbox, the proctors'
+  words in their action requests, staff's reasons for a start-window override, refused
+  commands' reasons and the admin's log entries about the session's rows, tells the apps above
+  (``sessions.signals.personal_data_erased``: marking, the bot, LTI and webhooks erase their
+  copies in the same transaction), and stamps ``ExamSession.erased_at``. Marks, levels,
+  states, times and the structure of the log stay; ``verify_session_log`` still passes.
 * :func:`erase_candidate` erases each of a candidate's sessions and pseudonymises the account
   (:func:`account_pseudonymise`: name, email, username, sign-in, invitation notes and addresses,
-  the LTI platform user's name, email and picture).
+  the LTI platform user's name, email and picture, the admin's log entries naming them, their
+  signed-in sessions and API tokens).
+
+Every column that can hold text is classified as erased here (or by a receiver) or kept, with
+why: ``tests/test_personal_data_columns.py`` (docs/privacy.md).
 * :func:`expired_sessions`: the sessions past ``VIVA_RETENTION_DAYS``.
 
 A chain version 1 session (stored before version 2) linked its events' clear bodies: each erased
