@@ -17,6 +17,8 @@ and audience of an active registration, expiry, state, nonce, deployment; see ``
 * :func:`deep_link_response` — Deep Linking 2.0: the instructor's chosen published assessment
   becomes a sitting and an ``ltiResourceLink`` content item with ``viva_sitting`` and a line
   item, signed by pylti1p3 for the platform;
+* :func:`review_target` — ``LtiSubmissionReviewRequest``: the reviewed candidate's result
+  (their own, for a learner) or session (staff);
 * :func:`roster_sync` — at an instructor's launch, Names and Role Provisioning: every active
   learner of the course gets an account and an exam session in the sitting.
 
@@ -64,6 +66,7 @@ LIS: Final = "http://purl.imsglobal.org/vocab/lis/v2/"
 STAFF_ROLES: Final = ("Instructor", "TeachingAssistant", "Administrator", "ContentDeveloper")
 DEEP_LINKING_CLAIM: Final = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"
 CUSTOM_CLAIM: Final = "https://purl.imsglobal.org/spec/lti/claim/custom"
+FOR_USER_CLAIM: Final = "https://purl.imsglobal.org/spec/lti/claim/for_user"
 
 
 class LaunchRefused(Exception):
@@ -287,6 +290,56 @@ def enter(*, link: SittingLink, user: User) -> str:
     return reverse("exam_sessions:proctor-sitting", args=[link.sitting_id])
 
 
+def review_target(*, lti_launch: LtiLaunch, user: User) -> str:
+    """``LtiSubmissionReviewRequest`` (the gradebook's "view submission"): where the reviewed
+    candidate's session (``for_user``) of the link's sitting opens. The link must already be
+    bound in this course (found by its resource link, or by the line item reviewed); a learner
+    may review only their own submission and lands on their result page (what the release
+    lets them see); staff land on the session's proctor page (and proctor the sitting, as at
+    an instructor's launch of the link)."""
+    link = _reviewed_link(lti_launch)
+    for_user = lti_launch.get_claim(FOR_USER_CLAIM) or {}
+    sub = str(for_user.get("user_id", "")) if isinstance(for_user, dict) else ""
+    if user.role == Role.CANDIDATE and sub != lti_launch.user.sub:
+        raise LaunchRefused("not_yours", "You can only review your own submission.")
+    account = LaunchAccount.objects.filter(
+        lti_user__registration=lti_launch.registration, lti_user__sub=sub, role=Role.CANDIDATE
+    ).first()
+    session = (
+        ExamSession.objects.filter(sitting=link.sitting, candidate_id=account.user_id).first()
+        if account is not None
+        else None
+    )
+    if session is None:
+        raise LaunchRefused("no_submission", "There is no exam session to review for this person.")
+    if user.role == Role.CANDIDATE:
+        return reverse("results:result", kwargs={"session_id": session.pk})
+    enter(link=link, user=user)
+    return reverse("exam_sessions:proctor-session", kwargs={"session_id": session.pk})
+
+
+def _reviewed_link(lti_launch: LtiLaunch) -> SittingLink:
+    """The bound link a submission review names: its resource link, else its line item in
+    the launch's course. Never binds a new link (a review is not a placement)."""
+    links = SittingLink.objects.select_related("sitting").filter(
+        registration=lti_launch.registration
+    )
+    found = None
+    if lti_launch.resource_link_claim:
+        found = links.filter(resource_link=lti_launch.resource_link).first()
+    lineitem = str(_ags(lti_launch).get("lineitem") or "")
+    if found is None and lineitem:
+        context = lti_launch.context
+        found = links.filter(ags_lineitem=lineitem, resource_link__context=context).first()
+    if found is None:
+        raise LaunchRefused(
+            "not_placed",
+            "This link is not connected to an exam yet. Ask your instructor to place the "
+            "exam in the course again.",
+        )
+    return found
+
+
 def roster_sync(*, link: SittingLink) -> list[ExamSession]:
     """Names and Role Provisioning: every active learner of the course gets their account and
     exam session in the link's sitting now (so proctors see the whole roster before anyone
@@ -391,6 +444,7 @@ __all__ = [
     "placeable_sittings",
     "placeable_versions",
     "placement_make",
+    "review_target",
     "role_for",
     "roster_sync",
 ]

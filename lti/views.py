@@ -154,6 +154,16 @@ class LaunchView(LtiLaunchBaseView):
                 logger.warning("LTI line item or roster of %s not synced: %s", link, error)
         return HttpResponseRedirect(target)
 
+    def handle_submission_review_launch(
+        self, request: HttpRequest, lti_launch: LtiLaunch
+    ) -> HttpResponse:
+        """The gradebook's "view submission" (``services.review_target``)."""
+        role = services.role_for(list(lti_launch.roles_claim or []))
+        user = services.account_for(lti_launch=lti_launch, role=role)
+        target = services.review_target(lti_launch=lti_launch, user=user)
+        login(request, user, backend=BACKEND)
+        return HttpResponseRedirect(target)
+
 
 @method_decorator((xframe_options_exempt, never_cache), name="dispatch")
 class DeepLinkView(View):

@@ -144,3 +144,25 @@ def test_resync_command_and_admin_action_send_again_after_the_last_attempt(
     assert answer.status_code == 302
     assert GradePassback.objects.order_by("-id").first().status == "posted"  # type: ignore[union-attr]
     assert len([s for s in lms.scores(sitting, user="alice") if "scoreGiven" in s]) == 2
+
+
+def test_the_gradebooks_view_submission_opens_the_candidates_result(
+    lms_pair: tuple[Lms, Lms], client: Client, version: PublishedVersion, eager: None
+) -> None:
+    lms, _ = lms_pair
+    sitting, custom = place(lms, client, version)
+    mark = examined(lms, client, sitting, custom, user="alice", context="course-1")
+    marking.marks_lock(mark=mark, user=version.draft.owner)
+    marking.result_release(mark=mark, user=version.draft.owner)
+    lineitem = GradePassback.objects.filter(status="posted").first().link.ags_lineitem  # type: ignore[union-attr]
+    review = {"link": "link-course-1", "review_for": "alice", "lineitem": lineitem}
+    own = lms.launch(client, user="alice", **review)
+    assert own.status_code == 302, own.content.decode()
+    assert own["Location"] == f"/exam/{mark.session_id}/result/"
+    assert "Your score: " in client.get(own["Location"]).content.decode()
+    client.logout()
+    staff = lms.launch(client, user="ines", role="Instructor", **review)
+    assert staff["Location"] == f"/proctor/sessions/{mark.session_id}/"
+    client.logout()
+    other = lms.launch(client, user="bob", **review)
+    assert other.status_code == 403 and "only review your own" in other.content.decode()

@@ -6,7 +6,8 @@ items and scores, and NRPS memberships. A plain threaded WSGI server, run as a s
 
 Test control endpoints (``/test/...``, JSON): ``setup`` (the tool's URLs and JWKS), ``launch``
 (starts a launch for a user and role, with an optional ``tamper``, ``context`` (course id,
-default ``course-1``; line items and memberships are per course) and ``deployment``),
+default ``course-1``; line items and memberships are per course), ``deployment``, and
+``review_for`` + ``lineitem`` for a submission review launch),
 ``scores``, ``lineitems`` (each names its
 ``context``), ``fail_scores`` (the next ``count`` score posts answer ``status``).
 The tampering is done to a launch the library built and signed: another issuer, audience or
@@ -183,7 +184,7 @@ def launch_form(environ: dict[str, t.Any]) -> dict[str, t.Any]:
     launch.set_launch_context_claim(context, context_title=f"Course {context}")
     launch.set_custom_parameters_claim(spec.get("custom") or {})
     lineitems, _ = ags_urls(STATE["base"], context)
-    launch.set_ags(lineitems_url=lineitems, lineitem_url=None)
+    launch.set_ags(lineitems_url=lineitems, lineitem_url=spec.get("lineitem") or None)
     launch.set_nrps(f"{STATE['base']}/nrps/{context}/memberships")
     if spec.get("deep_link"):
         launch.set_dl(
@@ -197,6 +198,12 @@ def launch_form(environ: dict[str, t.Any]) -> dict[str, t.Any]:
         "audience": {"aud": "someone-else", "azp": "someone-else"},
         "deployment": {DEPLOYMENT_CLAIM: "deployment-nobody-activated"},
     }.get(tamper)
+    if spec.get("review_for"):  # LTI AGS submission review: the gradebook's "view submission"
+        extra = {
+            **(extra or {}),
+            "https://purl.imsglobal.org/spec/lti/claim/message_type": "LtiSubmissionReviewRequest",
+            "https://purl.imsglobal.org/spec/lti/claim/for_user": {"user_id": spec["review_for"]},
+        }
     if spec.get("deployment"):
         extra = {**(extra or {}), DEPLOYMENT_CLAIM: spec["deployment"]}
     if extra:
