@@ -138,6 +138,9 @@ def test_resync_command_and_admin_action_send_again_after_the_last_attempt(
     last = GradePassback.objects.order_by("-id").first()
     assert last is not None and last.status == "failed" and last.next_attempt_at is None
     client.force_login(AdminFactory())
+    for page in ("placement", "candidatelink", "sittinglink", "gradepassback"):
+        assert client.get(f"/admin/lti/{page}/").status_code == 200, page
+    assert "http_status" in client.get("/admin/lti/gradepassback/?status=failed").content.decode()
     answer = client.post(
         "/admin/lti/gradepassback/", {"action": "resync", "_selected_action": [last.pk]}
     )
