@@ -97,6 +97,7 @@ _EN_TAIL = (
     " with next later over out up me i mind dont do can we more time another different new"
     " following already first instead just go move get back ahead forward be in hand"
     " altogether entirely completely all carry continue going keep proceed something else"
+    " whenever"
 )
 _DE_FRAME = (
     "ich wir sie mir mich uns können könnten darf dürfen dürften kann könnte möchte möchten"
@@ -112,7 +113,7 @@ _DE_TAIL = (
     " nochmal zur zu der den dem mit an auf nächsten nächste anderen andere weiter erst"
     " prüfung klausur sitzung ganze alles ich wir machen gehen nehmen kommen ist wäre"
     " vielleicht kurz bitte sorry also ja schon auch wieder heute damit hier stelle dieser"
-    " diesem an um und weitermachen weitergehen übergehen springen fortfahren"
+    " diesem an um und weitermachen weitergehen übergehen springen fortfahren aus"
 )
 _ES_FRAME = (
     "yo me nos te le lo la se puedo podemos podría podríamos puede podrías puedes quiero"
@@ -125,7 +126,7 @@ _ES_TAIL = (
     "esta esa este ese la el lo esto eso pregunta parte tema examen prueba ahora ya aquí por"
     " favor porfa gracias si es posible puede se no le importa de momento otra otro"
     " siguiente próxima a al con para luego después más tarde el final favor vale perdón"
-    " lo siento usted un una poco todo hoy mismo que me nos y seguir continuar cuando quiera"
+    " lo siento usted un una poco todo hoy que me nos y seguir continuar cuando quiera"
     " bien está"
 )
 
@@ -146,20 +147,21 @@ _REQUEST: Final = MappingProxyType(
             r"|\b(?:i'?d|we'?d|i would) (?:like|love|prefer|rather)\b|\blet'?s\b|\blet (?:me|us)\b"
             r"|\bis it (?:ok|okay|alright|possible|fine)\b|\bwould it be\b|\bmind if\b"
             r"|\byou can\b|\bi'?m (?:going to|gonna)\b|^going to\b|\bi'?ll\b|\bhow about\b"
-            r"|\bwhy don'?t we\b"
+            r"|\bwhy don'?t we\b|\bgive me\b"
         ),
         "de": (
             r"\b(?:können|könnten|dürfen|darf|kann|könnte|sollen|wollen) (?:wir|ich|sie)\b"
-            r"|\b(?:ich|wir) (?:möchte|möchten|würde|würden|will|wollen|wollte|hätte|hätten"
-            r"|brauche|bräuchte|muss)\b|\blass(?:en|t)? (?:sie )?(?:uns|mich)\b"
+            r"|\b(?:ich|wir) (?:möchte|möchten|will|wollen|wollte|brauche|bräuchte|muss)\b"
+            r"|\b(?:ich|wir) (?:würde|würden|hätte|hätten) (?:\w+ )?(?:gern|gerne|lieber)\b"
+            r"|\blass(?:en|t)? (?:sie )?(?:uns|mich)\b"
             r"|\b(?:wäre|ist) es (?:möglich|okay|ok|in ordnung)\b"
             r"|\b(?:sie|ich|wir) (?:können|kann)\b"
-            r"|^(?:\w+ )?(?:machen|gehen|nehmen|lassen) wir\b"
+            r"|^(?:\w+ )?(?:machen|gehen|nehmen|lassen) wir\b|\b(?:geben sie|gib) mir\b"
         ),
         "es": (
             r"\b(?:podemos|podríamos|puedo|podría|puede|puedes|podrías|se puede|quiero|quisiera"
             r"|querría|me gustaría|preferiría|prefiero|deseo|necesito|vamos a|le importa"
-            r"|te importa|sería posible|es posible|mejor)\b"
+            r"|te importa|sería posible|es posible|mejor|d[ée]me|dame)\b"
         ),
     }
 )
@@ -263,6 +265,7 @@ _EN_CUES: tuple[CueSpec, ...] = (
         r" (?:this|that|it)|next(?: one| question| part| please)?|(?:another|a different)"
         r" (?:one|question)|come back to (?:this|it|that) later)\b",
     ),
+    (C.SKIP, "framed", r"\b(?:i'?m skipping|i skip|i'?ll skip|i'?m passing|i'?ll pass)\b"),
     (
         C.SKIP,
         "framed",
@@ -307,7 +310,7 @@ _EN_CUES: tuple[CueSpec, ...] = (
         C.THINKING_ALOUD,
         "strong",
         r"\b(?:gather|collect|sort|order) (?:out )?my thoughts\b|\b(?:moment|second|sec|minute"
-        r"|seconds|minutes|secs)s? (?:to think|before i answer)\b|\blet me think\b|\bthink about"
+        r"|seconds|minutes|secs)s? (?:to think|before i answer)\b|\bthink about"
         r" (?:it|this|that) for a\b",
     ),
     (
@@ -353,12 +356,17 @@ _EN_CUES: tuple[CueSpec, ...] = (
         r"|\bwhat do you want me to (?:explain|say|talk about|focus on)\b|\b(?:do you want|should"
         r" i (?:give|explain|talk about|focus on|describe))\b.* or\b",
     ),
+    (
+        C.CLARIFICATION,
+        "asked",
+        r"\bwhat (?:exactly )?you (?:mean|'?re asking|are asking|want me to (?:say|explain))\b",
+    ),
     # slow down
     (
         C.SLOW_DOWN,
         "asked",
         r"\b(?:talk|speak|go|read)\w* (?:a (?:bit|little) )?(?:more )?(?:slowly|slower)\b"
-        r"|\b(?:too|so|pretty|quite|really|very) fast\b",
+        r"|\b(?:too|so|pretty|quite|really|very) (?:fast|quickly)\b",
     ),
     (C.SLOW_DOWN, "weak", r"\bslow (?:it )?down\b"),
     (C.SLOW_DOWN, "asked", r"\b(?:not|don'?t (?:talk|speak|go|read)) (?:so|too) fast\b"),
@@ -366,7 +374,8 @@ _EN_CUES: tuple[CueSpec, ...] = (
     (
         C.REVISE_EARLIER_ANSWER,
         "strong",
-        r"\b(?:correct|fix|change|revise|amend|redo|update|add to)\b",
+        r"\b(?:correct|fix|change|revise|amend|redo|update|add to|add (?:something|a point|more)"
+        r"|go back to|return to)\b",
     ),
     # language switch: needs a language named (see _LANGUAGE_NAMES)
     (C.LANGUAGE_SWITCH, "strong", r"\b(?:in|into|to) (?:LANG)\b"),
@@ -411,6 +420,11 @@ _DE_CUES: tuple[CueSpec, ...] = (
     (
         C.SKIP,
         "framed",
+        r"\b(?:(?:lasse|überspringe|überspring) ich|ich (?:lasse|überspringe))\b",
+    ),
+    (
+        C.SKIP,
+        "framed",
         r"\b(?:leider )?nicht beantworten\b",
     ),
     (C.RESUME, "strong", r"\bwo waren wir\b"),
@@ -418,7 +432,7 @@ _DE_CUES: tuple[CueSpec, ...] = (
         C.RESUME,
         "framed",
         r"\b(?:ich bin|bin) (?:wieder |jetzt )*(?:da|zurück|bereit|so weit|soweit)\b"
-        r"|\balles wieder gut\b",
+        r"|\balles wieder gut\b|\bda bin ich (?:wieder|zurück)\b|\bbin (?:wieder|zurück) da\b",
     ),
     (C.RESUME, "weak", r"\b(?:weitermachen|fortfahren|weitergehen|machen wir weiter)\b"),
     (C.PAUSE, "strong", r"\bbin gleich (?:wieder )?(?:da|zurück)\b"),
@@ -426,7 +440,8 @@ _DE_CUES: tuple[CueSpec, ...] = (
     (
         C.THINKING_ALOUD,
         "strong",
-        r"\b(?:meine )?gedanken (?:sortieren|ordnen|sammeln)\b|\bzum nachdenken\b"
+        r"\b(?:meine )?gedanken (?:sortieren|ordnen|sammeln)\b|\b(?:zum nachdenken|um"
+        r" nachzudenken|um zu überlegen)\b"
         r"|\b(?:zeit|sekunden|moment) (?:nehmen )?(?:bevor|zum)\b|\bsekunden zeit\b",
     ),
     (
@@ -520,7 +535,8 @@ _ES_CUES: tuple[CueSpec, ...] = (
     (
         C.PAUSE,
         "strong",
-        r"\bahora vuelvo\b|\bvuelvo (?:enseguida|en un)\b|\bme est[aá] sonando el m[oó]vil\b"
+        r"\bahora vuelvo\b|\bvuelvo (?:enseguida|en (?:un|unos|dos|cinco|diez))\b"
+        r"|\bhan llamado a la puerta\b|\bme est[aá] sonando el m[oó]vil\b"
         r"|\bllaman a la puerta\b",
     ),
     (
@@ -563,7 +579,8 @@ _ES_CUES: tuple[CueSpec, ...] = (
     (
         C.REVISE_EARLIER_ANSWER,
         "strong",
-        r"\b(?:corregir\w*|cambiar\w*|modificar|rectificar|me equivoqué|estaba mal)\b",
+        r"\b(?:corregir\w*|cambiar\w*|modificar|rectificar|me equivoqué|estaba mal|volver a"
+        r"|añadir)\b",
     ),
     (C.LANGUAGE_SWITCH, "strong", r"\b(?:en|al|a) (?:LANG)\b"),
     (
@@ -589,7 +606,7 @@ _REVISE_REF: Final = MappingProxyType(
 
 _ADDRESSEE: Final = MappingProxyType(
     {
-        "en": r"\byou(?:'re| are)?\b",
+        "en": r"\b(?:you(?:'re| are)? (?:talk|speak|go|read)\w*|(?:can|could|would|will) you)\b",
         "de": r"\bsie\b",
         "es": r"\busted\b|\b(?:habla|va|puede|podría)\b",
     }
@@ -643,6 +660,26 @@ def _expand_item(item: Any, length: int) -> _Prefixes:
     return {("", False)}  # anything else (a class, any character): no literal beginning
 
 
+_ME: Final = MappingProxyType(
+    {
+        "en": r"\b(?:i|i'?m|i'?ve|i'?ll|me|my|we|us|help|emergency|there'?s a fire)\b",
+        "de": r"\b(?:ich|mir|mich|mein\w*|wir|uns|hilfe|notfall|(?:es|hier) brennt)\b",
+        "es": r"\b(?:yo|me|mi|tengo|estoy|nos|ayuda|emergencia|hay un incendio|hay fuego)\b",
+    }
+)
+"""The candidate in an emergency cue's turn: an emergency is theirs, not a topic."""
+
+_APOLOGY: Final = MappingProxyType(
+    {
+        "en": r"(?:sorry|apologies|excuse me)\b",
+        "de": r"(?:sorry|entschuldigung|entschuldigen sie|verzeihung)\b",
+        "es": r"(?:perdón|perdone|perdona|disculpe|disculpa|lo siento)\b",
+    }
+)
+"""An apology clause ("sorry for the wait", "Entschuldigung für die Unterbrechung") goes with a
+command as frame words do."""
+
+
 @dataclass(frozen=True, slots=True)
 class Cue:
     command: C
@@ -672,6 +709,8 @@ class Lexicon:
     others: re.Pattern[str]
     revise_ref: re.Pattern[str]
     addressee: re.Pattern[str]
+    me: re.Pattern[str]
+    apology: re.Pattern[str]
 
     @classmethod
     def compile(cls, language: str, cues: tuple[CueSpec, ...], frame: str, tail: str) -> Lexicon:
@@ -693,13 +732,15 @@ class Lexicon:
             others=re.compile(_OTHERS[language]),
             revise_ref=re.compile(_REVISE_REF[language]),
             addressee=re.compile(_ADDRESSEE[language]),
+            me=re.compile(_ME[language]),
+            apology=re.compile(_APOLOGY[language]),
         )
 
-    def framed(self, words: list[str], command: C, before: bool) -> bool:
+    def framed(self, words: list[str], command: C, before: bool, timed: bool = True) -> bool:
         """Whether every word is a frame word (request words before the cue, request or exam
         words after it; durations after a pause or a moment to think)."""
         allowed = self.tail  # the frame and the exam's words, on either side (word order)
-        timed = command in (C.PAUSE, C.THINKING_ALOUD, C.RESUME)
+        timed = timed and command in (C.PAUSE, C.THINKING_ALOUD, C.RESUME)
         return all(
             w.replace("'", "") in allowed
             or w in allowed
@@ -810,8 +851,9 @@ def score(text: str, language: str) -> C | None:
                     totals[cue.command] = totals.get(cue.command, 0) + WEIGHTS[cue.strength]
     if not totals:
         return None
-    if C.EMERGENCY_STOP in totals:
-        return C.EMERGENCY_STOP
+    if C.EMERGENCY_STOP in totals and lexicon.me.search(text):
+        return C.EMERGENCY_STOP  # the candidate's own ("the fire alarm test is on Monday": not)
+    totals.pop(C.EMERGENCY_STOP, None)
     if C.REVISE_EARLIER_ANSWER in totals and not lexicon.revise_ref.search(text):
         del totals[C.REVISE_EARLIER_ANSWER]
     if C.LANGUAGE_SWITCH in totals:
@@ -878,11 +920,24 @@ def _accepts(
         return False
     if not lexicon.framed(after, cue.command, before=False):
         return False
-    if cue.strength == "framed" or requested or give_up:
-        return True
-    # the bare short form ("skip", "pass, sorry"): only when the rest of the utterance is
-    # frame words too (not "Noch einmal: der Knoten mit der kleinsten Distanz kommt zuerst")
-    return not before and all(
-        lexicon.framed(cue.pattern.sub(" ", other).split(), cue.command, before=False)
+    # whether the rest of the turn is frame words too (not "Noch einmal: der Knoten mit der
+    # kleinsten Distanz kommt zuerst", "I'm done with the first part, now the second part...")
+    if cue.command is C.EMERGENCY_STOP:
+        return True  # safety first: "Notfall, ich brauche Hilfe"
+    alone = all(
+        lexicon.apology.match(other)
+        or lexicon.framed(
+            cue.pattern.sub(" ", other).split(),
+            cue.command,
+            before=False,
+            timed=cue.command is C.PAUSE,
+        )
         for other in others
     )
+    if cue.command is C.THINKING_ALOUD and not alone:
+        return False  # thinking aloud, then the answer: "let me think, the heap is a tree"
+    if requested or give_up:
+        return True
+    if cue.strength == "framed":
+        return alone
+    return not before and alone  # the bare short form: "skip", "pass, sorry"

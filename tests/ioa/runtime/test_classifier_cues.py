@@ -38,6 +38,11 @@ from ioa.schema import CandidateCommandType as C
         # a negated wish to go on is a wish to stop, not a "no"
         ("en", "I don't want to continue with the viva, please stop it here", C.FINISH),
         ("es", "no quiero seguir con el examen, por favor termínelo", C.FINISH),
+        # an apology goes with a command as frame words do
+        ("de", "Entschuldigung für die Unterbrechung, ich bin jetzt wieder bereit.", C.RESUME),
+        ("en", "ok I'm back, sorry for the wait", C.RESUME),
+        # safety first: an emergency word with anything beside it
+        ("de", "notfall, ich brauche hilfe", C.EMERGENCY_STOP),
     ],
 )
 def test_commands_in_words_the_rules_were_not_written_for(
@@ -69,6 +74,15 @@ def test_commands_in_words_the_rules_were_not_written_for(
         ("es", "esa es mi respuesta"),
         # a language named without a request
         ("en", "in Spanish the word is the same"),
+        # thinking aloud, then the answer, is the answer
+        ("en", "let me think, the heap is a binary tree"),
+        ("de", "ich überlege noch, ob ein heap besser ist"),
+        # a framed command with an answer beside it
+        ("en", "I'm done with the first part, now the second part is the heap"),
+        # an emergency that is a topic, not the candidate's
+        ("en", "the fire alarm test is every Monday"),
+        # a German conditional is an answer's, not a request ("ich würde gern" is)
+        ("de", "ich würde es pausieren"),
     ],
 )
 def test_answers_with_command_words_stay_answers(language: str, text: str) -> None:
