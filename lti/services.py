@@ -8,15 +8,18 @@ and audience of an active registration, expiry, state, nonce, deployment; see ``
   ContentDeveloper (context or institution) → ``proctor``; Learner → ``candidate``; a learner
   role wins when both are present (a student must never land in the staff views);
 * :func:`link_for` — the resource link's sitting: bound once (the ``viva_sitting`` custom
-  parameter, set by Deep Linking or by hand in the LMS), with the AGS endpoints refreshed
-  at every launch; a line item is created when the platform allows it and sent none;
+  parameter, set by Deep Linking or by hand in the LMS) and only to a sitting placed in the
+  launch's own course (Tenancy, below), with the AGS endpoints refreshed at every launch; a
+  line item is created when the platform allows it and sent none;
 * :func:`account_for` — the local account of the platform user in that role (created on first
   launch, no usable password, never an existing local account);
 * :func:`enter` — a learner lands in their own exam session of the sitting (created on first
-  launch), an instructor in the sitting's proctor overview (and proctors it);
+  launch; the link is remembered as their course, where their grade goes), an instructor in
+  the sitting's proctor overview (and proctors it);
 * :func:`deep_link_response` — Deep Linking 2.0: the instructor's chosen published assessment
-  becomes a sitting and an ``ltiResourceLink`` content item with ``viva_sitting`` and a line
-  item, signed by pylti1p3 for the platform;
+  becomes a sitting (or an exam they run in another course is chosen), placed in the course,
+  and an ``ltiResourceLink`` content item with ``viva_sitting`` and a line item, signed by
+  pylti1p3 for the platform;
 * :func:`review_target` — ``LtiSubmissionReviewRequest``: the reviewed candidate's result
   (their own, for a learner) or session (staff);
 * :func:`roster_sync` — at an instructor's launch, Names and Role Provisioning: every active
