@@ -1,40 +1,61 @@
 """The cue scorer of the rule-based command classifier (:mod:`ioa.runtime.classifier`).
 
 The classifier's sentence rules are precise but narrow: they read the phrasings they were
-written for. This module is the part that generalises. It reads a short utterance as evidence
-for and against each command, clause by clause, with three kinds of knowledge per language:
+written for. This module is the part that generalises. It reads a short utterance (already
+limited to ``MAX_COMMAND_WORDS``) as evidence for and against each command, clause by clause
+(:func:`clauses`: split at punctuation, remembering which clause was asked), after reading
+loose spellings in their standard form (:func:`loosen`: "u", "pls", "brb", "no se"), with
+this knowledge per language (:data:`LEXICONS`):
 
-* **cues** (:data:`CUES`): what a command is made of: verbs, nouns and idioms with their
-  stems and loose spellings ("skip/skipped/skipping", "pass", "next one", "move on",
+* **cues** (``_EN_CUES``, ``_DE_CUES``, ``_ES_CUES``): what a command is made of: verbs,
+  nouns and idioms with their stems and loose forms ("skip*", "pass", "next one", "move on",
   "überspring*", "lass ... aus", "me la salto", "brb", "come again", "didn't catch",
-  "abgeben", "entregar"...). A cue is **strong** (an idiom that is a command wherever the
-  candidate says it: "be right back", "come again", "gather my thoughts"), **framed** (a
-  command when it stands in a clause of its own: "pass", "I'm finished", "I can't answer this
-  one") or **weak** (an ordinary verb: "skip", "stop", "repeat", "pausieren", "parar", that
-  needs, besides the frame, **request evidence**);
-* the **frame** (:class:`Lexicon`): the closed-class words a request is built from (modals
-  and pronouns, "I'd like to", "is it ok if", "können wir", "lass uns", "¿podemos?", "please",
-  "bitte", "porfa", time words, "this one", "the question", "die Frage", "la pregunta"...).
-  A framed or weak cue counts only when every other word of its clause is such a word. An
-  exam answer brings content around the verb: a subject ("the algorithm skips", "Dijkstra
-  salta"), a domain object ("we'd repeat the measurement", "pause the infusion"), a condition
-  ("skip it if the new distance is not shorter"), a number; each is a word outside the frame,
-  and it vetoes the cue. A negation before the cue ("I don't want to continue") vetoes it too;
+  "abgeben", "entregar"...). A cue is
+
+  - **strong**: an idiom that is a command wherever the candidate says it ("be right back",
+    "come again", "gather my thoughts", "was war nochmal die Frage");
+  - **asked**: strong, but only in a question, with politeness or with the examiner addressed
+    ("you're going too fast", "Sie sprechen zu schnell"; not "I'd go slower");
+  - **framed**: a command when it stands in a clause of its own ("pass", "I'm finished", "I
+    can't answer this one", "die lasse ich aus");
+  - **weak**: an ordinary verb ("skip", "stop", "repeat", "pausieren", "parar") that needs,
+    besides the frame, **request evidence**;
+* the **frame** (``_EN_FRAME``, ``_EN_TAIL``...): the closed-class words a request is built
+  from (modals and pronouns, "I'd like to", "is it ok if", "können wir", "lass uns",
+  "¿podemos?", "please", "bitte", "porfa", time words, "this one", "the question", "die
+  Frage", "la pregunta"...). A framed or weak cue counts only when every other word of its
+  clause is such a word (either side: German and Spanish put the verb last; other cues of the
+  same command count as frame: "abbreche und abgebe"). An exam answer brings content around
+  the verb: a subject ("the algorithm skips", "Dijkstra salta"), a domain object ("we'd repeat
+  the measurement", "pause the infusion"), a condition ("skip it if the new distance is not
+  shorter"), a number; each is a word outside the frame, and it **vetoes** the cue. A negation
+  before the cue ("I don't want to continue") vetoes it too, and so does another person in
+  the clause ("he", "the patient": ``_OTHERS``), except for clarification;
 * **request evidence** for weak cues: a request frame in the clause ("can we", "I want to",
-  "would it be possible", "können Sie", "quiero", "¿podemos?"), politeness anywhere in the
-  utterance ("please", "pls", "bitte", "porfa", "por favor"), a question mark, or the bare
-  imperative / short form (the cue opens its clause: "skip pls", "pausa porfa, 2 min").
+  "would it be possible", "give me", "können Sie", "ich würde gern" but not the answer's
+  conditional "ich würde", "quiero", "¿podemos?", "mejor"), politeness anywhere in the
+  utterance ("please", "pls", "bitte", "porfa", "if that's ok", "wenn das geht", "si no le
+  importa"), a question mark, giving up on the question ("I don't know", "keine Ahnung", "no
+  sé"), or the bare short form: the cue opens its clause ("skip pls", "pass, sorry");
+* **the rest of the turn**: a bare form, a framed cue without request evidence and any
+  thinking aloud count only when every other clause is frame words too, or an apology
+  ("sorry for the wait", "Entschuldigung für die Unterbrechung"): "Noch einmal: der Knoten
+  ... kommt zuerst", "let me think, the heap is a binary tree" and "I'm done with the first
+  part, now the second part is the heap" are answers.
 
-Strong cues are vetoed only by another person in their clause ("he", "the patient":
-:data:`_OTHERS`). Each accepted cue adds its weight to its command; the highest total wins,
-ties go by :data:`PRIORITY` (the more consequential first). Two combinations are read as
-such: giving up on the question ("I don't know", "keine Ahnung", "no sé") turns "go on" into
-skip, and an emergency cue wins over everything. Answer closings ("that's my answer", "das
-war's zu dieser Frage", "esa es mi respuesta") are no finish or skip unless the exam itself
-is named.
+Each accepted cue adds :data:`WEIGHTS` to its command; the highest total (at least 2) wins,
+ties go by :data:`PRIORITY` (the more consequential first). Combinations: an emergency cue
+wins over everything when the candidate is in the turn ("I feel really sick", "there's a
+fire"; not "the fire alarm test is every Monday"); giving up on the question turns "go on"
+into skip ("I don't know, can we go on?"); revising needs an earlier answer named ("my last
+answer", "Frage zwei", "la primera pregunta"); a language switch needs a language named and a
+request; answer closings ("that's my answer", "das war's zu dieser Frage", "esa es mi
+respuesta") are no finish or skip unless the exam itself is named.
 
-Deterministic and cheap: every pattern is compiled once; an utterance that has no cue at all
-is ruled out by one search.
+Deterministic and cheap (about 25 µs a turn): every pattern is compiled once; each cue is
+tried, anchored, only at the word starts that begin with one of the cues' literal beginnings
+(:func:`beginnings`, derived from the parsed patterns, so no separate keyword list can fall
+out of step with the cues) and where the combined pattern matches.
 """
 
 from __future__ import annotations
