@@ -107,6 +107,10 @@ def _check_erasable(session: ExamSession) -> None:
 def session_plan(session: ExamSession) -> ErasurePlan:
     """What :func:`erase_session` would change; raises :class:`ErasureRefused` if it would not."""
     _check_erasable(session)
+    return _plan(session)
+
+
+def _plan(session: ExamSession) -> ErasurePlan:
     events = fields = 0
     for row in _personal_rows(session):
         wire = wire_from_row(row)
@@ -197,6 +201,36 @@ def _json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+COVERAGE = 2
+"""What an erasure covers, recorded in its ``counts`` (``coverage``): 2 is every column
+``tests/test_personal_data_columns.py`` lists as erased and the event fields chain version 2
+hashes in clear (issue #32); an erasure without it (1) left those as they were, and
+:func:`erasure_complete` completes it."""
+
+
+def _counts(plan: ErasurePlan) -> dict[str, int]:
+    return {
+        "events": plan.events,
+        "fields": plan.fields,
+        "inputs": plan.inputs,
+        "proctorRequests": plan.proctor_requests,
+        "coverage": COVERAGE,
+    }
+
+
+def _erase_locked(
+    locked: ExamSession, *, kind: str, requested_by: User | None, reason: str, plan: ErasurePlan
+) -> PersonalDataErasure:
+    """Record the erasure and erase what is not erased yet (the caller holds the row lock)."""
+    erasure = PersonalDataErasure.objects.create(
+        session=locked, kind=kind, requested_by=requested_by, reason=reason, counts=_counts(plan)
+    )
+    _swap_personal_fields(locked, erasure)
+    signals.personal_data_erased.send(sender=signals.SENDER, session_id=locked.pk, erasure=erasure)
+    _session_rows_erased(locked)
+    return erasure
+
+
 def erase_session(
     *, session: ExamSession, kind: str, requested_by: User | None, reason: str
 ) -> PersonalDataErasure:
@@ -207,25 +241,53 @@ def erase_session(
     with transaction.atomic():
         locked = ExamSession.objects.select_for_update().get(pk=session.pk)
         plan = session_plan(locked)
-        erasure = PersonalDataErasure.objects.create(
-            session=locked,
-            kind=kind,
-            requested_by=requested_by,
-            reason=reason.strip(),
-            counts={
-                "events": plan.events,
-                "fields": plan.fields,
-                "inputs": plan.inputs,
-                "proctorRequests": plan.proctor_requests,
-            },
+        erasure = _erase_locked(
+            locked, kind=kind, requested_by=requested_by, reason=reason.strip(), plan=plan
         )
-        _swap_personal_fields(locked, erasure)
-        signals.personal_data_erased.send(
-            sender=signals.SENDER, session_id=locked.pk, erasure=erasure
-        )
-        _session_rows_erased(locked)
         ExamSession.objects.filter(pk=locked.pk).update(erased_at=erasure.created_at)
     session.erased_at = erasure.created_at
+    return erasure
+
+
+def incomplete_erasures() -> list[ExamSession]:
+    """Erased sessions whose latest erasure predates :data:`COVERAGE` (see there)."""
+    latest: dict[uuid.UUID, dict[str, object]] = {}
+    rows = PersonalDataErasure.objects.order_by("session_id", "created_at")
+    for session_id, counts in rows.values_list("session_id", "counts"):
+        latest[session_id] = counts if isinstance(counts, dict) else {}
+    stale = [pk for pk, counts in latest.items() if counts.get("coverage", 1) != COVERAGE]
+    return list(
+        ExamSession.objects.filter(pk__in=stale, erased_at__isnull=False).order_by("erased_at")
+    )
+
+
+def erasure_plan_complete(session: ExamSession) -> ErasurePlan:
+    """What :func:`erasure_complete` would erase in the session's log and rows."""
+    return _plan(session)
+
+
+def erasure_complete(
+    *, session: ExamSession, requested_by: User | None, reason: str
+) -> PersonalDataErasure:
+    """Complete an earlier erasure of ``session`` with what it did not cover (:data:`COVERAGE`):
+    the events not erased then (their types had no personal field then), every row beside the
+    log and the apps' copies; an erased candidate's account is pseudonymised again (the admin's
+    log about it, signed-in sessions, tokens). A new erasure record (same kind, its reason says
+    which erasure it completes) accounts for the events erased now; events erased before stay
+    as they are (the triggers let an event be erased once)."""
+    if not reason.strip():
+        raise ErasureRefused("completing an erasure needs a reason")
+    with transaction.atomic():
+        locked = ExamSession.objects.select_for_update().get(pk=session.pk)
+        first = locked.erasures.order_by("created_at").first()
+        if locked.erased_at is None or first is None:
+            raise ErasureRefused(f"session {locked.pk} was never erased: erase it")
+        text = f"completing the erasure of {first.created_at:%F} ({first.pk}): {reason.strip()}"
+        erasure = _erase_locked(
+            locked, kind=first.kind, requested_by=requested_by, reason=text, plan=_plan(locked)
+        )
+        if locked.candidate.username.startswith("erased-"):  # the account was erased too
+            account_pseudonymise(locked.candidate)
     return erasure
 
 

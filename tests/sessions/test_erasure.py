@@ -127,7 +127,13 @@ def test_erasure_pseudonymises_the_log_and_the_chain_still_verifies() -> None:
     assert CandidateInput.objects.get(session=session).payload == {}
     stored = PersonalDataErasure.objects.get(session=session)
     assert stored == erasure and stored.requested_by == admin and "art. 17" in stored.reason
-    assert stored.counts == {"events": 4, "fields": 5, "inputs": 1, "proctorRequests": 0}
+    assert stored.counts == {
+        "events": 4,
+        "fields": 5,
+        "inputs": 1,
+        "proctorRequests": 0,
+        "coverage": 2,  # sessions.erasure.COVERAGE (issue #32)
+    }
     exported = "\n".join(export_lines(session_id=session.pk))
     assert "Lovelace" not in exported and "Byron" not in exported and "sister" not in exported
 

@@ -3,6 +3,8 @@
 * ``--candidate USERNAME_OR_EMAIL``: every session of one candidate, and their account (on
   request; ``--reason`` is required).
 * ``--expired``: every session over for more than ``VIVA_RETENTION_DAYS`` days.
+* ``--complete``: every session erased before erasure covered every table and event field
+  (issue #32, ``sessions.erasure.COVERAGE``): what the earlier erasure left is erased now.
 
 A dry run by default: it prints what it would do, session by session, and changes nothing.
 ``--apply`` erases. Exit status 1 when a session named cannot be erased (``--candidate``: then
@@ -21,7 +23,10 @@ from sessions.erasure import (
     ErasureRefused,
     erase_candidate,
     erase_session,
+    erasure_complete,
+    erasure_plan_complete,
     expired_sessions,
+    incomplete_erasures,
     session_plan,
 )
 from sessions.models import ExamSession, PersonalDataErasure
@@ -36,6 +41,11 @@ class Command(BaseCommand):
         which.add_argument(
             "--expired", action="store_true", help="sessions past VIVA_RETENTION_DAYS"
         )
+        which.add_argument(
+            "--complete",
+            action="store_true",
+            help="complete erasures made before every table and event field was covered",
+        )
         parser.add_argument("--reason", default="", help="why (required with --candidate)")
         parser.add_argument("--by", default="", help="username of the staff member who asked")
         parser.add_argument("--apply", action="store_true", help="erase (default: dry run)")
@@ -45,6 +55,8 @@ class Command(BaseCommand):
         reason, apply = str(options["reason"]), bool(options["apply"])
         if options["candidate"]:
             self._candidate(options["candidate"], reason, apply, requested_by)
+        elif options["complete"]:
+            self._complete(reason, apply, requested_by)
         else:
             self._expired(reason, apply, requested_by)
 
@@ -110,3 +122,19 @@ class Command(BaseCommand):
             self.stdout.write(f"erased {erased} session(s)")
         if refused:
             raise CommandError(f"{refused} expired session(s) cannot be erased", returncode=1)
+
+    def _complete(self, reason: str, apply: bool, by: User | None) -> None:
+        reason = reason.strip() or "erasure extended to every table and event field (issue #32)"
+        pending = incomplete_erasures()
+        for session in pending:
+            plan = erasure_plan_complete(session)
+            self.stdout.write(
+                f"session {plan.session_id} (erased {session.erased_at:%F}): {plan.events} "
+                f"more event(s), {plan.fields} personal field(s); every row beside the log"
+            )
+            if apply:
+                erasure_complete(session=session, requested_by=by, reason=reason)
+        if not apply:
+            self.stdout.write("dry run: nothing changed (add --apply to complete)")
+        else:
+            self.stdout.write(f"completed {len(pending)} erasure(s)")
