@@ -320,9 +320,9 @@ modes, seconds, scopes and categories."""
 
 def _identifiers(user: User) -> list[str]:
     """The strings that name the person: username, email, names (what the admin's log quotes)."""
-    names = [user.username, user.email, user.first_name, user.last_name, user.display_name]
-    names.append(f"{user.first_name} {user.last_name}".strip())
-    return [n for n in {*names} if n and len(n) >= 3]
+    names = [user.username, user.email, user.display_name]
+    names += [f"{user.first_name} {user.last_name}".strip(), user.last_name]
+    return sorted(n for n in {*names} if len(n) >= 4)  # a short name alone matches others
 
 
 def _admin_log_erased(user: User, identifiers: list[str]) -> None:

@@ -228,6 +228,17 @@ def moderated_and_appealed(session: ExamSession, candidate: User, staff: User) -
     answer = page.post(f"/exam/{session.pk}/result/", {"reason": APPEAL})
     assert answer.status_code in (200, 302), answer.status_code
     assert Appeal.objects.filter(mark=mark, reason=APPEAL).exists()
+    services.second_marking_set(mark=mark, required=True, user=staff)
+    current = TargetDecision.objects.filter(mark=mark).order_by("target_key", "-number")
+    levels = {row.target_key: row.level for row in reversed(list(current))}
+    services.second_marks_record(
+        mark=mark,
+        user=AuthorFactory(),
+        marks=[
+            {"targetKey": key, "level": level, "rationale": f"Agree; {NAME} was clear: {SAID}"}
+            for key, level in levels.items()
+        ],
+    )
     services.marks_lock(
         mark=mark, user=staff, note=f'The recording is clear despite "hissed like a kettle", {NAME}'
     )
@@ -270,6 +281,7 @@ def test_erasing_a_marked_appealed_exam_leaves_none_of_the_persons_words(
         "marking_markingauditentry",
         "marking_appeal",
         "marking_targetdecision",
+        "marking_secondmark",
         "exam_sessions_sessionevent",
         "exam_sessions_candidateinput",
         "lti_tool_ltiuser",
