@@ -93,6 +93,8 @@ MIDDLEWARE = [
     # The browser's language for staff pages; candidate pages use the exam's (docs/i18n.md).
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # A body over DATA_UPLOAD_MAX_MEMORY_SIZE on /api/ is the JSON 413 (web/api/body_limit.py).
+    "web.api.body_limit.ApiBodyLimitMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "accounts.login_throttle.LoginLockoutMiddleware",
@@ -269,6 +271,10 @@ VIVA_SAML_METADATA_MAX_AGE_SECONDS = int(
 )
 # LTI Dynamic Registration: activate the deployment a platform registers at once (docs/lms.md).
 VIVA_LTI_DYNAMIC_REGISTRATION_ACTIVATE = env_bool("VIVA_LTI_DYNAMIC_REGISTRATION_ACTIVATE", False)
+# How long a registration URL from `lti_register --dynamic-registration-url` is accepted.
+VIVA_LTI_REGISTRATION_TOKEN_MAX_AGE_SECONDS = int(
+    os.environ.get("VIVA_LTI_REGISTRATION_TOKEN_MAX_AGE_SECONDS", str(7 * 24 * 3600))
+)
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
