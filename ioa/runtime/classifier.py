@@ -905,7 +905,7 @@ CONSENT_VOCABULARIES: Final = MappingProxyType(
             no_opening=re.compile(
                 r"^(no|todavía no|aún no|ahora no|de ninguna manera|para nada|mejor no|claro "
                 r"que no|cancelar)\b(?!\s+(tengo ni idea|sé|se|creo|he estudiado|me acuerdo"
-                r"|quiero (seguir|continuar)"
+                r"|quiero (seguir|continuar)|lo se|la se"
                 r"|lo sé|la sé|puedo (contestar|responder)|estoy segur[oa])\b)"
             ),
             negated_wish=re.compile(

@@ -4,7 +4,9 @@ The classifier's sentence rules are precise but narrow: they read the phrasings 
 written for. This module is the part that generalises. It reads a short utterance (already
 limited to ``MAX_COMMAND_WORDS``) as evidence for and against each command, clause by clause
 (:func:`clauses`: split at punctuation, remembering which clause was asked), after reading
-loose spellings in their standard form (:func:`loosen`: "u", "pls", "brb", "no se"), with
+loose spellings in their standard form (:func:`loosen`: "u", "pls", "brb", "no se") and
+folding accents and umlauts on both sides (:func:`fold`: "koennen", "ueberspringen", "mas
+despacio"), with
 this knowledge per language (:data:`LEXICONS`):
 
 * **cues** (``_EN_CUES``, ``_DE_CUES``, ``_ES_CUES``): what a command is made of: verbs,
@@ -109,7 +111,7 @@ _EN_FRAME = (
     " need like love prefer rather id wed ill im lets let going gonna have get take give go"
     " really actually maybe perhaps quickly hey yeah yes oh um uh hmm and but also kindly"
     " honestly would wouldnt cant couldnt how about what why instead think guess allowed"
-    " there am are was ask"
+    " there am are was ask a an got youre"
 )
 _EN_TAIL = (
     "this that it one ones the question questions part bit section topic exam test viva"
@@ -155,7 +157,7 @@ _OTHERS: Final = MappingProxyType(
     {
         "en": r"\b(?:he|she|his|her|him|they|them|their|patients?|guests?|the [a-z]+s)\b",
         "de": r"\b(?:er|ihm|ihn|sein\w*|patient\w*|herr\w*|man|gäste)\b",
-        "es": r"\b(?:él|ella|ellos|paciente\w*|señor\w*|clientes|huéspedes)\b",
+        "es": r"\b(?:ella|ellos|paciente\w*|señor\w*|clientes|huéspedes)\b",
     }
 )
 """Another person in a clause: its cues are about them (an answer), not the candidate."""
@@ -168,7 +170,7 @@ _REQUEST: Final = MappingProxyType(
             r"|\b(?:i'?d|we'?d|i would) (?:like|love|prefer|rather)\b|\blet'?s\b|\blet (?:me|us)\b"
             r"|\bis it (?:ok|okay|alright|possible|fine)\b|\bwould it be\b|\bmind if\b"
             r"|\byou can\b|\bi'?m (?:going to|gonna)\b|^going to\b|\bi'?ll\b|\bhow about\b"
-            r"|\bwhy don'?t we\b|\bgive me\b"
+            r"|\bwhy don'?t we\b|\bgive me\b|^(?:want to|need|need to|got to|have to)\b"
         ),
         "de": (
             r"\b(?:können|könnten|dürfen|darf|kann|könnte|sollen|wollen) (?:wir|ich|sie)\b"
@@ -310,6 +312,7 @@ _EN_CUES: tuple[CueSpec, ...] = (
         "weak",
         r"\b(?:continue|carry on|keep going|go on|resume|proceed|get going)\b",
     ),
+    (C.RESUME, "framed", r"^back(?: again| now)?$"),
     # pause
     (
         C.PAUSE,
@@ -570,7 +573,7 @@ _ES_CUES: tuple[CueSpec, ...] = (
         C.THINKING_ALOUD,
         "strong",
         r"\b(?:ordenar|organizar|aclarar) (?:un poco )?mis ideas\b|\bpara pensar\b|\b(?:segundos"
-        r"|minuto|momento) antes de (?:contestar|responder)\b|\bdéjeme pensar\w*\b",
+        r"|minuto|momento) antes de (?:contestar|responder)\b|\bdéj[ae]me pensar\w*\b",
     ),
     (C.THINKING_ALOUD, "weak", r"\b(?:pensarlo|pensar|un momento|un segundo)\b"),
     (
@@ -582,8 +585,14 @@ _ES_CUES: tuple[CueSpec, ...] = (
     (
         C.REPEAT,
         "strong",
-        r"\b(?:cuál|cual|cómo|como) era la pregunta\b|\bno (?:la |lo )?(?:pillé|pille|escuché"
-        r"|escuche|oí|he oído)\b|\bme la repite\b",
+        r"\b(?:cuál|cual|cómo|como) era la pregunta\b|\bno (?:la |lo |le |te )?(?:pillé|pille"
+        r"|escuché|escuche|oí|he oído|he escuchado|he entendido)\b|\bme la repite\b",
+    ),
+    (C.REPEAT, "framed", r"^(?:cómo|cómo dice|qué|perdón|mande|eh)$"),
+    (
+        C.CLARIFICATION,
+        "asked",
+        r"\bqué (?:quiere|quieres) decir\b|\ba qué te refieres\b",
     ),
     (C.REPEAT, "weak", r"\b(?:repit\w*|repet\w*|otra vez|de nuevo|una vez más)\b"),
     (
@@ -627,9 +636,10 @@ _REVISE_REF: Final = MappingProxyType(
 
 _ADDRESSEE: Final = MappingProxyType(
     {
-        "en": r"\b(?:you(?:'re| are)? (?:talk|speak|go|read)\w*|(?:can|could|would|will) you)\b",
+        "en": r"\b(?:you(?:'re| are)? (?:talk|speak|go|read)\w*|you(?:'re| are) (?:too|so)"
+        r"|(?:can|could|would|will) you)\b",
         "de": r"\bsie\b",
-        "es": r"\busted\b|\b(?:habla|va|puede|podría)\b",
+        "es": r"\busted\b|\b(?:habla|hablas|va|vas|puede|puedes|podría|podrías|quiere)\b",
     }
 )
 """The examiner addressed: "asked" cues (slow down, rephrase) need it or request evidence."""
@@ -701,6 +711,23 @@ _APOLOGY: Final = MappingProxyType(
 command as frame words do."""
 
 
+_FOLDS: Final = MappingProxyType(
+    {
+        "en": str.maketrans({}),
+        "de": str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "ß": "ss"}),
+        "es": str.maketrans({"á": "a", "é": "e", "í": "i", "ó": "o", "ú": "u", "ü": "u"}),
+    }
+)
+"""Accents and umlauts as typed without them ("koennen", "ueberspringen", "weiss", "podria",
+"mas despacio"): the cues and the text are both read folded ("él" is not read as "el": the
+other-person words leave it out)."""
+
+
+def fold(text: str, language: str) -> str:
+    """``text`` without accents and umlauts, as the cues read it (:data:`_FOLDS`)."""
+    return text.translate(_FOLDS[language])
+
+
 @dataclass(frozen=True, slots=True)
 class Cue:
     command: C
@@ -736,25 +763,30 @@ class Lexicon:
     @classmethod
     def compile(cls, language: str, cues: tuple[CueSpec, ...], frame: str, tail: str) -> Lexicon:
         names = _LANGUAGE_NAMES[language]
-        specs = [(c, s, p.replace("LANG", names)) for c, s, p in cues]
+
+        def folded(pattern: str) -> re.Pattern[str]:
+            return re.compile(fold(pattern, language))
+
+        specs = [(c, s, fold(p.replace("LANG", names), language)) for c, s, p in cues]
+        frame, tail = fold(frame, language), fold(tail, language)
         return cls(
             cues=tuple(Cue(c, s, re.compile(p)) for c, s, p in specs),
             any_cue=re.compile("|".join(f"(?:{p})" for _, _, p in specs)),
             heads=tuple(sorted({head for _, _, p in specs for head in beginnings(p)})),
             frame=frozenset(frame.split()),
             tail=frozenset(tail.split()) | frozenset(frame.split()),
-            durations=frozenset(_DURATIONS[language].split()),
-            request=re.compile(_REQUEST[language]),
-            polite=re.compile(_POLITE[language]),
-            negation=re.compile(_NEGATION[language]),
-            give_up=re.compile(_GIVE_UP[language]),
-            closing=re.compile(_CLOSING[language]),
-            exam=re.compile(_EXAM[language]),
-            others=re.compile(_OTHERS[language]),
-            revise_ref=re.compile(_REVISE_REF[language]),
-            addressee=re.compile(_ADDRESSEE[language]),
-            me=re.compile(_ME[language]),
-            apology=re.compile(_APOLOGY[language]),
+            durations=frozenset(fold(_DURATIONS[language], language).split()),
+            request=folded(_REQUEST[language]),
+            polite=folded(_POLITE[language]),
+            negation=folded(_NEGATION[language]),
+            give_up=folded(_GIVE_UP[language]),
+            closing=folded(_CLOSING[language]),
+            exam=folded(_EXAM[language]),
+            others=folded(_OTHERS[language]),
+            revise_ref=folded(_REVISE_REF[language]),
+            addressee=folded(_ADDRESSEE[language]),
+            me=folded(_ME[language]),
+            apology=folded(_APOLOGY[language]),
         )
 
     def framed(self, words: list[str], command: C, before: bool, timed: bool = True) -> bool:
@@ -803,7 +835,13 @@ _LOOSE_SPELLINGS: Final = MappingProxyType(
     {
         "en": {
             "u": "you",
-            "ur": "your",
+            "ur": "you're",
+            "sry": "sorry",
+            "q": "question",
+            "gotta": "got to",
+            "id like": "i'd like",
+            "id rather": "i'd rather",
+            "id prefer": "i'd prefer",
             "pls": "please",
             "plz": "please",
             "brb": "be right back",
@@ -839,7 +877,7 @@ def loosen(text: str, language: str) -> str:
 def score(text: str, language: str) -> C | None:
     """The command the cues of ``text`` (normalised, short) add up to, or None."""
     lexicon = LEXICONS[language]
-    text = loosen(text, language)
+    text = fold(loosen(text, language), language)
     polite = bool(lexicon.polite.search(text))
     give_up = bool(lexicon.give_up.search(text))
     totals: dict[C, int] = {}

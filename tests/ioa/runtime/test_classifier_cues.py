@@ -10,7 +10,7 @@ import pytest
 from ioa.output_filters.text import normalise
 from ioa.runtime.agent_boundary import candidate_command
 from ioa.runtime.classifier import detect_command
-from ioa.runtime.command_cues import LEXICONS, beginnings, clauses, loosen, score
+from ioa.runtime.command_cues import LEXICONS, beginnings, clauses, fold, loosen, score
 from ioa.schema import CandidateCommandType as C
 
 
@@ -43,6 +43,13 @@ from ioa.schema import CandidateCommandType as C
         ("en", "ok I'm back, sorry for the wait", C.RESUME),
         # safety first: an emergency word with anything beside it
         ("de", "notfall, ich brauche hilfe", C.EMERGENCY_STOP),
+        # typed without accents, umlauts or apostrophes, and text-speak
+        ("de", "koennen wir die frage ueberspringen", C.SKIP),
+        ("de", "ich moechte aufhoeren", C.FINISH),
+        ("es", "mas despacio porfa", C.SLOW_DOWN),
+        ("es", "dejame pensar", C.THINKING_ALOUD),
+        ("en", "sry can u repeat", C.REPEAT),
+        ("en", "gotta pause for a min", C.PAUSE),
     ],
 )
 def test_commands_in_words_the_rules_were_not_written_for(
@@ -118,6 +125,12 @@ def test_clauses_split_at_punctuation_and_remember_questions() -> None:
         ("can we stop", True),
         ("brb", False),
     ]
+
+
+def test_accents_and_umlauts_are_folded_on_both_sides() -> None:
+    assert fold("können überspringen weiß", "de") == "koennen ueberspringen weiss"
+    assert fold("¿podría repetir más despacio?", "es") == "¿podria repetir mas despacio?"
+    assert fold("résumé", "en") == "résumé"  # English keeps its letters
 
 
 def test_loose_spellings_are_read_in_their_standard_form() -> None:
