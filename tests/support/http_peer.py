@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,10 +30,13 @@ class Peer:
 
 @contextmanager
 def http_peer(
-    routes: dict[str, tuple[int, Any]] | None = None, *, host: str = "127.0.0.1"
+    routes: dict[str, tuple[int, Any]] | None = None,
+    *,
+    host: str = "127.0.0.1",
+    tls: ssl.SSLContext | None = None,
 ) -> Iterator[Peer]:
-    """Serve ``routes`` on a free port of ``host`` (loopback; ``::1`` for IPv6) until the
-    block ends."""
+    """Serve ``routes`` on a free port of ``host`` (loopback; ``::1`` for IPv6), over TLS with
+    ``tls`` (a server context), until the block ends."""
     table = routes if routes is not None else {}  # filled in later by a test that needs the port
     peer: Peer
 
@@ -63,8 +67,11 @@ def http_peer(
         address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
 
     server = Server((host, 0), Handler)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     port = server.server_address[1]
-    peer = Peer(f"http://{f'[{host}]' if ':' in host else host}:{port}", port)
+    scheme = "https" if tls is not None else "http"
+    peer = Peer(f"{scheme}://{f'[{host}]' if ':' in host else host}:{port}", port)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

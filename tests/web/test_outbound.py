@@ -5,11 +5,19 @@ by redirects and by a name that re-resolves."""
 
 from __future__ import annotations
 
+import datetime
 import ipaddress
 import socket
+import ssl
+from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -199,3 +207,62 @@ def test_a_library_routed_through_the_guard_is_refused(settings: Any) -> None:
         assert peer.hits == []
     with pytest.raises(AttributeError):
         facade.put  # noqa: B018 - only guarded calls are offered
+
+
+def self_signed(folder: Path, name: str) -> tuple[Path, Path]:
+    """A certificate for ``name`` and its key (the certificate is its own CA)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = folder / f"{name}.pem", folder / f"{name}.key"
+    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path
+
+
+@pytest.mark.parametrize(("served", "ok"), [("peer.test", True), ("other.test", False)])
+def test_https_to_the_checked_address_verifies_the_host_name(
+    loopback_allowed: None,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    served: str,
+    ok: bool,
+) -> None:
+    """The connection goes to the checked IP address, yet TLS names and verifies the URL's
+    host: a certificate for another name is refused."""
+    real = socket.getaddrinfo
+
+    def resolving(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == "peer.test":
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", args[0]))]
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolving)
+    cert, key = self_signed(tmp_path, served)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    with http_peer({"/ok": (200, {"ok": True})}, tls=context) as peer:
+        url = f"https://peer.test:{peer.port}/ok"
+        if ok:
+            assert outbound.get(url, timeout=2, verify=str(cert)).json() == {"ok": True}
+        else:
+            with pytest.raises(requests.exceptions.SSLError):
+                outbound.get(url, timeout=2, verify=str(cert))
