@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db.models import Max
+
 from accounts.models import User
 from ioa.events import (
     REGISTRY,
@@ -24,7 +26,13 @@ from ioa.events import (
     project,
     verify_chain,
 )
-from ioa.events.personal import CHAIN_V2, ERASED_TEXT, chain_digest, rewritten_fields
+from ioa.events.personal import (
+    CHAIN_V2,
+    ERASED_TEXT,
+    chain_digest,
+    personal_fields,
+    rewritten_fields,
+)
 from sessions import chain_anchor
 from sessions.models import ExamSession, PersonalDataErasure, SessionEvent
 
@@ -41,6 +49,7 @@ _ROW_FIELDS = (
     "hash",
     "prev_hash",
     "erased",
+    "recorded_at",
 )
 
 CHUNK = 500
@@ -246,13 +255,39 @@ def _rewritten(row: Mapping[str, Any], erased: Mapping[str, Any]) -> list[ChainP
     return [ChainProblem("erased_rewritten", row["seq"], message)]
 
 
+def _stored_before_erasure(session: ExamSession) -> Callable[[Mapping[str, Any]], bool]:
+    """Whether a row was stored before the session's latest erasure: its seq is not above the
+    last event an erasure marked (seqs are chained), or it was recorded before the erasure (an
+    event stored later, such as a late irregularity report, was never erased)."""
+    latest = PersonalDataErasure.objects.filter(session=session).aggregate(at=Max("created_at"))
+    if latest["at"] is None:
+        return lambda row: False
+    marked = SessionEvent.objects.filter(session=session, erased__isnull=False).aggregate(
+        seq=Max("seq")
+    )
+    last_marked = marked["seq"] or 0
+    return lambda row: row["seq"] <= last_marked or row["recorded_at"] <= latest["at"]
+
+
+def _undone(seq: int, fields: list[str]) -> ChainProblem:
+    """An event of an erased session holding personal fields without an erasure mark: every
+    erasure erases every sealed personal field of the session, so the mark was removed and the
+    words put back (the chain cannot tell: they may be the very words it linked)."""
+    message = (
+        f"personal field(s) {', '.join(fields)} hold words without an erasure mark, though "
+        "the session was erased: the erasure was undone in the database"
+    )
+    return ChainProblem("erasure_undone", seq, message)
+
+
 def verify_log(*, session_id: uuid.UUID | str) -> list[ChainProblem]:
     """Check the session's stored log against its hash chain (under its ``chain_version``:
     erased personal fields count as what the erasure kept), its recorded head, the head anchors
     kept outside the database (``sessions.chain_anchor``) and its erasure records (every erased
     event must name an erasure of this session; under version 1 also match its MAC'd record
     outside the database: ``unrecorded_erasure``; every erased value must be exactly the
-    erasure marker: ``erased_rewritten``).
+    erasure marker: ``erased_rewritten``; once the session was erased, no event may hold a
+    sealed personal field without an erasure mark: ``erasure_undone``).
 
     Raises ``ExamSession.DoesNotExist`` for an unknown session. An empty list means intact.
     """
@@ -265,6 +300,7 @@ def verify_log(*, session_id: uuid.UUID | str) -> list[ChainProblem]:
     anchored = chain_anchor.anchored_erasures(session.pk) if erasures else {}
     unrecorded: list[ChainProblem] = []
     key = chain_anchor.seal_key()
+    before_erasure = _stored_before_erasure(session)
 
     def records() -> Iterator[ChainRecord]:
         for row in iter_rows(session_id=session.pk):
@@ -272,8 +308,11 @@ def verify_log(*, session_id: uuid.UUID | str) -> list[ChainProblem]:
             kept, found = _erasure_check(
                 row, version=session.chain_version, erasures=erasures, anchored=anchored
             )
+            wire = wire_from_row(row)
+            if row["erased"] is None and before_erasure(row) and personal_fields(wire):
+                found.append(_undone(row["seq"], personal_fields(wire)))
             unrecorded.extend(found)
-            yield ChainRecord(row["seq"], wire_from_row(row), row["hash"], row["prev_hash"], kept)
+            yield ChainRecord(row["seq"], wire, row["hash"], row["prev_hash"], kept)
 
     def digest(record: ChainRecord) -> str:
         return chain_digest(record.wire, version=session.chain_version, key=key, kept=record.kept)

@@ -76,11 +76,13 @@ ProblemKind = Literal[
     "unanchored",
     "unrecorded_erasure",
     "erased_rewritten",
+    "erasure_undone",
 ]
 """``truncated``, ``anchor_forged`` and ``unanchored`` come from the head anchors kept outside
 the log (``sessions.chain_anchor``); ``unrecorded_erasure`` from the erasure records
 (``sessions.erasure``); ``erased_rewritten`` from an erased event whose erased value is not
-exactly the erasure marker (``ioa.events.personal.rewritten_fields``)."""
+exactly the erasure marker (``ioa.events.personal.rewritten_fields``); ``erasure_undone`` from
+an event of an erased session holding personal fields without an erasure mark."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -198,7 +198,7 @@ def test_a_candidate_erasure_pseudonymises_the_account() -> None:
         (
             "UPDATE exam_sessions_sessionevent SET payload = %s, erased = NULL "
             "WHERE session_id = %s AND seq = 2",
-            "altered",
+            "altered erasure_undone",
         ),
     ],
 )
@@ -217,7 +217,7 @@ def test_tampering_after_erasure_is_still_caught(sql: str, kind: str) -> None:
         value = values[2] if "erased = %s" in sql else values[3]
     tamper(sql, [json.dumps(value), session.pk])
     kinds = [problem.kind for problem in verify_log(session_id=session.pk)]
-    assert kinds == [kind], kinds
+    assert kinds == kind.split(), kinds
 
 
 def test_an_erasure_nobody_recorded_is_caught() -> None:

@@ -14,9 +14,13 @@ from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.test import TestCase
 
+from ioa.events import payloads as p
+from sessions.event_store import append_events
 from sessions.models import ExamSession, SessionEvent
 from sessions.selectors import verify_log
+from tests.sessions.factories import event_factory
 from tests.sessions.tampering import tamper
 from tests.sessions.test_erasure import erase, exam
 
@@ -133,3 +137,34 @@ def test_a_rewritten_erased_value_is_caught_even_with_a_matching_erasure_record(
     )
     intact, said = verify(session)
     assert not intact and "seq 5" in said, said
+
+
+def test_an_erasure_undone_with_the_original_words_fails() -> None:
+    """The original words put back and the erasure mark removed: the chain links exactly these
+    words, so only the erasure's record can tell that they should not be there."""
+    session = exam()
+    original = SessionEvent.objects.get(session=session, seq=2).payload
+    erase(session)
+    tamper(
+        "UPDATE exam_sessions_sessionevent SET payload = %s, erased = NULL "
+        "WHERE session_id = %s AND seq = 2",
+        [json.dumps(original), session.pk],
+    )
+
+    intact, said = verify(session)
+
+    assert not intact and "erasure_undone" in said and "seq 2" in said, said
+    assert [(p.kind, p.seq) for p in verify_log(session_id=session.pk)] == [("erasure_undone", 2)]
+
+
+def test_an_event_stored_after_the_erasure_is_not_an_undone_erasure() -> None:
+    """A proctor's late irregularity report (stored after the erasure, never erased) is no
+    undone erasure."""
+    session = exam()
+    erase(session)
+    late = p.ProctorActionTaken(
+        actor="user:7", action="flag_irregularity", reason="late note", category="candidate"
+    )
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        append_events(session=session, events=[event_factory(session)(late)])
+    assert verify_log(session_id=session.pk) == []
