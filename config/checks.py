@@ -13,6 +13,7 @@ from django.conf import settings
 from django.core import checks
 
 from ioa.languages import SUPPORTED_LANGUAGES
+from web.outbound import allowed_networks
 
 
 @checks.register(checks.Tags.security, deploy=True)
@@ -167,3 +168,22 @@ def check_languages(
             id="viva.E020",
         )
     ]
+
+
+@checks.register()
+def check_outbound_networks(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: object
+) -> list[checks.CheckMessage]:
+    """VIVA_OUTBOUND_ALLOWED_NETWORKS must name networks (web/outbound.py); a typo would make
+    every server-side fetch fail."""
+    try:
+        allowed_networks()
+    except ValueError as error:
+        return [
+            checks.Error(
+                f"VIVA_OUTBOUND_ALLOWED_NETWORKS is not a list of networks: {error}",
+                hint="Use CIDR networks separated by commas, e.g. 10.20.0.0/16,fd12::/64.",
+                id="viva.E021",
+            )
+        ]
+    return []

@@ -266,3 +266,13 @@ def test_https_to_the_checked_address_verifies_the_host_name(
         else:
             with pytest.raises(requests.exceptions.SSLError):
                 outbound.get(url, timeout=2, verify=str(cert))
+
+
+def test_a_misspelt_allowance_fails_the_system_check(settings: Any) -> None:
+    from config.checks import check_outbound_networks
+
+    settings.VIVA_OUTBOUND_ALLOWED_NETWORKS = ["127.0.0.0/8"]
+    assert check_outbound_networks() == []
+    settings.VIVA_OUTBOUND_ALLOWED_NETWORKS = ["10.0.0/8x"]
+    (error,) = check_outbound_networks()
+    assert error.id == "viva.E021"
