@@ -97,3 +97,30 @@ def test_the_panel_members_rationales_are_pseudonymised_and_their_levels_kept() 
         ("tgt-b", "absent", []),
     ]
     assert erased["routed"] == ["tgt-a"] and "Byron" in str(stored)  # the input is not mutated
+
+
+def test_when_re_marking_differs_the_copied_words_and_quoting_rationales_go_in_place(
+    make_session: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fallback (re-marking the erased log no longer gives the stored levels): the stored
+    result keeps its levels and scores, and its transcript, the targets' rationales and their
+    rules' texts (which quote excerpts) become the marker (issue #32)."""
+    import marking.erasure as erasure
+
+    ada = CandidateFactory(first_name="Ada", last_name="Lovelace")
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        session = make_session("strong", candidate=ada)
+    mark = SessionMark.objects.get(session=session)
+    before = (levels(mark), mark.result_json["scores"])
+    quoted = "settles the unvisited vertex"
+    assert quoted in str(mark.result_json["targets"])
+    monkeypatch.setattr(erasure, "recompute", lambda m: {"targets": [], "scores": None})
+
+    erase_candidate(candidate=ada, requested_by=None, reason="the candidate asked")
+
+    mark.refresh_from_db()
+    assert (levels(mark), mark.result_json["scores"]) == before
+    assert quoted not in str(mark.result_json) and SAID not in str(mark.result_json)
+    assert {t["rationale"] for t in mark.result_json["targets"]} == {"[erased]"}
+    assert traces(SAID, "Lovelace") == []
+    assert verify_log(session_id=session.pk) == []
