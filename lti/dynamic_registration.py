@@ -77,9 +77,11 @@ def _origin(url: str) -> str:
 def platform_configuration(url: str) -> dict[str, Any]:
     """The platform's OpenID configuration, checked (module docstring)."""
     origin = _origin(url)
-    response = outbound.get(url, timeout=TIMEOUT)
+    response = outbound.get(url, timeout=TIMEOUT, stream=True)
     response.raise_for_status()
-    config: dict[str, Any] = response.json()
+    config = outbound.json_body(response)
+    if not isinstance(config, dict):
+        raise RegistrationRefused("The platform's configuration is not a JSON object.")
     issuer = str(config.get("issuer", ""))
     if _origin(issuer or "x:") != origin:
         raise RegistrationRefused(
@@ -138,9 +140,12 @@ def register(*, openid_configuration: str, registration_token: str, base: str) -
             json=tool_registration_request(base, registration),
             headers=headers,
             timeout=TIMEOUT,
+            stream=True,
         )
         response.raise_for_status()
-        answer = response.json()
+        answer = outbound.json_body(response)
+        if not isinstance(answer, dict):
+            raise RegistrationRefused("The platform's answer is not a JSON object.")
         client_id = str(answer.get("client_id") or "")
         deployment_id = str((answer.get(TOOL_CONFIGURATION) or {}).get("deployment_id") or "")
         if not client_id:

@@ -23,6 +23,7 @@ peers on its own network, and the tests their peers on 127.0.0.1. Cloud metadata
 from __future__ import annotations
 
 import ipaddress
+import json
 import socket
 from collections.abc import Mapping
 from typing import Any, Final
@@ -176,6 +177,18 @@ def guarded_session() -> requests.Session:
         "", GuardedAdapter(max_retries=0)
     )  # every scheme: parse() refuses all but http(s)
     return session
+
+
+def json_body(response: requests.Response, *, max_bytes: int = 1 << 20) -> Any:
+    """The JSON of a response fetched with ``stream=True``, refused (``ValueError``) past
+    ``max_bytes``: a peer cannot fill the server's memory."""
+    try:
+        data = response.raw.read(max_bytes + 1, decode_content=True)
+    finally:
+        response.close()
+    if len(data) > max_bytes:
+        raise ValueError(f"the answer from {response.url} is over {max_bytes} bytes")
+    return json.loads(data)
 
 
 def request(method: str, url: str, **kwargs: Any) -> requests.Response:

@@ -108,8 +108,15 @@ def test_open_and_closed_ports_look_the_same_even_where_allowed(
 ) -> None:
     settings.VIVA_OUTBOUND_ALLOWED_NETWORKS = ["127.0.0.0/8"]
     closed = free_port()
-    with http_peer({"/config": (200, {"issuer": "http://elsewhere.example"})}) as peer:
+    routes: dict[str, tuple[int, Any]] = {
+        "/config": (200, {"issuer": "http://elsewhere.example"}),
+        "/list": (200, []),
+        "/huge": (200, {"issuer": "x" * (2 << 20)}),
+    }
+    with http_peer(routes) as peer:
         answers = [
+            register(admin_client, peer.url("/list")),  # not a JSON object
+            register(admin_client, peer.url("/huge")),  # over the size read
             register(admin_client, peer.url("/config")),  # answers, with a bad configuration
             register(admin_client, peer.url("/missing")),  # answers 404
             register(admin_client, f"http://127.0.0.1:{closed}/config"),  # nothing listens
