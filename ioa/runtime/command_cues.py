@@ -744,6 +744,8 @@ class Lexicon:
     """One language's cues, frame words and evidence, compiled."""
 
     cues: tuple[Cue, ...]
+    emergency: re.Pattern[str]
+    """The emergency cues at once (:func:`mentions_emergency`)."""
     by_head: dict[str, tuple[int, ...]]
     """Per literal beginning (:func:`beginnings`), the numbers of the cues that may begin with
     it: each cue is tried, anchored, only at the words that begin so, instead of each
@@ -774,6 +776,9 @@ class Lexicon:
         frame, tail = fold(frame, language), fold(tail, language)
         return cls(
             cues=tuple(Cue(c, s, re.compile(p)) for c, s, p in specs),
+            emergency=re.compile(
+                "|".join(f"(?:{p})" for c, _, p in specs if c is C.EMERGENCY_STOP)
+            ),
             by_head={
                 head: tuple(n for n, (_, _, p) in enumerate(specs) if head in beginnings(p))
                 for head in sorted({head for _, _, p in specs for head in beginnings(p)})
@@ -877,6 +882,12 @@ def loosen(text: str, language: str) -> str:
     """``text`` with loose spellings in their standard form (one pass)."""
     spellings = _LOOSE_SPELLINGS[language]
     return _LOOSE[language].sub(lambda match: spellings[match.group(0)], text)
+
+
+def mentions_emergency(text: str, language: str) -> bool:
+    """Whether ``text`` (normalised) has an emergency cue at all: only then can :func:`score`
+    read an emergency (a cheap test before the whole scoring)."""
+    return bool(LEXICONS[language].emergency.search(fold(loosen(text, language), language)))
 
 
 def score(text: str, language: str) -> C | None:

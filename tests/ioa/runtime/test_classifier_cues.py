@@ -3,7 +3,9 @@ rule-based classifier read commands in words it was not written for, and keep an
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -163,3 +165,26 @@ def test_the_scorer_is_deterministic_and_fast_enough() -> None:
     for _ in range(200):
         assert score(normalise(said), "en") is None
     assert (time.perf_counter() - start) / 200 < 0.002  # generous: ~25 µs on a quiet machine
+
+
+def test_the_rules_tried_at_word_starts_read_what_a_full_search_reads() -> None:
+    """The sentence rules are tried, anchored, only at the words that begin with one of their
+    literal beginnings: the same commands as searching every pattern over the whole turn."""
+    from ioa.runtime.classifier import VOCABULARIES, _ruled
+
+    def searched(language: str, core: str) -> C | None:
+        vocabulary = VOCABULARIES[language]
+        for command, pattern in vocabulary.patterns:
+            if pattern.search(core):
+                if command is C.EMERGENCY_STOP and vocabulary.not_the_candidate.search(core):
+                    continue
+                return command
+        return None
+
+    sets = Path(__file__).parent / "command_set"
+    for language in ("en", "de", "es"):
+        vocabulary = VOCABULARIES[language]
+        for name in ("", "_holdout", "_holdout2"):
+            for line in (sets / f"{language}{name}.jsonl").read_text(encoding="utf-8").splitlines():
+                core = vocabulary.core(json.loads(line)["text"])
+                assert _ruled(vocabulary, core) is searched(language, core), core
