@@ -357,7 +357,8 @@ _EN_CUES: tuple[CueSpec, ...] = (
         "strong",
         r"\bcome again\b|\b(?:didn'?t|did not|couldn'?t|could not) (?:quite )?(?:catch|hear)\b"
         r"|\bsay (?:that |it |the question )?(?:again|once more|one more time)\b"
-        r"|\bwhat was the question\b|\byou (?:cut|broke) (?:out|up)\b",
+        r"|\bwhat was the question\b|\byou (?:cut|broke) (?:out|up)\b"
+        r"|\bwhat did you (?:just )?(?:ask|say)\b",
     ),
     (
         C.REPEAT,
@@ -383,6 +384,13 @@ _EN_CUES: tuple[CueSpec, ...] = (
     (
         C.CLARIFICATION,
         "asked",
+        r"\b(?:is|was) (?:the question|it|this|that) (?:about|asking)\b"
+        r"|\b(?:which|what) part of the question\b"
+        r"|\bshould i (?:focus on|talk about|explain|answer|describe)\b",
+    ),
+    (
+        C.CLARIFICATION,
+        "asked",
         r"\bwhat (?:exactly )?you (?:mean|'?re asking|are asking|want me to (?:say|explain))\b",
     ),
     # slow down
@@ -398,8 +406,8 @@ _EN_CUES: tuple[CueSpec, ...] = (
     (
         C.REVISE_EARLIER_ANSWER,
         "strong",
-        r"\b(?:correct|fix|change|revise|amend|redo|update|add to|add (?:something|a point|more)"
-        r"|go back to|return to)\b",
+        r"\b(?:correct|fix|change|revise|revisit|amend|redo|update|add to"
+        r"|add (?:something|a point|more)|go back to|return to)\b",
     ),
     # language switch: needs a language named (see _LANGUAGE_NAMES)
     (C.LANGUAGE_SWITCH, "strong", r"\b(?:in|into|to) (?:LANG)\b"),
@@ -409,7 +417,8 @@ _EN_CUES: tuple[CueSpec, ...] = (
         "strong",
         r"\bhow (?:does|do) (?:this|the exam|it|this exam|the format)(?: \w+)? works?\b|\bhow do"
         r" i use\b|\bwhere do i (?:type|click|press|write|put)\b|\bhow the exam works\b"
-        r"|\bexplain the format\b|\bwhat (?:do|should) i do now\b",
+        r"|\bexplain the format\b|\bwhat (?:do|should) i do now\b|\bwhat am i (?:meant|supposed)"
+        r" to do\b",
     ),
 )
 
@@ -418,8 +427,8 @@ _DE_CUES: tuple[CueSpec, ...] = (
         C.EMERGENCY_STOP,
         "strong",
         r"\bbrennt\b|\bfeuer(?:alarm)?\b|\bmir ist (?:total |ganz |so |sehr |richtig )?(?:schlecht"
-        r"|übel|schwindlig)\b|\bmir geht'?s (?:gar |überhaupt )?nicht gut\b|\b(?:krieg|kriege"
-        r"|bekomme) (?:kaum|keine) luft\b",
+        r"|übel|schwindlig|schwindelig)\b|\bmir geht'?s (?:gar |überhaupt )?nicht gut\b"
+        r"|\b(?:krieg|kriege|bekomme) (?:kaum|keine) luft\b",
     ),
     (
         C.FINISH,
@@ -490,7 +499,8 @@ _DE_CUES: tuple[CueSpec, ...] = (
         C.REPEAT,
         "strong",
         r"\b(?:was|wie) war (?:(?:nochmal|noch ?mal|noch einmal|eigentlich|denn) )*die frage\b"
-        r"|\bnicht (?:mitbekommen|verstanden|gehört)\b",
+        r"|\bnicht (?:mitbekommen|verstanden|gehört)\b|\bwas haben sie (?:gerade |eben )?(?:gefragt"
+        r"|gesagt)\b",
     ),
     (C.REPEAT, "weak", r"\b(?:wiederhol\w*|nochmal|noch ?(?:ein)?mal)\b"),
     (
@@ -499,6 +509,11 @@ _DE_CUES: tuple[CueSpec, ...] = (
         r"\bfragen sie nach\b|\bmeinen sie\b|\bnur zur sicherheit\b|\bwas (?:genau )?soll ich"
         r" (?:da |hier )?(?:erklären|sagen|beschreiben)\b|\bwas heißt (?:denn |hier )?\S+ in"
         r" diesem zusammenhang\b",
+    ),
+    (
+        C.CLARIFICATION,
+        "asked",
+        r"\bgeht es (?:hier |dabei |eher )?um\b.* oder\b|\bwelchen? teil der frage\b",
     ),
     (
         C.SLOW_DOWN,
@@ -517,7 +532,7 @@ _DE_CUES: tuple[CueSpec, ...] = (
         "strong",
         r"\bwie läuft (?:das|die prüfung|diese prüfung)(?: hier)?(?: eigentlich)? ab\b|\bwo muss"
         r" ich (?:hier )?(?:klicken|drücken|tippen)\b|\bwie (?:die|diese) prüfung funktioniert\b"
-        r"|\bsprechen oder tippen\b",
+        r"|\bsprechen oder tippen\b|\bwie geht das hier\b",
     ),
 )
 
@@ -586,7 +601,8 @@ _ES_CUES: tuple[CueSpec, ...] = (
         C.REPEAT,
         "strong",
         r"\b(?:cuál|cual|cómo|como) era la pregunta\b|\bno (?:la |lo |le |te )?(?:pillé|pille"
-        r"|escuché|escuche|oí|he oído|he escuchado|he entendido)\b|\bme la repite\b",
+        r"|escuché|escuche|oí|he oído|he escuchado|he entendido)\b|\bme la repite\b"
+        r"|\bqué (?:me )?ha (?:preguntado|dicho)\b",
     ),
     (C.REPEAT, "framed", r"^(?:cómo|cómo dice|qué|perdón|mande|eh)$"),
     (
@@ -599,6 +615,11 @@ _ES_CUES: tuple[CueSpec, ...] = (
         C.CLARIFICATION,
         "strong",
         r"\bse refiere\b|\bme pregunta por\b|\bsolo para confirmar\b|\bqu[eé] tengo que explicar\b",
+    ),
+    (
+        C.CLARIFICATION,
+        "asked",
+        r"\bqué parte de la pregunta\b|\bes sobre\b.* o\b",
     ),
     (
         C.SLOW_DOWN,
@@ -617,7 +638,8 @@ _ES_CUES: tuple[CueSpec, ...] = (
         C.HELP,
         "strong",
         r"\bcómo (?:va|funciona) (?:el|este) examen\b|\bcómo funciona esto\b|\bdónde (?:le )?doy"
-        r"\b|\bqu[eé] tengo que hacer(?: ahora| aquí)?(?:$|[?.!])|\bhablar o escribir\b",
+        r"\b|\bqu[eé] tengo que hacer(?: ahora| aquí)?(?:$|[?.!])|\bhablar o escribir\b"
+        r"|\bdónde (?:tengo que |hay que )?(?:pulsar|pulso|hago clic|escribo)\b",
     ),
 )
 
@@ -626,9 +648,10 @@ _REVISE_REF: Final = MappingProxyType(
         "en": r"\b(?:my|the) (?:last|earlier|previous|first|second|other) (?:answer|question"
         r"|response)\b|\bwhat i said (?:earlier|before)\b|\bquestion (?:one|two|three|1|2|3)\b",
         "de": r"\b(?:meine|die|meiner|der) (?:letzte|letzten|frühere|früheren|vorherige"
-        r"|vorherigen|erste|ersten) (?:antwort|frage)\b|\bfrage (?:eins|zwei|drei|1|2|3)\b",
+        r"|vorherigen|erste|ersten) (?:antwort|frage)\b|\bfrage (?:eins|zwei|drei|1|2|3)\b"
+        r"|\bantwort von (?:vorhin|eben|vorher)\b",
         "es": r"\b(?:mi|la) (?:última|ultima|anterior|primera) (?:respuesta|pregunta)\b|\bla"
-        r" pregunta (?:uno|dos|tres|1|2|3)\b|\blo que respondí\b",
+        r" pregunta (?:uno|dos|tres|1|2|3)\b|\blo que (?:respondí|contesté|dije)(?: antes)?\b",
     }
 )
 """Revising needs an earlier answer named besides the verb ("my last answer", "question two")."""
