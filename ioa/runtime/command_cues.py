@@ -43,7 +43,12 @@ this knowledge per language (:data:`LEXICONS`):
   thinking aloud count only when every other clause is frame words too, or an apology
   ("sorry for the wait", "Entschuldigung für die Unterbrechung"): "Noch einmal: der Knoten
   ... kommt zuerst", "let me think, the heap is a binary tree" and "I'm done with the first
-  part, now the second part is the heap" are answers.
+  part, now the second part is the heap" are answers;
+* **a question the candidate answers themselves**: a question that asks nothing of the
+  examiner (no request frame, no politeness), followed by a statement with content, is read
+  as no command at all ("is it about the cost or the benefit? I'd say the cost", "what do you
+  do next? you relax the edges"); a request with its reason after it is ("could we take a
+  break? I have a headache").
 
 Each accepted cue adds :data:`WEIGHTS` to its command; the highest total (at least 2) wins,
 ties go by :data:`PRIORITY` (the more consequential first). Combinations: an emergency cue
@@ -180,6 +185,7 @@ _REQUEST: Final = MappingProxyType(
             r"|\b(?:wäre|ist) es (?:möglich|okay|ok|in ordnung)\b"
             r"|\b(?:sie|ich|wir) (?:können|kann)\b"
             r"|^(?:\w+ )?(?:machen|gehen|nehmen|lassen) wir\b|\b(?:geben sie|gib) mir\b"
+            r"|^(?:wäre|wären|könnte|könnten|dürfte|darf|kann|können|würde|würden)\b"
         ),
         "es": (
             r"\b(?:podemos|podríamos|puedo|podría|puede|puedes|podrías|se puede|quiero|quisiera"
@@ -926,6 +932,8 @@ def score(text: str, language: str) -> C | None:
         if not tries:
             continue
         about_others = bool(lexicon.others.search(clause))
+        if asked and _answered_after(lexicon, pieces, index, polite=polite):
+            continue  # a question the candidate answers themselves
         rest = [other for i, (other, _) in enumerate(pieces) if i != index]
         ends: dict[int, int] = {}  # per cue, where its last match ended (no overlaps)
         for number, start in tries:
@@ -991,6 +999,25 @@ def _cue_tries(lexicon: Lexicon, clause: str) -> list[tuple[int, int]]:
 
 _HEAD_LENGTHS: Final = (1, 2, 3)
 """The lengths of the literal beginnings (:func:`beginnings` with its default length)."""
+
+
+def _answered_after(
+    lexicon: Lexicon, pieces: list[tuple[str, bool]], index: int, *, polite: bool
+) -> bool:
+    """Whether the question at ``index`` is one the candidate answers themselves: it asks
+    nothing of the examiner (no request frame, no politeness) and a statement with content
+    follows ("is it about the cost or the benefit? I'd say the cost", "what do you do next?
+    you relax the edges"). A request with its reason after ("could we take a break? I have a
+    headache") is no such question."""
+    question = " ".join(piece for piece, _ in pieces[: index + 1])
+    if polite or lexicon.request.search(question):
+        return False
+    return any(
+        not asked
+        and not lexicon.apology.match(later)
+        and not lexicon.framed(later.split(), C.SKIP, before=False, timed=False)
+        for later, asked in pieces[index + 1 :]
+    )
 
 
 def _accepts(

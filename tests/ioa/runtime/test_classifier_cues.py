@@ -52,6 +52,9 @@ from ioa.schema import CandidateCommandType as C
         ("es", "dejame pensar", C.THINKING_ALOUD),
         ("en", "sry can u repeat", C.REPEAT),
         ("en", "gotta pause for a min", C.PAUSE),
+        # a request with its reason after it is no self-answered question
+        ("de", "Wäre eine kurze Pause möglich? Ich bräuchte ein Glas Wasser.", C.PAUSE),
+        ("en", "could we take a five minute break? I have a headache", C.PAUSE),
     ],
 )
 def test_commands_in_words_the_rules_were_not_written_for(
@@ -92,6 +95,10 @@ def test_commands_in_words_the_rules_were_not_written_for(
         ("en", "the fire alarm test is every Monday"),
         # a German conditional is an answer's, not a request ("ich würde gern" is)
         ("de", "ich würde es pausieren"),
+        # a question the candidate answers themselves
+        ("en", "is it about the cost or the benefit? I'd say the cost matters more"),
+        ("en", "where were we in the loop? at vertex C"),
+        ("es", "¿es sobre el coste o el beneficio? yo diría el coste"),
     ],
 )
 def test_answers_with_command_words_stay_answers(language: str, text: str) -> None:
