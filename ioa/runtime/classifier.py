@@ -89,7 +89,13 @@ _TAIL_EN = (
     r"|that is|it is|you don'?t mind|possible|ok|okay|we can|i may|i can)|(?:is that|would that"
     r" be) (?:ok|okay|alright|possible|fine)|thanks|thank you)\b)"
 )
-_BARE_TAIL_EN = r"(?:$| (?:i|i'?m|i'?ve|i'?d|no idea|for now|now|thanks|thank you)\b)"
+_BARE_TAIL_EN = (
+    r"(?:$| (?:(?:i|i'?m|i'?ve|i'?d)(?= (?:don'?t|do not|have no|haven'?t|can'?t|cannot|really"
+    r"|no|not|am not|never|just|give up|pass|skip|rather|prefer|guess|think i)\b)|no idea"
+    r"|for now|now|thanks|thank you)\b)"
+)
+"""After a bare "next" / "skip": the end, or giving up ("next, I don't know this one"), not an
+answer's next step ("next I'd check the blood pressure")."""
 _THIS_EN = (
     r"(?:this|that|it|this one|that one|the question|this question|that question|this part"
     r"|this bit|this section)"
@@ -278,7 +284,8 @@ _ENGLISH_COMMANDS: Final[CommandRules] = (
             rf"|do (?:this|it|the exam|the rest)|talk|switch|change|move|reply|take the exam|go)"
             rf"(?: (?:the exam|this|it|the rest))? (?:in|to|into) {_LANGUAGES_EN}\b",
             rf"\b{_ASK_EN} (?:speak|talk|use) {_LANGUAGES_EN}\b",
-            r"\b(switch|change) (the |to another |to a different )?language\b",
+            r"\b(switch|change) (the |to another |to a different )?language\b"
+            r"(?! (?:of|for|setting))",
         ),
     ),
     (
