@@ -189,7 +189,9 @@ def link_for(*, lti_launch: LtiLaunch) -> SittingLink:
         sitting = _named_sitting(lti_launch)
         staff = role_for(list(lti_launch.roles_claim or [])) != Role.CANDIDATE
         placement = _placement(sitting=sitting, context=resource_link.context, staff=staff)
-        link = SittingLink(
+        # The sitting's lock is held now: a launch of the same link that got here first has
+        # committed its binding (a class opening a new link together), so look again.
+        link = SittingLink.objects.filter(resource_link=resource_link).first() or SittingLink(
             resource_link=resource_link,
             sitting=sitting,
             placement=placement,
