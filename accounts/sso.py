@@ -19,8 +19,16 @@ Accounts and roles:
   this way (they arrive by invitation or LTI); a map naming ``candidate`` is a configuration
   error (system check ``accounts.E001``).
 
-Every call to the provider (JWKS, token, userinfo) goes through the outbound address guard
-(``web.outbound``: public addresses only, unless ``VIVA_OUTBOUND_ALLOWED_NETWORKS`` lists the
+The provider's endpoints come from its discovery document when only the issuer is configured
+(``accounts.sso_discovery``: fetched through the guard, its ``issuer`` exactly ours, kept for
+``VIVA_OIDC_DISCOVERY_MAX_AGE_SECONDS``); explicit endpoint settings override it. A discovery
+that fails is the refusal page (502) with a logged reason and no session, at the start and at
+the callback. PKCE is always on (``OIDC_USE_PKCE``, S256): mozilla-django-oidc stores the
+``code_verifier`` server-side beside the state and nonce (the session's ``oidc_states``) and sends
+it with the token request.
+
+Every call to the provider (discovery, JWKS, token, userinfo) goes through the outbound address
+guard (``web.outbound``: public addresses only, unless ``VIVA_OUTBOUND_ALLOWED_NETWORKS`` lists the
 provider's network). A callback the flow cannot accept (a forged or replayed ``state``, no
 state at all) is the clear refusal page (``templates/accounts/sso_refused.html``, 400) with a
 logged reason, and leaves no session behind (``web.no_session``).
@@ -39,7 +47,7 @@ import requests
 from django.apps import AppConfig
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.checks import CheckMessage, Error, register
+from django.core.checks import CheckMessage, Error, Warning, register
 from django.core.exceptions import SuspiciousOperation
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
@@ -49,6 +57,12 @@ from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthen
 
 from accounts.models import User
 from accounts.roles import Role
+from accounts.sso_discovery import (
+    DiscoveryFailed,
+    Endpoints,
+    configured_endpoints,
+    provider_endpoints,
+)
 from web.no_session import forget_session
 from web.outbound import route_library_through_guard
 
@@ -113,13 +127,22 @@ class StaffOIDCBackend(OIDCAuthenticationBackend):  # type: ignore[misc]
         if not self.enabled:
             return None
         try:
+            self.use_endpoints(provider_endpoints())
             user: User | None = super().authenticate(request, **kwargs)
             return user
         except SuspiciousOperation as refusal:
             logger.warning("OIDC sign-in refused: %s", refusal)
         except (requests.RequestException, jwt.PyJWTError) as error:
             logger.warning("OIDC sign-in failed: %s: %s", type(error).__name__, error)
+        except DiscoveryFailed as failure:
+            logger.warning("OIDC sign-in failed: discovery: %s", failure)
         return None
+
+    def use_endpoints(self, endpoints: Endpoints) -> None:
+        """Call the provider at ``endpoints`` (explicit settings, the rest discovered)."""
+        self.OIDC_OP_TOKEN_ENDPOINT = endpoints.token
+        self.OIDC_OP_USER_ENDPOINT = endpoints.userinfo
+        self.OIDC_OP_JWKS_ENDPOINT = endpoints.jwks
 
     def get_payload_data(self, token: bytes, key: object) -> dict[str, object]:
         payload: dict[str, object] = super().get_payload_data(token, key)
@@ -180,12 +203,41 @@ class StaffOIDCBackend(OIDCAuthenticationBackend):  # type: ignore[misc]
         return user
 
 
+class _StartView(OIDCAuthenticationRequestView):  # type: ignore[misc]
+    """mozilla-django-oidc's start, sending the person to the discovered (or configured)
+    authorization endpoint; PKCE (S256) by ``OIDC_USE_PKCE``."""
+
+    authorization_endpoint = ""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self.OIDC_OP_AUTH_ENDPOINT = self.authorization_endpoint
+
+
 def sso_start(request: HttpRequest) -> HttpResponse:
-    """Start single sign-on (404 when it is not configured)."""
+    """Start single sign-on (404 when it is not configured; the refusal page when the
+    provider's discovery fails)."""
     if not sso_enabled():
         raise Http404("Single sign-on is not configured.")
-    response: HttpResponse = OIDCAuthenticationRequestView.as_view()(request)
+    try:
+        endpoints = provider_endpoints()
+    except DiscoveryFailed as failure:
+        return _discovery_refused(request, failure, "start")
+    view = _StartView.as_view(authorization_endpoint=endpoints.authorization)
+    response: HttpResponse = view(request)
     return response
+
+
+def _discovery_refused(request: HttpRequest, failure: DiscoveryFailed, step: str) -> HttpResponse:
+    """The refusal page (502: the provider's answer failed) for a failing discovery; the
+    sign-in's state is dropped, and a session left with nothing else is ended."""
+    logger.warning("OIDC sign-in refused: %s: discovery: %s", step, failure)
+    session = getattr(request, "session", None)
+    for key in ("oidc_states", "oidc_login_next"):
+        if session is not None and key in session:
+            del session[key]
+    forget_session(request)
+    return render(request, "accounts/sso_refused.html", status=502)
 
 
 def sso_callback(request: HttpRequest) -> HttpResponse:
@@ -194,6 +246,10 @@ def sso_callback(request: HttpRequest) -> HttpResponse:
         raise Http404("Single sign-on is not configured.")
     reason = _state_refusal(request)
     if reason is None:
+        try:
+            provider_endpoints()  # kept since the start; refetched only once it expired
+        except DiscoveryFailed as failure:
+            return _discovery_refused(request, failure, "callback")
         try:
             response: HttpResponse = OIDCAuthenticationCallbackView.as_view()(request)
             return response
@@ -234,3 +290,34 @@ def check_role_map(
             id="accounts.E001",
         )
     ]
+
+
+@register()
+def check_oidc_provider(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: object
+) -> list[CheckMessage]:
+    """Warn (``accounts.W001``) when an OpenID Connect client is configured but neither the
+    issuer nor the endpoints are: single sign-on stays off; and (``accounts.W002``) when the
+    issuer is set without a client id."""
+    client_id = getattr(settings, "OIDC_RP_CLIENT_ID", "")
+    endpoints = [url for url in configured_endpoints().values() if url]
+    if not sso_enabled():
+        if not (client_id or endpoints):
+            return []
+        return [
+            Warning(
+                "An OpenID Connect client is configured but VIVA_OIDC_ISSUER is not: single "
+                "sign-on is off, and neither the issuer nor the provider's endpoints are set.",
+                hint="Set VIVA_OIDC_ISSUER; the endpoints are discovered from "
+                "<issuer>/.well-known/openid-configuration.",
+                id="accounts.W001",
+            )
+        ]
+    if not client_id:
+        return [
+            Warning(
+                "VIVA_OIDC_ISSUER is set but VIVA_OIDC_CLIENT_ID is not: no sign-in can succeed.",
+                id="accounts.W002",
+            )
+        ]
+    return []

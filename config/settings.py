@@ -250,6 +250,13 @@ OIDC_OP_AUTHORIZATION_ENDPOINT = os.environ.get("VIVA_OIDC_AUTHORIZATION_ENDPOIN
 OIDC_OP_TOKEN_ENDPOINT = os.environ.get("VIVA_OIDC_TOKEN_ENDPOINT", "")
 OIDC_OP_USER_ENDPOINT = os.environ.get("VIVA_OIDC_USERINFO_ENDPOINT", "")
 OIDC_OP_JWKS_ENDPOINT = os.environ.get("VIVA_OIDC_JWKS_ENDPOINT", "")
+# Endpoints left empty are discovered from VIVA_OIDC_ISSUER + /.well-known/openid-configuration
+# (accounts/sso_discovery.py), kept this long. PKCE (S256) is always sent.
+VIVA_OIDC_DISCOVERY_MAX_AGE_SECONDS = int(
+    os.environ.get("VIVA_OIDC_DISCOVERY_MAX_AGE_SECONDS", "3600")
+)
+OIDC_USE_PKCE = True
+OIDC_PKCE_CODE_CHALLENGE_METHOD = "S256"
 OIDC_AUTHENTICATION_CALLBACK_URL = "accounts:sso-callback"
 OIDC_TIMEOUT = 10
 LOGIN_REDIRECT_URL_FAILURE = "/accounts/login/?sso=failed"
