@@ -124,8 +124,10 @@ class StaffOIDCBackend(OIDCAuthenticationBackend):  # type: ignore[misc]
         audience, nonce or signature, an expired one, a code the provider rejects, the
         provider out of reach) is logged and signs nobody in: the callback then sends the
         person to the sign-in page with a clear message."""
-        if not self.enabled:
+        if not self.enabled or request is None:
             return None
+        if not (request.GET.get("code") and request.GET.get("state")):
+            return None  # not the provider's callback (a password sign-in): no discovery
         try:
             self.use_endpoints(provider_endpoints())
             user: User | None = super().authenticate(request, **kwargs)

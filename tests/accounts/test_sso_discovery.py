@@ -33,6 +33,7 @@ from accounts.sso_discovery import (
     provider_endpoints,
 )
 from tests.accounts.test_sso import CALLBACK, ROLE_MAP, USERS, sign_in_at_provider
+from tests.factories import PASSWORD, AdminFactory
 from tests.support.http_peer import Peer, http_peer
 from tests.support.oidc_provider import Provider, running_provider
 
@@ -311,3 +312,18 @@ def test_system_check_warns_of_a_client_without_issuer() -> None:
     assert found == ["accounts.W002"]
     with override_settings(VIVA_OIDC_ISSUER="https://idp.example", OIDC_RP_CLIENT_ID="viva"):
         assert not [m for m in checks.run_checks() if m.id.startswith("accounts.W")]
+
+
+def test_a_password_sign_in_does_not_fetch_the_document(
+    served: tuple[Peer, dict[str, tuple[int, Any]]], client: Client
+) -> None:
+    """With single sign-on on, a local password sign-in passes the OIDC backend without
+    discovery (and works while the provider is out of reach)."""
+    peer, table = served
+    table[WELL_KNOWN] = (500, {"error": "down"})
+    AdminFactory(username="root")
+    with override_settings(**peer_settings(peer.base, ["127.0.0.0/8"])):
+        wrong = client.post("/accounts/login/", {"username": "root", "password": "nope"})
+        right = client.post("/accounts/login/", {"username": "root", "password": PASSWORD})
+    assert wrong.status_code == 200 and right.status_code == 302
+    assert peer.hits == []
