@@ -19,7 +19,9 @@ followed; at most :data:`MAX_BYTES`) and accepted only when
   §3.1), one that names other methods only would refuse our challenge.
 
 An accepted document's endpoints are kept in the cache for
-``VIVA_OIDC_DISCOVERY_MAX_AGE_SECONDS`` (an hour by default); a refused one is not kept.
+``VIVA_OIDC_DISCOVERY_MAX_AGE_SECONDS`` (an hour by default). A failure is kept for
+:data:`FAILURE_HOLD` seconds: the sign-in page is public, and a provider that is down or
+misconfigured must not cost each visitor an outbound fetch (up to ``OIDC_TIMEOUT``) of a worker.
 Anything else is :class:`DiscoveryFailed`, whose message is the reason for the log.
 """
 
@@ -41,6 +43,7 @@ MAX_BYTES: Final = 256 * 1024
 DEFAULT_MAX_AGE: Final = 3600
 SUFFIX: Final = "/.well-known/openid-configuration"
 PKCE_METHOD: Final = "S256"
+FAILURE_HOLD: Final = 15
 
 FIELDS: Final = {
     "authorization": ("OIDC_OP_AUTHORIZATION_ENDPOINT", "authorization_endpoint"),
@@ -89,9 +92,13 @@ def cache_key(issuer: str) -> str:
     return "accounts.sso.discovery:" + hashlib.sha256(issuer.encode()).hexdigest()
 
 
+def failure_key(issuer: str) -> str:
+    return cache_key(issuer) + ":failed"
+
+
 def forget(issuer: str) -> None:
-    """Drop the kept document of ``issuer`` (the next sign-in fetches it again)."""
-    cache.delete(cache_key(issuer))
+    """Drop what is kept of ``issuer`` (the next sign-in fetches its document again)."""
+    cache.delete_many([cache_key(issuer), failure_key(issuer)])
 
 
 def discovery(issuer: str) -> dict[str, str]:
@@ -101,7 +108,14 @@ def discovery(issuer: str) -> dict[str, str]:
     kept = cache.get(cache_key(issuer))
     if isinstance(kept, dict):
         return {str(k): str(v) for k, v in kept.items()}
-    endpoints = endpoints_of(fetch_document(issuer), issuer)
+    failed = cache.get(failure_key(issuer))
+    if isinstance(failed, str):
+        raise DiscoveryFailed(f"{failed} (kept for {FAILURE_HOLD} s: not fetched again yet)")
+    try:
+        endpoints = endpoints_of(fetch_document(issuer), issuer)
+    except DiscoveryFailed as failure:
+        cache.set(failure_key(issuer), str(failure), FAILURE_HOLD)
+        raise
     max_age = int(getattr(settings, "VIVA_OIDC_DISCOVERY_MAX_AGE_SECONDS", DEFAULT_MAX_AGE))
     cache.set(cache_key(issuer), endpoints, max(max_age, 1))
     return endpoints
