@@ -11,7 +11,7 @@ same package always gives the same report, byte for byte. Its sections:
 ``neverReached`` nodes no run entered
 ``targets``      per evidence target: runs that reached its node, runs that covered it
 ``transitions``  per transition: how often it fired; ``neverFired`` lists the ones at zero
-``pools``        per question pool: how often each node was drawn
+``pools``        per question pool: in how many runs each node was drawn
 ``deadEnds``     runs that stopped without finishing, or that ran out of the exam's time
 ``guardrails``   guardrail firings by type
 """
@@ -152,11 +152,14 @@ def _transition_rows(package: AssessmentPackage, runs: Sequence[RunResult]) -> l
 
 def _pool_rows(package: AssessmentPackage, runs: Sequence[RunResult]) -> list[dict[str, Any]]:
     drawn: Counter[tuple[str, str]] = Counter(
-        (e.payload.poolId, e.payload.toNodeId)
+        draw
         for run in runs
-        for e in run.events
-        if isinstance(e.payload, p.TransitionDecision) and e.payload.poolId is not None
-    )
+        for draw in {
+            (e.payload.poolId, e.payload.toNodeId)
+            for e in run.events
+            if isinstance(e.payload, p.TransitionDecision) and e.payload.poolId is not None
+        }
+    )  # runs that drew the node (a package with a cycle re-enters its pool in one run)
     return [
         {"poolId": pool.poolId, "drawn": {n: drawn[(pool.poolId, n)] for n in pool.nodeIds}}
         for pool in package.questionPools

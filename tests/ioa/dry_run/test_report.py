@@ -160,3 +160,25 @@ def test_a_node_that_no_candidate_can_leave_is_a_dead_end() -> None:
 
 def test_the_report_is_deterministic(report: dict[str, Any]) -> None:
     assert dry_run(load_package(example())) == report
+
+
+def test_a_pool_reentered_in_one_run_counts_that_run_once() -> None:
+    # A package whose scenario leads back to the warm-up, with skipping allowed: the skipper
+    # goes round the cycle and re-enters the pool (found by the property test).
+    document = example()
+    scenario = next(n for n in document["nodes"] if n["nodeId"] == "scn-delivery-routes")
+    scenario["transitions"][1]["targetNodeId"] = "warmup"
+    document["globalPolicies"]["defaultCandidateCommands"]["allowed"] = [
+        "repeat",
+        "clarification",
+        "request_rephrase",
+        "pause",
+        "raise_hand",
+        "thinking_aloud",
+    ]
+    report = dry_run(load_package(document))
+    skipper = [r for r in report["runs"] if r["persona"] == "skipper"]
+    assert any(r["path"].count("scn-delivery-routes") > 1 for r in skipper)
+    (pool,) = report["pools"]
+    assert sum(pool["drawn"].values()) <= report["runCount"]
+    assert pool["drawn"] == {"scn-delivery-routes": 7, "scn-network-latency": 7}
