@@ -298,9 +298,9 @@ def check_role_map(
 def check_oidc_provider(
     app_configs: Sequence[AppConfig] | None = None, **kwargs: object
 ) -> list[CheckMessage]:
-    """Warn (``accounts.W001``) when an OpenID Connect client is configured but neither the
-    issuer nor the endpoints are: single sign-on stays off; and (``accounts.W002``) when the
-    issuer is set without a client id."""
+    """Warn (``accounts.W001``) when an OpenID Connect client id or endpoint is configured
+    without the issuer: single sign-on stays off; and (``accounts.W002``) when the issuer is set
+    without a client id."""
     client_id = getattr(settings, "OIDC_RP_CLIENT_ID", "")
     endpoints = [url for url in configured_endpoints().values() if url]
     if not sso_enabled():
@@ -308,8 +308,9 @@ def check_oidc_provider(
             return []
         return [
             Warning(
-                "An OpenID Connect client is configured but VIVA_OIDC_ISSUER is not: single "
-                "sign-on is off, and neither the issuer nor the provider's endpoints are set.",
+                "An OpenID Connect client or endpoint is configured but VIVA_OIDC_ISSUER is "
+                "not: single sign-on is off (the issuer turns it on, is checked in every token "
+                "and names the discovery document).",
                 hint="Set VIVA_OIDC_ISSUER; the endpoints are discovered from "
                 "<issuer>/.well-known/openid-configuration.",
                 id="accounts.W001",
