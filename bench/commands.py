@@ -52,6 +52,7 @@ SETS = {
     "holdout2": "_holdout2",
     "holdout3": "_holdout3",
     "holdout4": "_holdout4",
+    "holdout5": "_holdout5",
 }
 
 
