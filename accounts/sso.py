@@ -239,7 +239,7 @@ def _discovery_refused(request: HttpRequest, failure: DiscoveryFailed, step: str
         if session is not None and key in session:
             del session[key]
     forget_session(request)
-    return render(request, "accounts/sso_refused.html", status=502)
+    return render(request, "accounts/sso_refused.html", {"cause": "provider"}, status=502)
 
 
 def sso_callback(request: HttpRequest) -> HttpResponse:
@@ -259,7 +259,7 @@ def sso_callback(request: HttpRequest) -> HttpResponse:
             reason = str(refusal)
     logger.warning("OIDC sign-in refused: callback: %s", reason)
     forget_session(request)
-    return render(request, "accounts/sso_refused.html", status=400)
+    return render(request, "accounts/sso_refused.html", {"cause": "state"}, status=400)
 
 
 def _state_refusal(request: HttpRequest) -> str | None:

@@ -159,7 +159,11 @@ def peer_settings(issuer: str, allowed: list[str]) -> dict[str, Any]:
 
 def assert_refused_without_session(response: Any, caplog: pytest.LogCaptureFixture) -> None:
     assert response.status_code == 502
-    assert "Sign-in could not be completed" in response.content.decode()
+    page = response.content.decode()
+    assert "Sign-in could not be completed" in page
+    # The person is told the provider failed, not that their sign-in was forged or reused.
+    assert "could not be reached" in page and "sso_discovery" in page
+    assert "does not belong to a sign-in started here" not in page
     assert "OIDC sign-in refused: start: discovery" in caplog.text
     assert django_settings.SESSION_COOKIE_NAME not in response.cookies
     assert not Session.objects.exists()
