@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from urllib.parse import urlencode
 
 import requests
 from django.contrib.auth import login
@@ -17,6 +18,7 @@ from django.http import (
     HttpResponseRedirect,
     QueryDict,
 )
+from django.middleware.csrf import CsrfViewMiddleware
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.decorators import method_decorator
@@ -33,8 +35,9 @@ from pylti1p3.exception import LtiException, OIDCException
 
 from accounts.access import signed_in_user
 from accounts.login_throttle import ThrottledModelBackend
+from accounts.models import User
 from accounts.roles import Role
-from lti import dynamic_registration, placement_views, services
+from lti import dynamic_registration, framing, picker_state, placement_views, services
 from lti.services import LaunchRefused
 from web.no_session import forget_session
 
@@ -45,6 +48,15 @@ BACKEND = f"{ThrottledModelBackend.__module__}.{ThrottledModelBackend.__qualname
 ``AUTHENTICATION_BACKENDS``; a session names its backend, and one not listed there signs the
 user out on the next request). The platform's signed launch has already authenticated them."""
 DEEP_LINK_SESSION_KEY = "viva-lti-deep-link"
+
+
+def csrf_refusal(request: HttpRequest) -> HttpResponseBase | None:
+    """Django's CSRF check (the refusal it would answer, or None) for a view exempt from it."""
+
+    def view(request: HttpRequest) -> HttpResponse:
+        return HttpResponse()
+
+    return CsrfViewMiddleware(view).process_view(request, view, (), {})
 
 
 def refused(
@@ -80,6 +92,7 @@ class LoginInitiationView(View):
         )
         try:
             response: HttpResponse = oidc.disable_check_cookies().redirect(target)
+            framing.framed_cookies(request, response)  # the launch comes into the LMS's frame
             return response
         except (LtiException, OIDCException) as error:  # unknown registration, issuer, client
             return refused(
@@ -133,7 +146,8 @@ class LaunchView(LtiLaunchBaseView):
         launch_id = lti_launch.get_launch_id()
         login(request, user, backend=BACKEND)
         request.session[DEEP_LINK_SESSION_KEY] = launch_id
-        return HttpResponseRedirect(reverse("lti:deep-link"))
+        token = picker_state.issue(request, lti_launch, user)
+        return HttpResponseRedirect(f"{reverse('lti:deep-link')}?{urlencode({'picker': token})}")
 
     def handle_resource_launch(self, request: HttpRequest, lti_launch: LtiLaunch) -> HttpResponse:
         role = services.role_for(list(lti_launch.roles_claim or []))
@@ -165,24 +179,39 @@ class LaunchView(LtiLaunchBaseView):
         return HttpResponseRedirect(target)
 
 
-@method_decorator((xframe_options_exempt, never_cache), name="dispatch")
+@method_decorator((csrf_exempt, xframe_options_exempt, never_cache), name="dispatch")
 class DeepLinkView(View):
     """The instructor's choice after a Deep Linking request: a published assessment and a title
     → a new sitting, returned to the platform as an ``ltiResourceLink`` content item carrying
-    ``viva_sitting`` and a line item (a plain form the instructor submits: no script)."""
+    ``viva_sitting`` and a line item (a plain form the instructor submits: no script).
 
-    def _launch(self, request: HttpRequest) -> LtiLaunch:
+    Shown in the LMS's frame (``lti.framing``): its state is the signed ``picker`` token in its
+    URL and form (``lti.picker_state``), not the session cookie a cross-site frame does not get;
+    the token is the form's CSRF protection. Without a token (the picker opened in the signed-in
+    instructor's own window) the session and Django's CSRF check apply."""
+
+    def _from_session(self, request: HttpRequest) -> tuple[LtiLaunch, User]:
         launch_id = request.session.get(DEEP_LINK_SESSION_KEY)
         if not launch_id or not request.user.is_authenticated:
-            raise LaunchRefused("no_deep_link", "Open the exam picker again from your course.")
-        lti_launch = get_launch_from_request(request, launch_id)
+            raise LaunchRefused("no_deep_link", picker_state.AGAIN)
+        if request.method == "POST" and csrf_refusal(request) is not None:
+            raise LaunchRefused("csrf", "The form expired. " + picker_state.AGAIN)
+        return get_launch_from_request(request, launch_id), signed_in_user(request)
+
+    def _launch(self, request: HttpRequest) -> tuple[LtiLaunch, User]:
+        token = request.POST.get("picker") or request.GET.get("picker") or ""
+        self.state = picker_state.read(token) if token else None
+        if self.state is None:
+            lti_launch, user = self._from_session(request)
+        else:
+            lti_launch, user = picker_state.launch_and_user(request, self.state)
         if not lti_launch.is_deep_link_launch:
-            raise LaunchRefused("no_deep_link", "Open the exam picker again from your course.")
-        return lti_launch
+            raise LaunchRefused("no_deep_link", picker_state.AGAIN)
+        return lti_launch, user
 
     def dispatch(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponseBase:
         try:
-            self.lti_launch = self._launch(request)
+            self.lti_launch, self.user = self._launch(request)
             response = super().dispatch(request, *args, **kwargs)
         except LaunchRefused as refusal:
             return refused(request, refusal.code, refusal.message)
@@ -190,37 +219,43 @@ class DeepLinkView(View):
             return refused(request, "deep_link", f"The exam picker was refused: {error}")
         return response
 
-    def get(self, request: HttpRequest) -> HttpResponse:
+    def get(self, request: HttpRequest) -> HttpResponseBase:
         return self._page(request, errors=[])
 
-    def post(self, request: HttpRequest) -> HttpResponse:
-        versions = services.placeable_versions(user=request.user)
+    def post(self, request: HttpRequest) -> HttpResponseBase:
+        versions = services.placeable_versions(user=self.user)
         version = next((v for v in versions if str(v.pk) == request.POST.get("version")), None)
-        user = signed_in_user(request)
-        sittings = services.placeable_sittings(user=user, lti_launch=self.lti_launch)
+        sittings = services.placeable_sittings(user=self.user, lti_launch=self.lti_launch)
         sitting = next((s for s in sittings if str(s.pk) == request.POST.get("sitting")), None)
         if version is None and sitting is None:
             return self._page(request, errors=["Choose a published assessment."], status=400)
         response = services.deep_link_response(
             lti_launch=self.lti_launch,
-            user=user,
+            user=self.user,
             version=version,
             title=request.POST.get("title", ""),
             launch_url=request.build_absolute_uri(reverse("lti:launch")),
             sitting=sitting,
         )
-        request.session.pop(DEEP_LINK_SESSION_KEY, None)
-        return render(request, "lti/deep_link_return.html", response)
+        if self.state is not None:
+            picker_state.spend(self.state)
+        else:
+            request.session.pop(DEEP_LINK_SESSION_KEY, None)
+        page = render(request, "lti/deep_link_return.html", response)
+        target = framing.origin_of(response["return_url"])
+        return framing.allow_platform_frame(page, self.lti_launch, form_targets=[target or ""])
 
-    def _page(self, request: HttpRequest, *, errors: list[str], status: int = 200) -> HttpResponse:
+    def _page(
+        self, request: HttpRequest, *, errors: list[str], status: int = 200
+    ) -> HttpResponseBase:
         context = {
-            "versions": services.placeable_versions(user=request.user),
-            "sittings": services.placeable_sittings(
-                user=signed_in_user(request), lti_launch=self.lti_launch
-            ),
+            "versions": services.placeable_versions(user=self.user),
+            "sittings": services.placeable_sittings(user=self.user, lti_launch=self.lti_launch),
             "errors": errors,
+            "picker": self.state.token if self.state else "",
         }
-        return render(request, "lti/deep_link.html", context, status=status)
+        page = render(request, "lti/deep_link.html", context, status=status)
+        return framing.allow_platform_frame(page, self.lti_launch)
 
 
 REGISTRATION_FAILED = (

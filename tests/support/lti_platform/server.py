@@ -16,6 +16,7 @@ deployment, an expired token, an unsigned one (``alg: none``) or one signed with
 
 from __future__ import annotations
 
+import html
 import json
 import sys
 import threading
@@ -322,6 +323,10 @@ def route(environ: dict[str, t.Any], path: str) -> tuple[str, str, t.Any]:
         items = Platform().validate_deeplinking_resp(WsgiRequest(environ).form_data)
         STATE.setdefault("deep_links", []).append(items)
         return "200 OK", "text/html", "<p>Content added to the course.</p>"
+    if path == "/test/course_frame":  # a course page framing the tool (content selection)
+        src = html.escape(dict(parse_qsl(environ.get("QUERY_STRING", ""))).get("src", ""))
+        frame = f'<iframe title="Tool" src="{src}" width="900" height="700"></iframe>'
+        return "200 OK", "text/html", f"<!doctype html><title>Course</title>{frame}"
     if path == "/test/deep_links":
         return "200 OK", "application/json", json.dumps(STATE.get("deep_links", []))
     if path == "/jwks":
