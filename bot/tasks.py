@@ -46,7 +46,7 @@ DRAIN_SECONDS = 15.0
 """How long a draining host waits for its bots to stop."""
 
 
-@shared_task(name="bot.tasks.run_session_bot", bind=True, acks_late=True)
+@shared_task(name="bot.tasks.run_session_bot", bind=True, acks_late=True, ignore_result=True)
 def run_session_bot(self: Task, session_id: str) -> str:
     """Host the session's bot in this process (module docstring): ``hosted`` or ``requeued``."""
     from bot.hosting import bot_host

@@ -202,7 +202,16 @@ CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Redis redelivers an unacknowledged task after this long; longer than the longest task.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3 * 3600}
+# A Redis that does not answer is an outage reported in seconds (a 503), never a request that
+# hangs (issue #33): connecting to the broker or the result backend gives up after 2 s, and the
+# result backend retries twice in about a second instead of Celery's 20 x 1 s. Bot starts keep
+# no result at all (``bot.tasks.run_session_bot``), so a start never touches the backend.
+CELERY_BROKER_CONNECTION_TIMEOUT = 2.0
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3 * 3600, "socket_connect_timeout": 2}
+CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 2
+CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {
+    "retry_policy": {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
+}
 
 # Webhooks (docs/webhooks.md): signed deliveries of exam.completed, marks.locked and
 # irregularity.reported, retried with exponential back-off (base * 2^(n-1), capped) by Celery.

@@ -49,6 +49,7 @@ from ioa.schema import AssessmentPackage, CandidateCommandPolicy, CandidateComma
 from ioa.schema.loader import load_package
 from sessions.bot_port import examiner_bot
 from sessions.models import ExamSession
+from web.unavailable import is_outage
 
 logger = logging.getLogger(__name__)
 
@@ -538,7 +539,11 @@ def bot_request_start(session: ExamSession) -> bool:
         return False
     try:
         bot.start(session=session)
-    except Exception:
+    except Exception as exc:
+        if is_outage(exc):
+            # Redis or the broker is down (reported within seconds, issue #33): the page answers
+            # 503 with its clear message (web.unavailable); the start stays claimable.
+            raise
         logger.exception("starting the bot of session %s failed", session.pk)
         return False
     return True
