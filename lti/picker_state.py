@@ -55,28 +55,32 @@ def issue(request: HttpRequest, lti_launch: LtiLaunch, user: User) -> str:
 
 
 def read(token: str) -> PickerState:
-    """The state ``token`` names, unexpired and unspent; else :class:`LaunchRefused`."""
+    """The state ``token`` names, signed by the tool and unexpired; else
+    :class:`LaunchRefused`."""
     try:
         payload = signing.loads(token, salt=SALT, max_age=MAX_AGE_SECONDS)
     except signing.BadSignature:  # SignatureExpired included
         raise LaunchRefused("no_deep_link", AGAIN) from None
-    if cache.get(_spent_key(token)):
-        raise LaunchRefused("no_deep_link", AGAIN)
     return PickerState(str(payload["l"]), int(payload["u"]), str(payload["s"]), token)
 
 
-def launch_and_user(request: HttpRequest, state: PickerState) -> tuple[LtiLaunch, User]:
-    """The validated Deep Linking launch and the instructor ``state`` names."""
+def launch(request: HttpRequest, state: PickerState) -> LtiLaunch:
+    """The validated launch ``state`` names (pylti1p3's cache; ``LtiException`` when gone)."""
     storage = _NamedSessionStorage()  # type: ignore[no-untyped-call]
     if state.cache_session:
         storage.set_session_id(state.cache_session)
     message_launch = DjangoMessageLaunch.from_cache(
         state.launch_id, request, DjangoToolConfig(), launch_data_storage=storage
     )
-    user = get_user_model().objects.filter(pk=state.user_id, is_active=True).first()
-    if user is None:
-        raise LaunchRefused("no_deep_link", AGAIN)
-    return LtiLaunch(message_launch), user
+    return LtiLaunch(message_launch)
+
+
+def user(state: PickerState) -> User:
+    """The instructor ``state`` names, when the token is unspent and they are still active."""
+    found = get_user_model().objects.filter(pk=state.user_id, is_active=True).first()
+    if found is None or cache.get(_spent_key(state.token)):
+        raise LaunchRefused("no_deep_link", "This exam picker was used. " + AGAIN)
+    return found
 
 
 def spend(state: PickerState) -> None:

@@ -190,33 +190,41 @@ class DeepLinkView(View):
     the token is the form's CSRF protection. Without a token (the picker opened in the signed-in
     instructor's own window) the session and Django's CSRF check apply."""
 
+    framed_by: LtiLaunch | None = None
+    """The launch whose platform may frame a refusal (a token that names it, spent or not)."""
+
     def _from_session(self, request: HttpRequest) -> tuple[LtiLaunch, User]:
         launch_id = request.session.get(DEEP_LINK_SESSION_KEY)
         if not launch_id or not request.user.is_authenticated:
             raise LaunchRefused("no_deep_link", picker_state.AGAIN)
         if request.method == "POST" and csrf_refusal(request) is not None:
             raise LaunchRefused("csrf", "The form expired. " + picker_state.AGAIN)
-        return get_launch_from_request(request, launch_id), signed_in_user(request)
+        lti_launch = get_launch_from_request(request, launch_id)
+        if not lti_launch.is_deep_link_launch:
+            raise LaunchRefused("no_deep_link", picker_state.AGAIN)
+        return lti_launch, signed_in_user(request)
 
     def _launch(self, request: HttpRequest) -> tuple[LtiLaunch, User]:
         token = request.POST.get("picker") or request.GET.get("picker") or ""
         self.state = picker_state.read(token) if token else None
         if self.state is None:
-            lti_launch, user = self._from_session(request)
-        else:
-            lti_launch, user = picker_state.launch_and_user(request, self.state)
+            return self._from_session(request)
+        lti_launch = self.framed_by = picker_state.launch(request, self.state)
         if not lti_launch.is_deep_link_launch:
             raise LaunchRefused("no_deep_link", picker_state.AGAIN)
-        return lti_launch, user
+        return lti_launch, picker_state.user(self.state)
 
     def dispatch(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponseBase:
+        self.framed_by = None
         try:
             self.lti_launch, self.user = self._launch(request)
             response = super().dispatch(request, *args, **kwargs)
         except LaunchRefused as refusal:
-            return refused(request, refusal.code, refusal.message)
+            response = refused(request, refusal.code, refusal.message)
         except LtiException as error:
-            return refused(request, "deep_link", f"The exam picker was refused: {error}")
+            response = refused(request, "deep_link", f"The exam picker was refused: {error}")
+        if self.framed_by is not None and not hasattr(response, "_csp_config"):
+            framing.allow_platform_frame(response, self.framed_by)  # readable in the frame
         return response
 
     def get(self, request: HttpRequest) -> HttpResponseBase:
