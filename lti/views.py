@@ -108,18 +108,26 @@ class LoginInitiationView(View):
 
 @method_decorator((xframe_options_exempt, never_cache), name="dispatch")
 class LaunchView(LtiLaunchBaseView):
-    """The launch (id token POSTed by the platform); see ``lti.services``."""
+    """The launch (id token POSTed by the platform); see ``lti.services``. A refusal after the
+    id token is validated is readable in the platform's frame (``lti.framing``)."""
+
+    validated: LtiLaunch | None = None
 
     def post(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+        self.validated = None
         try:
             response: HttpResponse = super().post(request, *args, **kwargs)
         except LtiException as error:
             return refused(request, "invalid_token", f"The launch was refused: {error}")
         except LaunchRefused as refusal:
-            return refused(request, refusal.code, refusal.message)
+            page = refused(request, refusal.code, refusal.message)
+            if self.validated is not None:
+                framing.allow_platform_frame(page, self.validated)
+            return page
         return response
 
     def launch_setup(self, request: HttpRequest, lti_launch: LtiLaunch) -> None:
+        self.validated = lti_launch
         nonce = str(lti_launch.get_launch_data().get("nonce", ""))
         services.nonce_use(registration=lti_launch.registration, nonce=nonce)
 
@@ -127,12 +135,14 @@ class LaunchView(LtiLaunchBaseView):
         self, request: HttpRequest, lti_launch: LtiLaunch
     ) -> HttpResponse:
         deployment = lti_launch.deployment.deployment_id
-        return refused(
+        page = refused(
             request,
             "deployment",
             f"This LMS deployment ({deployment}) is not activated for this tool. Ask your "
             "administrator to activate it.",
         )
+        framing.allow_platform_frame(page, lti_launch)
+        return page
 
     def handle_deep_linking_launch(
         self, request: HttpRequest, lti_launch: LtiLaunch

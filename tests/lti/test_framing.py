@@ -70,6 +70,20 @@ def test_the_session_picker_still_checks_csrf(
     assert refused.status_code == 403 and b"The form expired" in refused.content
 
 
+def test_a_refused_launch_is_readable_in_the_platforms_frame(
+    platform: dict[str, Any],  # noqa: F811
+    client: Client,
+) -> None:
+    response, form = launch(
+        client, platform["base"], user="lee", role="Learner", link="link-l", deep_link="1"
+    )
+    assert response.status_code == 403
+    assert f"frame-ancestors {platform['base']}" in response["Content-Security-Policy"]
+    forged = client.post("/lti/launch/", {**form, "id_token": form["id_token"][:-4] + "AAAA"})
+    assert forged.status_code == 403
+    assert "frame-ancestors 'none'" in forged["Content-Security-Policy"]
+
+
 def test_other_pages_are_never_framed(client: Client) -> None:
     for path in (reverse("lti:deep-link"), "/accounts/login/"):
         assert "frame-ancestors 'none'" in client.get(path)["Content-Security-Policy"]
