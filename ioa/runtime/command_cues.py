@@ -148,7 +148,7 @@ _ES_FRAME = (
     " quisiera querría me gustaría prefiero preferiría deseo necesito vamos a por favor porfa"
     " pues bueno vale mira mire oiga perdón perdone disculpe perdona lo siento ok okay sí"
     " entonces ya ahora es sería posible si importa importaría le usted un poco y pero que"
-    " no creo mejor también tú dime dices dame puedes quieres"
+    " no creo mejor también tú dime dices dame puedes quieres listo dale"
 )
 _ES_TAIL = (
     "esta esa este ese la el lo esto eso pregunta parte tema examen prueba ahora ya aquí por"
@@ -191,7 +191,8 @@ _REQUEST: Final = MappingProxyType(
         "es": (
             r"\b(?:podemos|podríamos|puedo|podría|puede|puedes|podrías|se puede|quiero|quisiera"
             r"|querría|me gustaría|preferiría|prefiero|deseo|necesito|vamos a|le importa"
-            r"|te importa|sería posible|es posible|mejor|d[ée]me|dame|me lo dices|dime"
+            r"|te importa|le importaría|te importaría|sería posible|es posible|mejor|d[ée]me|dame"
+            r"|me lo dices|dime"
             r"|me dices)\b"
         ),
     }
@@ -453,6 +454,30 @@ _EN_CUES: tuple[CueSpec, ...] = (
         r"\bwhat am i supposed to do\b|\bhow do i (?:send|submit|type|enter)\b"
         r"|\b(?:there'?s|theres|i see) no (?:send )?button\b",
     ),
+    # blind held-out set 5 (issue #31): more ways to say the same requests
+    (
+        C.SKIP,
+        "weak",
+        r"\bleave (?:this|that|it)(?: question| one)? out\b|\b(?:a )?different (?:one|question)\b",
+    ),
+    (C.FINISH, "strong", r"\bdone with the whole (?:thing|exam|test)\b"),
+    (C.REPEAT, "weak", r"\bonce more\b|\bread it (?:out )?again\b"),
+    (
+        C.REQUEST_REPHRASE,
+        "strong",
+        r"\b(?:with|in|using) (?:more easy|easier|simpler|more simple|plainer) words\b",
+    ),
+    (C.CLARIFICATION, "strong", r"\bdoes \w+ mean\b"),
+    (C.PAUSE, "strong", r"\b(?:i'?ll|will) be right back\b"),
+    (C.RESUME, "strong", r"\bready to (?:start again|continue|go on|carry on|keep going)\b"),
+    (C.SLOW_DOWN, "asked", r"\b(?:talk|speak) (?:more )?slow\b"),
+    (C.THINKING_ALOUD, "strong", r"\b(?:collecting|gathering|sorting) my thoughts\b"),
+    (
+        C.HELP,
+        "strong",
+        r"\b(?:talk|speak),? or (?:do i )?(?:type|write)\b|\bnot sure how this works\b",
+    ),
+    (C.REVISE_EARLIER_ANSWER, "strong", r"\bgot it wrong\b|\bwas wrong\b"),
 )
 
 _DE_CUES: tuple[CueSpec, ...] = (
@@ -568,7 +593,11 @@ _DE_CUES: tuple[CueSpec, ...] = (
         r"|\bsprechen oder tippen\b|\bwie geht das hier\b",
     ),
     # informal (du) and spoken forms met in the blind held-out set 4 (issue #31)
-    (C.CLARIFICATION, "strong", r"\bmeinst du\b|\bsoll ich\b.* oder\b"),
+    (
+        C.CLARIFICATION,
+        "strong",
+        r"\bmeinst du\b|\bsoll ich (?:die|den|das|eine|einen|ein) \w+ (?:\w+ )?oder\b",
+    ),
     (
         C.THINKING_ALOUD,
         "strong",
@@ -585,6 +614,38 @@ _DE_CUES: tuple[CueSpec, ...] = (
     (C.FINISH, "framed", r"\bich höre (?:hier |jetzt )?auf\b"),
     (C.RESUME, "strong", r"\bweiter geht'?s\b"),
     (C.PAUSE, "weak", r"\banhalten\b"),
+    # blind held-out set 5 (issue #31)
+    (
+        C.CLARIFICATION,
+        "strong",
+        r"\bist mit\b.*\bgemeint\b|\bwas (?:genau )?(?:ist|wird) (?:mit \S+ )?gemeint\b"
+        r"|\bmit \S+ gemeint\b",
+    ),
+    (
+        C.THINKING_ALOUD,
+        "strong",
+        r"\b(?:muss ich|lass(?:en)? (?:sie )?mich|darf ich) (?:\w+ )?(?:kurz |mal |noch )*"
+        r"(?:überlegen|nachdenken)\b|\bsortiere? (?:\w+ )?meine gedanken\b|\bbevor ich antworte\b",
+    ),
+    (C.SLOW_DOWN, "asked", r"\blangsam(?:er)? (?:sprechen|reden)\b"),
+    (
+        C.RESUME,
+        "strong",
+        r"\bes kann weitergehen\b|\bwo wir aufgehört haben\b|\b(?:jetzt )?wieder bereit\b",
+    ),
+    (
+        C.FINISH,
+        "strong",
+        r"\bich geb(?:e)? (?:jetzt |hier )?ab\b|\bfertig mit der prüfung\b",
+    ),
+    (C.SKIP, "weak", r"\b(?:eine|ne) andere(?: frage)?\b|\bzurückstellen\b"),
+    (C.REPEAT, "strong", r"\bnicht aufgepasst\b"),
+    (
+        C.REQUEST_REPHRASE,
+        "asked",
+        r"\b(?:mit|in) (?:anderen|einfacher\w*|leichter\w*) (?:worten|wörter\w*)\b",
+    ),
+    (C.HELP, "strong", r"\bwie (?:das|es) (?:hier )?funktioniert\b"),
 )
 
 _ES_CUES: tuple[CueSpec, ...] = (
@@ -720,13 +781,30 @@ _ES_CUES: tuple[CueSpec, ...] = (
         r"\bc[oó]mo (?:env[ií]o|mando|mandar|enviar) (?:mi |la )?respuesta\b"
         r"|\bno veo (?:ning[uú]n )?bot[oó]n\b",
     ),
+    # blind held-out set 5 (issue #31)
+    (C.SKIP, "strong", r"\bme (?:pones|pone|das|da|hace|haces) otra\b"),
+    (
+        C.FINISH,
+        "strong",
+        r"\b(?:lo|te lo|se lo) entrego\b|\bentrego el examen\b|\bhasta aquí llego\b"
+        r"|\bno quiero (?:contestar|responder) más\b",
+    ),
+    (C.REPEAT, "strong", r"\bme perd[ií]\b"),
+    (
+        C.REQUEST_REPHRASE,
+        "strong",
+        r"\bpalabras m[aá]s (?:simples?|sencillas?|f[aá]ciles)\b",
+    ),
+    (C.PAUSE, "strong", r"\b(?:ahorita|enseguida|ya) vuelvo\b"),
+    (C.THINKING_ALOUD, "strong", r"\bordeno (?:un poco )?(?:las|mis) ideas\b"),
+    (C.HELP, "strong", r"\bhablo o escribo\b"),
 )
 
 _REVISE_REF: Final = MappingProxyType(
     {
         "en": r"\b(?:my|the) (?:last|earlier|previous|first|second|other) (?:answer|question"
         r"|response)\b|\bwhat i said (?:earlier|before)\b|\bquestion (?:one|two|three|1|2|3)\b",
-        "de": r"\b(?:meine|die|meiner|der) (?:letzte|letzten|frühere|früheren|vorherige"
+        "de": r"\b(?:meine|die|meiner|der|zur) (?:letzte|letzten|frühere|früheren|vorherige"
         r"|vorherigen|erste|ersten) (?:antwort|frage)\b|\bfrage (?:eins|zwei|drei|1|2|3)\b"
         r"|\bantwort von (?:vorhin|eben|vorher)\b|\bfrage (?:von )?(?:vorhin|eben|vorher|davor)\b",
         "es": r"\b(?:mi|la) (?:última|ultima|anterior|primera) (?:respuesta|pregunta)\b|\bla"
@@ -743,7 +821,7 @@ _ADDRESSEE: Final = MappingProxyType(
         r"|(?:can|could|would|will) you)\b",
         "de": r"\b(?:sie|du|dich|dir)\b",
         "es": r"\busted\b|\b(?:habla|hablas|vas|puede|puedes|podría|podrías|quiere|dices|dime"
-        r"|te)\b",
+        r"|te|quieres)\b",
     }
 )
 """The examiner addressed: "asked" cues (slow down, rephrase) need it or request evidence."""
@@ -799,7 +877,8 @@ _ME: Final = MappingProxyType(
     {
         "en": r"\b(?:i|i'?m|i'?ve|i'?ll|me|my|we|us|help|emergency|there'?s a fire)\b",
         "de": r"\b(?:ich|mir|mich|mein\w*|wir|uns|hilfe|notfall|(?:es|hier) brennt)\b",
-        "es": r"\b(?:yo|me|mi|tengo|estoy|nos|ayuda|emergencia|hay un incendio|hay fuego)\b",
+        "es": r"\b(?:yo|me|mi|tengo|tenemos|estoy|nos|ayuda|emergencia|hay un incendio"
+        r"|hay fuego)\b",
     }
 )
 """The candidate in an emergency cue's turn: an emergency is theirs, not a topic."""
