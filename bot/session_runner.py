@@ -35,6 +35,7 @@ from channels.layers import get_channel_layer
 from pipecat.services.llm_service import LLMService
 from pipecat.workers.runner import WorkerRunner
 
+from bot import layer_watch
 from bot.conf import BotSettings, bot_settings
 from bot.examiner import ExaminerCore
 from bot.journal import Journal, db_threads, load_session
@@ -227,10 +228,27 @@ async def _listen(
     name = await layer.new_channel()
     group = bot_channel.bot_group(session_id)
     await layer.group_add(group, name)
+    # A Redis restart loses the group's members: the watch re-adds this one (bot.layer_watch)
+    # and the bot reads its durable inbox for what was sent meanwhile.
+    watch = layer_watch.watch_for(layer)
+    member = layer_watch.Member(group, name, rejoined=core.inbox.poll)
+    if watch is not None:
+        watch.add(member)
     subscribed.set()
+    failures = 0
     try:
         while True:
-            message = await layer.receive(name)
+            try:
+                message = await layer.receive(name)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                # Redis unreachable: the watch logs the outage once; retry quietly.
+                failures += 1
+                logger.debug("bot %s: channel receive failed: %r", session_id, exc)
+                await asyncio.sleep(min(1.0, 0.1 * failures))
+                continue
+            failures = 0
             parsed = bot_channel.parse(message)
             if parsed is None:
                 continue
@@ -243,6 +261,8 @@ async def _listen(
             except Exception:
                 logger.exception("bot %s: bad channel input %s", session_id, kind)
     finally:
+        if watch is not None:
+            watch.discard(member)
         with contextlib.suppress(Exception):
             await layer.group_discard(group, name)
 

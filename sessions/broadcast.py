@@ -45,15 +45,17 @@ import threading
 import time
 import uuid
 from collections import OrderedDict, deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
-from typing import Protocol, TypedDict, runtime_checkable
+from typing import Any, Protocol, TypedDict, runtime_checkable
 
 from asgiref.sync import async_to_sync
 from channels.layers import BaseChannelLayer, InMemoryChannelLayer, get_channel_layer
 from redis.asyncio import Redis
 
 from ioa.events import LIVE_AUDIENCES, Audience, project
+from sessions import layer_outage
+from web.unavailable import is_outage
 
 logger = logging.getLogger(__name__)
 
@@ -261,8 +263,10 @@ class _BackgroundSender:
                     messages += self._planner.plan(*item)
             try:
                 await self._send(_merge(messages))
-            except Exception:  # best effort: clients repair from the store
-                logger.exception("broadcast of %d message(s) failed", len(messages))
+            except Exception as exc:  # best effort: clients repair from the store
+                _failed(exc, len(messages))
+            else:
+                _sent()
             for waiter in waiters:
                 waiter.set_result(None)
 
@@ -283,7 +287,8 @@ class _BackgroundSender:
 
             async def deliver(channel: str, batch: list[EventsMessage]) -> None:
                 async with gate:
-                    await layer.send(channel, {"type": BATCH_TYPE, "messages": batch})
+                    message = {"type": BATCH_TYPE, "messages": batch}
+                    await _retried(lambda: layer.send(channel, message))
 
             sends = [deliver(c, b) for c, b in per_channel.items()]
         else:
@@ -294,11 +299,13 @@ class _BackgroundSender:
             async def send_in_order(group: str, batch: list[EventsMessage]) -> None:
                 async with gate:
                     for message in batch:
-                        await layer.group_send(group, message)
+                        await _retried(functools.partial(layer.group_send, group, message))
 
             sends = [send_in_order(g, b) for g, b in per_group.items()]
         for result in await asyncio.gather(*sends, return_exceptions=True):
             if isinstance(result, BaseException):
+                if is_outage(result):
+                    raise result
                 logger.error("broadcast to a channel failed: %r", result)
 
     async def _recipients(self, groups: set[str]) -> dict[str, list[str]]:
@@ -316,11 +323,15 @@ class _BackgroundSender:
         found: dict[str, list[str]] = {}
         oldest = int(time.time()) - layer.group_expiry
         for shard, names in by_shard.items():
-            pipe = layer.connection(shard).pipeline(transaction=False)
-            for name in names:
-                pipe.zremrangebyscore(layer._group_key(name), min=0, max=oldest)
-                pipe.zrange(layer._group_key(name), 0, -1)
-            answers = await pipe.execute()
+
+            async def read(shard: int = shard, names: list[str] = names) -> list[Any]:
+                pipe = layer.connection(shard).pipeline(transaction=False)
+                for name in names:
+                    pipe.zremrangebyscore(layer._group_key(name), min=0, max=oldest)
+                    pipe.zrange(layer._group_key(name), 0, -1)
+                return list(await pipe.execute())
+
+            answers = await _retried(read)
             for name, channels in zip(names, answers[1::2], strict=True):
                 found[name] = [c.decode() for c in channels]
                 self._members[name] = (now + MEMBERSHIP_TTL, bool(channels))
@@ -385,8 +396,33 @@ def publish_events(session_id: uuid.UUID | str, events: Sequence[Mapping[str, ob
 
     try:
         async_to_sync(send_all)()
-    except Exception:
-        logger.exception("broadcast of %d message(s) failed", len(messages))
+    except Exception as exc:
+        _failed(exc, len(messages))
+    else:
+        _sent()
+
+
+async def _retried[T](call: Callable[[], Awaitable[T]]) -> T:
+    """``call()``, and once more at once when the layer could not be reached: a pooled
+    connection that Redis closed while it restarted fails once, and the retry takes a fresh one
+    (a Redis still down fails the retry too, at once)."""
+    try:
+        return await call()
+    except Exception as exc:
+        if not is_outage(exc):
+            raise
+        return await call()
+
+
+def _failed(exc: BaseException, count: int) -> None:
+    if is_outage(exc):  # logged once per outage (sessions.layer_outage), not per batch
+        layer_outage.note_down(exc, "pages catch up from the store")
+    else:
+        logger.error("broadcast of %d message(s) failed", count, exc_info=exc)
+
+
+def _sent() -> None:
+    layer_outage.note_up()
 
 
 def flush(timeout: float = 5.0) -> bool:

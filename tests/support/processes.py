@@ -121,9 +121,17 @@ def asgi_server_process(
 
 
 @contextmanager
-def celery_worker(queues: str = "default,bots,marking", **env: str) -> Iterator[str]:
-    """Runs a real Celery worker (solo pool) until it answers a ping; yields its hostname."""
+def celery_worker(
+    queues: str = "default,bots,marking", broker_url: str | None = None, **env: str
+) -> Iterator[str]:
+    """Runs a real Celery worker (solo pool) until it answers a ping; yields its hostname.
+    ``broker_url``: a broker other than the test process's (the worker's env names it too)."""
+    from celery import Celery
+
     from config.celery import app
+
+    if broker_url is not None:
+        app = Celery(broker=broker_url)
 
     port = free_port()
     name = f"test-{os.getpid()}-{port}@localhost"
