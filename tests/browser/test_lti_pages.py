@@ -8,6 +8,7 @@ import json
 import pytest
 from playwright.sync_api import Page, expect
 
+from lti.dynamic_registration import registration_token_issue
 from tests.browser.helpers import axe_violations, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -26,8 +27,14 @@ def test_a_refused_launch_is_a_clear_accessible_page(page: Page) -> None:
     assert_axe_clean(page, "lti-refused")
 
 
+def test_dynamic_registration_by_a_stranger_is_refused(page: Page) -> None:
+    page.goto("/lti/register/?openid_configuration=https://lms.example/.well-known/config")
+    expect(page.get_by_role("alert")).to_contain_text("needs the registration URL")
+    assert_axe_clean(page, "lti-register-not-allowed")
+
+
 def test_dynamic_registration_without_a_configuration_is_refused(page: Page) -> None:
-    page.goto("/lti/register/")
+    page.goto(f"/lti/register/?viva_token={registration_token_issue()}")
     expect(page.get_by_role("alert")).to_contain_text("sent no configuration")
     assert_axe_clean(page, "lti-register-refused")
 
