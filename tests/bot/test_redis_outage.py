@@ -224,3 +224,42 @@ def test_a_running_bot_rejoins_its_group_after_a_redis_restart(
     ours = [line for line in outage_log.splitlines() if "channel layer" in line]
     assert 1 <= len(ours) <= 2, outage_log
     assert "Traceback" not in outage_log, outage_log
+
+
+def test_the_watch_re_adds_members_after_a_restart_it_did_not_see_down(
+    own_redis: OwnRedis, caplog: Any
+) -> None:
+    """A restart between two rounds (a fast restart or a failover): a new ``run_id`` is enough
+    to re-add every member, with one log line."""
+    import asyncio
+
+    from channels_redis.core import RedisChannelLayer
+
+    from bot.layer_watch import LayerWatch, Member
+
+    own_redis.start()
+    rejoined: list[str] = []
+
+    async def scenario() -> list[bytes]:
+        layer = RedisChannelLayer(hosts=[{"address": own_redis.url}])
+        watch = LayerWatch(layer)
+        name = await layer.new_channel()
+        await layer.group_add("exam-bot.test", name)
+
+        async def note() -> None:
+            rejoined.append(name)
+
+        watch.members.add(Member("exam-bot.test", name, rejoined=note))
+        await watch.check()
+        own_redis.stop()
+        own_redis.start()  # no round saw it down
+        await watch.check()
+        members = await layer.connection(0).zrange(layer._group_key("exam-bot.test"), 0, -1)
+        await layer.flush()
+        return list(members)
+
+    with caplog.at_level("WARNING"):
+        members = asyncio.run(scenario())
+    assert len(members) == 1 and len(rejoined) == 1
+    lines = [r.getMessage() for r in caplog.records if "channel layer" in r.getMessage()]
+    assert len(lines) == 1 and "Redis restarted" in lines[0], lines
