@@ -30,6 +30,7 @@ closing has been spoken.
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from collections.abc import Mapping, Sequence
 
@@ -51,7 +52,8 @@ from bot.pipeline import BotIO, ExaminerPipeline
 from bot.pipeline_adapter import PipelineAdapter
 from bot.rerun_budget import RerunBudget
 from bot.usage import UsageLedger
-from ioa.events import ExamState
+from ioa.events import EventEnvelope, ExamState
+from ioa.events import payloads as p
 from ioa.runtime import (
     BotReady,
     Decision,
@@ -63,8 +65,20 @@ from ioa.runtime import (
     UtteranceFinished,
 )
 
+logger = logging.getLogger(__name__)
+
 NOT_STARTED = (ExamState.SCHEDULED, ExamState.SCAFFOLDING, ExamState.READY)
 """Exam states in which a resumed bot waits in the silent boot node."""
+
+
+def handed_over(events: Sequence[EventEnvelope]) -> bool:
+    """Whether the session's previous bot handed it over in order (a drain: its last
+    ``bot_handover`` is ``released`` and no bot has ``resumed`` since), so the next bot's start
+    is no fault (issue #33)."""
+    for event in reversed(events):
+        if isinstance(event.payload, p.BotHandover):
+            return event.payload.phase == "released"
+    return False
 
 
 class ExaminerCore:
@@ -85,6 +99,7 @@ class ExaminerCore:
         self.session_id: uuid.UUID = journal.session_id
         self.stats = CoreStats()
         writer = JournalWriter(journal=journal, db=db, lease=lease, stats=self.stats)
+        self.writer = writer
         self.decisions = DecisionInbox(writer=writer, stats=self.stats, usage=usage, follower=self)
         self.failed: asyncio.Event = self.decisions.failed
         self.faults = FaultWatch(
@@ -167,6 +182,7 @@ class ExaminerCore:
         coming back to a paused exam is welcomed back by the controller)."""
         state = self.controller.state
         io = self.effects.io
+        moved = handed_over(self.controller.log)
         if self.journal.restored_events == 0:
             text = io is None or io.tts is None
             await self.decisions.submit(BotReady("text" if text else "voice"))
@@ -182,7 +198,10 @@ class ExaminerCore:
                 node_id, context_strategy="reset", extra_messages=history
             )
             await self.effects.set_node(config, has_tool=bool(config.get("functions")))
-        if not handover:
+        if moved:
+            # A drain moved the session here (issue #33): recorded, no fault, nothing said.
+            await self.decisions.submit_foreign([p.BotHandover(phase="resumed")])
+        elif not handover:
             await self.decisions.submit(
                 Fault(
                     component="bot",
@@ -194,6 +213,21 @@ class ExaminerCore:
         if unanswered and io is not None and io.text_turns and self.adapter.llm_allowed():
             # The answer was stored, the bot died before answering it: answer it now.
             await self.effects.append_message("user", unanswered, run_llm=True)
+        # What the candidate sent while no bot ran is read now, before any timer of this bot
+        # can fire (no silence prompt for a candidate who has answered), not at the first
+        # heartbeat.
+        await self.inbox.poll()
+
+    async def hand_over(self) -> None:
+        """The host drains (SIGTERM): after :meth:`close`, store ``bot_handover`` ``released``
+        as this run's last event, so the bot that takes the session over resumes it without a
+        fault (:func:`handed_over`). Not stored if the exam is over or the log is not ours."""
+        if self.controller.completed:
+            return
+        try:
+            await self.writer.append([p.BotHandover(phase="released")])
+        except Exception as exc:  # another bot holds the session: its successor decides
+            logger.warning("bot %s: the handover was not recorded: %s", self.session_id, exc)
 
     async def close(self) -> None:
         """Stop timers, drain the inbox, report the remaining usage."""

@@ -156,6 +156,7 @@ async def _run(
     stop = options.stop or asyncio.Event()
     lost = asyncio.Event()
     helpers: list[asyncio.Task[None]] = []
+    handing_over = False
     try:
         started = asyncio.create_task(pipeline.started.wait())
         await asyncio.wait(
@@ -199,6 +200,9 @@ async def _run(
         ended = "finished" in reasons or run_task in done
         if ended and not (stop.is_set() or SHUTDOWN.is_set()):
             raise RuntimeError("the pipeline ended before the exam did")
+        # Draining (SIGTERM): a planned move to another worker, recorded once the inbox is
+        # done (``ExaminerCore.hand_over``), so the next bot resumes without a fault.
+        handing_over = SHUTDOWN.is_set()
         return Outcome.STOPPED
     finally:
         for task in helpers:
@@ -207,6 +211,8 @@ async def _run(
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         await core.close()
+        if handing_over:
+            await core.hand_over()
         if not run_task.done():
             await runner.cancel("bot stopping")
         with contextlib.suppress(asyncio.CancelledError, Exception):

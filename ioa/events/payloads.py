@@ -736,6 +736,22 @@ class TranscriptCorrected(Payload):
     originalText: AnyText | None = None
 
 
+class BotHandover(Payload):
+    """The session's bot was moved to another worker on purpose (issue #33): a planned drain
+    (SIGTERM on deploy) is no fault. The draining bot stores ``released`` as the last event of
+    its run, once every input it took is decided and stored; the bot that takes the session
+    over stores ``resumed`` before anything else and carries on where the exam is, saying
+    nothing about it. Not a ``system_error``: nothing failed and the candidate is not told, so
+    marking never reads it as a technical problem or an irregularity. A bot that dies instead
+    (``kill -9``, a lost machine) leaves no ``released``: its successor resumes through a bot
+    fault, as before. For the proctor and the record only."""
+
+    type: Literal["bot_handover"] = "bot_handover"
+    phase: Literal["released", "resumed"]
+    reason: Literal["worker_shutdown"] = "worker_shutdown"
+    """Why the bot was moved: its worker shut down in order (SIGTERM, a deploy)."""
+
+
 EventPayload = Annotated[
     BotReady
     | NodeEntered
@@ -766,7 +782,8 @@ EventPayload = Annotated[
     | ResultReleased
     | CandidateActivity
     | RecognitionCheck
-    | TranscriptCorrected,
+    | TranscriptCorrected
+    | BotHandover,
     Field(discriminator="type"),
 ]
 """Any event payload, discriminated by ``type``."""

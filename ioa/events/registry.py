@@ -263,6 +263,12 @@ REGISTRY: Final[Mapping[EventType, EventTypeSpec]] = {
             {"nodeId", "turnId", "correctionTurnId", "how"},
             node_scoped=True,
         ),
+        _spec(
+            T.BOT_HANDOVER,
+            p.BotHandover,
+            {P, S},
+            "the session's bot was moved to another worker on purpose (a drain, no fault)",
+        ),
     )
 }
 """Every event type, in :class:`EventType` order."""

@@ -45,6 +45,7 @@ class EventType(StrEnum):
     CANDIDATE_ACTIVITY = "candidate_activity"
     RECOGNITION_CHECK = "recognition_check"
     TRANSCRIPT_CORRECTED = "transcript_corrected"
+    BOT_HANDOVER = "bot_handover"
 
 
 CHAPTER_EVENT_TYPES: Final = tuple(EventType)[:17]

@@ -19,7 +19,8 @@ from config.celery import app
 from sessions.bot_channel import send_to_bot_sync
 from tests.bot.conftest import ANSWERS, check_log, new_session, stored
 from tests.bot.test_celery_resume import WORKER_ENV, bot_pid, count, examiner_turns, wait_for
-from tests.support.processes import celery_worker
+from tests.bot.test_durable_inbox import ANSWERED
+from tests.support.processes import asgi_server, celery_worker
 
 pytestmark = [
     pytest.mark.services("postgres", "redis"),
@@ -126,3 +127,99 @@ def _proc_state(pid: int) -> str:
             return stat.read().split(")")[1].split()[0]
     except OSError:
         return "Z"
+
+
+TECHNICAL = "technical problem"
+
+
+def _spoken(events: list[dict[str, Any]]) -> list[str]:
+    return [
+        str(e["payload"].get("text", ""))
+        for e in events
+        if e["type"] in ("examiner_utterance_started", "examiner_utterance_final")
+    ]
+
+
+def short_silence_session() -> Any:
+    """A session of the example whose text-mode silence window is 3 s (at every question)."""
+    from publishing.services import version_publish
+    from tests.factories import DraftPackageFactory, example_document
+
+    document = example_document()
+    for node in document["nodes"]:
+        for handler in node.get("recoveryHandlers", []):
+            if handler["scenario"] == "silence":
+                handler["textAfterSec"] = 3
+    draft = DraftPackageFactory(document=document)
+    return new_session(version_publish(draft=draft, user=draft.owner).version)
+
+
+def test_a_drain_hands_the_exam_over_silently_and_the_waiting_answer_is_read_first(
+    settings: Any,
+) -> None:
+    """Issue #33: a planned drain (SIGTERM) is no fault the candidate pays for. The moved exam's
+    log has ``bot_handover`` (released, then resumed) and no ``system_error``, recovery or
+    "technical problem" line; the answer the candidate typed while no bot ran is read from the
+    inbox before any timer, so no silence prompt precedes the examiner's answer to it."""
+    from tests.bot.test_durable_inbox import room, start_exam, transcripts
+
+    use_celery(settings)
+    # A short silence window: a resumed bot that started its timers before reading its inbox
+    # would prompt for silence before answering.
+    exam_session = short_silence_session()
+    session_id = exam_session.pk
+    text = ANSWERS["q-dijkstra"][0]
+    env = ENV
+    with asgi_server(**env) as address:
+        with celery_worker(queues=QUEUES, **env) as first:
+            start_exam(address, exam_session, first)
+            pid = bot_pid(session_id, first)
+            os.kill(pid, signal.SIGTERM)
+            wait_for(
+                session_id,
+                lambda ev: BotLease.objects.get(pk=session_id).state == "starting",
+                "the lease handed back",
+                30,
+            )
+        drained = stored(session_id)
+
+        with room(address, exam_session) as candidate:
+            candidate.answer(text)  # no bot runs: stored in the inbox, acknowledged
+            time.sleep(4.0)  # longer than the silence window
+            with celery_worker(queues=QUEUES, **env):
+                events = wait_for(
+                    session_id,
+                    lambda ev: (
+                        any(
+                            e["type"] in ANSWERED and e["seq"] > transcripts(ev, text)[0]["seq"]
+                            for e in ev
+                        )
+                        if transcripts(ev, text)
+                        else False
+                    ),
+                    "the waiting answer answered by the resumed bot",
+                    60,
+                )
+                time.sleep(1.0)
+                events = stored(session_id)
+
+    check_log(events)
+    assert events[: len(drained)] == drained
+    moved = events[len(drained) - 1 :]
+    types = [e["type"] for e in moved]
+    assert "system_error" not in types, types
+    assert not [t for t in types if t.startswith("recovery_")], types
+    assert not any(TECHNICAL in said.lower() for said in _spoken(events))
+    # The waiting answer was the first thing the resumed bot acted on: no prompt before it.
+    said = transcripts(events, text)[0]["seq"]
+    prompts = [
+        e
+        for e in events[len(drained) :]
+        if e["type"] == "examiner_utterance_final" and e["seq"] < said
+    ]
+    assert prompts == [], prompts
+    assert len(transcripts(events, text)) == 1
+    handovers = [e["payload"] for e in events if e["type"] == "bot_handover"]
+    assert [h["phase"] for h in handovers] == ["released", "resumed"], handovers
+    lease = BotLease.objects.get(pk=session_id)
+    assert lease.restarts == 0

@@ -141,9 +141,21 @@ test("the timeline: one line per stored event, grouped by correlationId", () => 
 });
 
 test("every type the timeline describes has a description", () => {
-  const types = ["node_entered", "node_exited", "exam_state_changed", "proctor_action", "proctor_instruction", "transcript_final", "examiner_utterance_final", "evidence_signal", "guardrail_triggered", "recovery_started", "recovery_resolved", "candidate_command_received", "follow_up_used", "transition_decision", "time_warning", "system_error", "exam_completed", "candidate_connection_changed"];
+  const types = ["node_entered", "node_exited", "exam_state_changed", "proctor_action", "proctor_instruction", "transcript_final", "examiner_utterance_final", "evidence_signal", "guardrail_triggered", "recovery_started", "recovery_resolved", "candidate_command_received", "follow_up_used", "transition_decision", "time_warning", "system_error", "exam_completed", "candidate_connection_changed", "bot_handover"];
   for (const type of types) assert.notEqual(proctorSession.describe(ev(1, type, {})), "", type);
   assert.equal(proctorSession.describe(ev(1, "candidate_connection_changed", { status: "connected", offlineMs: 65000, reconnects: 1 })), "candidate connected after 1:05 offline, 1 reconnect");
+});
+
+test("bot_handover (a drain, issue #33): a timeline line, no alert, no recovery", () => {
+  let state = proctorSession.initial("in_progress");
+  for (const [seq, phase] of [[1, "released"], [2, "resumed"]]) {
+    const result = proctorSession.step(state, ev(seq, "bot_handover", { phase, reason: "worker_shutdown" }), { now: T0 });
+    state = result.state;
+    assert.deepEqual(result.out.filter((o) => o.kind !== "timeline"), []);
+  }
+  assert.equal(state.alerts.size, 0);
+  assert.equal(state.open.size, 0);
+  assert.equal(proctorSession.describe(ev(1, "bot_handover", { phase: "released" })), "examiner bot handed over (worker shutting down)");
 });
 
 test("heartbeat: the clock offset only", () => {

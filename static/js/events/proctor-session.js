@@ -123,6 +123,9 @@
         return `${p.code}: ${p.message}`;
       case "exam_completed":
         return `completed: ${p.reason}`;
+      case "bot_handover":
+        // A planned move of the bot to another worker (a drain, issue #33): no fault, no alert.
+        return p.phase === "released" ? "examiner bot handed over (worker shutting down)" : "examiner bot took over";
       case "candidate_connection_changed":
         return `candidate ${p.status}${p.offlineMs ? ` after ${fmt(p.offlineMs)} offline` : ""}${
           p.closeCode ? ` (close code ${p.closeCode})` : ""

@@ -193,6 +193,7 @@ VALID_PAYLOADS: dict[str, dict[str, Any]] = {
         "how": "typed",
         "originalText": "the cheapest node first",
     },
+    "bot_handover": {"phase": "released", "reason": "worker_shutdown"},
 }
 
 

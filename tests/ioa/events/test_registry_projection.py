@@ -55,6 +55,7 @@ NEVER_FOR_CANDIDATES = {
     "candidate_connection_changed",
     "result_released",
     "candidate_activity",
+    "bot_handover",
 }
 
 # Payload keys that reveal evidence, rubric, misconceptions or guardrail internals.
