@@ -222,8 +222,9 @@ class ExaminerCore:
         """The host drains (SIGTERM): after :meth:`close`, store ``bot_handover`` ``released``
         as this run's last event, so the bot that takes the session over resumes it without a
         fault (:func:`handed_over`). Not stored if the exam is over or the log is not ours."""
-        if self.controller.completed:
-            return
+        log = self.controller.log
+        if self.controller.completed or not any(isinstance(e.payload, p.BotReady) for e in log):
+            return  # over, or never started: nothing to hand over (the next bot starts it)
         try:
             await self.writer.append([p.BotHandover(phase="released")])
         except Exception as exc:  # another bot holds the session: its successor decides
