@@ -230,15 +230,20 @@ def sso_start(request: HttpRequest) -> HttpResponse:
     return response
 
 
-def _discovery_refused(request: HttpRequest, failure: DiscoveryFailed, step: str) -> HttpResponse:
-    """The refusal page (502: the provider's answer failed) for a failing discovery; the
-    sign-in's state is dropped, and a session left with nothing else is ended."""
-    logger.warning("OIDC sign-in refused: %s: discovery: %s", step, failure)
+def _forget_attempt(request: HttpRequest) -> None:
+    """The sign-in's state is dropped, and a session left with nothing else is ended."""
     session = getattr(request, "session", None)
     for key in ("oidc_states", "oidc_login_next"):
         if session is not None and key in session:
             del session[key]
     forget_session(request)
+
+
+def _discovery_refused(request: HttpRequest, failure: DiscoveryFailed, step: str) -> HttpResponse:
+    """The refusal page (502: the provider's answer failed) for a failing discovery; nothing
+    of the attempt is kept (:func:`_forget_attempt`)."""
+    logger.warning("OIDC sign-in refused: %s: discovery: %s", step, failure)
+    _forget_attempt(request)
     return render(request, "accounts/sso_refused.html", {"cause": "provider"}, status=502)
 
 
@@ -254,9 +259,15 @@ def sso_callback(request: HttpRequest) -> HttpResponse:
             return _discovery_refused(request, failure, "callback")
         try:
             response: HttpResponse = OIDCAuthenticationCallbackView.as_view()(request)
-            return response
         except SuspiciousOperation as refusal:
             reason = str(refusal)
+        else:
+            if response.get("Location") == settings.LOGIN_REDIRECT_URL_FAILURE:
+                # Refused by the provider's answer or our rules (no staff role, wrong
+                # issuer...): the sign-in page says so; nothing of the attempt is kept.
+                logger.warning("OIDC sign-in refused: callback: the provider's answer")
+                _forget_attempt(request)
+            return response
     logger.warning("OIDC sign-in refused: callback: %s", reason)
     forget_session(request)
     return render(request, "accounts/sso_refused.html", {"cause": "state"}, status=400)

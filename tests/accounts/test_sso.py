@@ -12,6 +12,7 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 
 import pytest
 import requests
+from django.contrib.sessions.models import Session
 from django.test import Client, override_settings
 
 from accounts.models import User
@@ -121,6 +122,7 @@ def test_no_staff_role_is_refused_with_a_clear_page(provider: Provider, client: 
     assert "has no staff role here" in page.content.decode()
     assert not User.objects.filter(email="sam@uni.example").exists()
     assert "_auth_user_id" not in client.session
+    assert not Session.objects.exists()  # nothing of the refused attempt is kept
 
 
 def test_a_token_from_another_issuer_is_refused(provider: Provider, client: Client) -> None:
