@@ -145,7 +145,9 @@ def start_bot(session_id: Any, broker_url: str) -> None:
     from bot.services import bot_start
     from bot.tasks import BOTS_QUEUE
 
-    own = Celery(broker=broker_url)
+    # Not the current app: shared tasks elsewhere must keep the configured one (and its
+    # eager mode in the tests), not this broker, which the test then stops.
+    own = Celery(broker=broker_url, set_as_current=False)
 
     def enqueue(key: Any) -> None:
         own.send_task(

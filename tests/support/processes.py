@@ -131,7 +131,7 @@ def celery_worker(
     from config.celery import app
 
     if broker_url is not None:
-        app = Celery(broker=broker_url)
+        app = Celery(broker=broker_url, set_as_current=False)  # only to ping this worker
 
     port = free_port()
     name = f"test-{os.getpid()}-{port}@localhost"
