@@ -59,13 +59,16 @@ def area_required[**P](
 
 
 class AreaPermission(BasePermission):
-    """DRF permission: set ``area`` on the view; the user's role must be allowed into it."""
+    """DRF permission: set ``area`` on the view; the user's role must be allowed into it. A view
+    without an area refuses everyone."""
 
     message = "Your role cannot use this part of the API."
 
     def has_permission(self, request: Request, view: APIView) -> bool:
+        """Refuses a view that names no area (fail closed; ``accounts.area_checks`` finds such
+        a view at start-up), an anonymous request, and a role not allowed into the area."""
         user = request.user
         area: Area | None = getattr(view, "area", None)
         if area is None:
-            return bool(user and user.is_authenticated)
+            return False
         return bool(user and user.is_authenticated and user.may_enter(area))

@@ -9,6 +9,7 @@ class AccountsConfig(AppConfig):
         from django.contrib.auth.signals import user_logged_in, user_login_failed
 
         from accounts import (
+            area_checks,  # noqa: F401  (registers the view-area system check)
             login_throttle,
             sso,  # noqa: F401  (registers the single sign-on system check)
         )
