@@ -8,6 +8,15 @@
 // keyboard-operable (focus it, arrows move between nodes, Enter edits) and the ordered outline
 // below it is its text alternative, with the same actions. Forms are generated from the package
 // JSON Schema (GET /api/v1/schema/package/).
+//
+// While the author types, the form's fields are the source of truth: typing is written into the
+// document after a short pause, and every action (an "Add ..." or "Remove ..." button, a choice,
+// selecting another part, leaving the field, Save, publish, navigation) first flushes what is
+// pending. Actions read the document at the time they run, never a copy taken when the form was
+// drawn (the document object is replaced on every write). A validation reply only annotates the
+// fields (findings, aria-invalid); it never redraws the form, so no field is overwritten under
+// the author's fingers. The form is redrawn from the document only for a change made elsewhere
+// (the JSON editor) while the author is not in the form and nothing is pending.
 (function () {
   "use strict";
   const root = document.getElementById("studio");
@@ -369,7 +378,9 @@
   }
 
   function drawForm() {
+    flushPending(); // what was typed goes into the document the form is drawn from
     formBox.replaceChildren();
+    annotated = [];
     fieldNo = 0;
     const path = pathOfSelection();
     if (!schema || !doc || path === null) {
@@ -382,27 +393,46 @@
     }
     formHeading.textContent = "Edit " + describe(selection);
     const sub = selection.type === "node" ? defs("Node") : selection.type === "edge" ? defs("Transition") : selection.type === "pool" ? defs("QuestionPool") : schema;
-    const here = findings().filter((f) => (f.path || "").startsWith(reportPath(path)) || (selection.type === "node" && !f.path && f.nodeId === selection.id));
-    if (here.length) {
-      const box = document.createElement("div");
-      box.className = "form-findings";
-      box.setAttribute("role", "group");
-      box.setAttribute("aria-label", "Findings here");
-      const list = document.createElement("ul");
-      for (const f of here) {
-        const li = document.createElement("li");
-        li.className = "finding finding-" + f.severity;
-        li.textContent = f.ruleId + " " + (f.path ? f.path + ": " : "") + f.message;
-        list.append(li);
-      }
-      box.append(list);
-      formBox.append(box);
-    }
+    const box = findingsBox(path);
+    if (box) formBox.append(box);
     formBox.append(actionsFor(selection));
     const skip = selection.type === "package" ? ["nodes", "questionPools"] : selection.type === "node" ? skippedFor(getAt(path)) : [];
     const fields = field(sub, getAt(path), path, { label: null, required: true, skip });
     fields.classList.add("form-fields");
     formBox.append(fields);
+  }
+
+  // The findings of the selected part, listed above its form (null when there are none).
+  function findingsBox(path) {
+    const here = findings().filter((f) => (f.path || "").startsWith(reportPath(path)) || (selection.type === "node" && !f.path && f.nodeId === selection.id));
+    if (!here.length) return null;
+    const box = document.createElement("div");
+    box.className = "form-findings";
+    box.setAttribute("role", "group");
+    box.setAttribute("aria-label", "Findings here");
+    const list = document.createElement("ul");
+    for (const f of here) {
+      const li = document.createElement("li");
+      li.className = "finding finding-" + f.severity;
+      li.textContent = f.ruleId + " " + (f.path ? f.path + ": " : "") + f.message;
+      list.append(li);
+    }
+    box.append(list);
+    return box;
+  }
+
+  // A new report on the form as it stands: the findings list and each field's findings are
+  // replaced, the fields themselves (and what is typed in them) are left alone.
+  function annotate() {
+    const path = doc && schema ? pathOfSelection() : null;
+    if (path === null || !annotated.length) { if (!formBox.contains(document.activeElement) && !pending.size) drawForm(); return; }
+    formHeading.textContent = "Edit " + describe(selection);
+    const old = formBox.querySelector(":scope > .form-findings");
+    const box = findingsBox(path);
+    if (old && box) old.replaceWith(box);
+    else if (old) old.remove();
+    else if (box) formBox.prepend(box);
+    for (const entry of annotated) if (entry.input.isConnected) markField(entry);
   }
 
   // What a node of this kind never carries (Node schema: end nodes have an endType and a closing,
@@ -453,9 +483,12 @@
 
   const LONG_TEXT = /seed|description|message|opening|closing|scenario|notes|justification|rationale|^text$|purpose/i;
 
+  // An action on the document: pending typing first, then the change, computed from the
+  // document as it is now when `value` is a function of the current value at `path`.
   function commit(path, value, message) {
     flushPending();
-    setAt(path, value);
+    if (!doc) return;
+    setAt(path, typeof value === "function" ? value(getAt(path)) : value);
     write(message);
   }
 
@@ -464,27 +497,41 @@
     return findings().filter((f) => f.path === p);
   }
 
+  // The form's fields with their paths, so a new report annotates them in place.
+  let annotated = [];
+
   function describeWith(input, path, help) {
-    const ids = [];
+    const entry = { input, path, hint: null, problem: null };
     if (help) {
       const hint = document.createElement("span");
       hint.className = "hint field-description";
       hint.id = "fh-" + (++fieldNo);
       hint.textContent = help;
-      ids.push(hint.id);
       input.after(hint);
+      entry.hint = hint;
     }
-    const list = fieldFindings(path);
+    annotated.push(entry);
+    markField(entry);
+  }
+
+  // Show the findings at the field's path beside it; the field's value is never touched.
+  function markField(entry) {
+    const { input, hint } = entry;
+    if (entry.problem) entry.problem.remove();
+    entry.problem = null;
+    const list = fieldFindings(entry.path);
     if (list.length) {
       const problem = document.createElement("span");
       problem.className = "field-finding";
       problem.id = "ff-" + (++fieldNo);
       problem.textContent = list.map((f) => f.ruleId + ": " + f.message).join(" ");
-      ids.push(problem.id);
       input.setAttribute("aria-invalid", "true");
-      (ids.length > 1 ? document.getElementById(ids[0]) || input : input).after(problem);
-    }
+      (hint || input).after(problem);
+      entry.problem = problem;
+    } else input.removeAttribute("aria-invalid");
+    const ids = [hint && hint.id, entry.problem && entry.problem.id].filter(Boolean);
     if (ids.length) input.setAttribute("aria-describedby", ids.join(" "));
+    else input.removeAttribute("aria-describedby");
   }
 
   function field(s, value, path, opts) {
@@ -520,30 +567,35 @@
     return box;
   }
 
-  // Typing is written back after a short pause; a pending write is flushed (never dropped) when
-  // another field is typed in or the structure changes.
+  // Typing is written back after a short pause. Until then the field holds the only copy of
+  // what was typed: pending edits (by path) are read from their fields when flushed, onto the
+  // document as it is then, and flushed (never dropped) before any action, when the field loses
+  // focus, and before the form is redrawn.
   let inputTimer = null;
-  let pendingWrite = null;
+  const pending = new Map();
   function flushPending() {
     clearTimeout(inputTimer);
-    const run = pendingWrite;
-    pendingWrite = null;
-    if (run) run();
+    if (!pending.size || !doc) return;
+    const edits = [...pending.values()];
+    pending.clear();
+    for (const edit of edits) {
+      const value = edit.read();
+      try {
+        setAt(edit.path, value === undefined && edit.required ? "" : value);
+      } catch (e) { /* the part it belonged to is gone from the document */ }
+    }
+    write(null, false);
   }
   function onInput(path, read, required) {
     const key = JSON.stringify(path);
     return () => {
-      if (pendingWrite && pendingWrite.key !== key) flushPending();
+      pending.set(key, { path, read, required });
       clearTimeout(inputTimer);
-      pendingWrite = () => {
-        const value = read();
-        setAt(path, value === undefined && required ? "" : value);
-        write(null, false);
-      };
-      pendingWrite.key = key;
       inputTimer = setTimeout(flushPending, 250);
     };
   }
+  formBox.addEventListener("focusout", flushPending);
+  studio.onFlush(flushPending);
 
   // Fields whose values are ids of the package: offered as choices, so nobody types an id.
   function choicesFor(path) {
@@ -583,8 +635,11 @@
       check.id = id;
       check.checked = items.includes(option);
       check.addEventListener("change", () => {
-        const next = options.filter((o) => (o === option ? check.checked : items.includes(o)));
-        commit(path, next.length || opts.required ? next : undefined);
+        commit(path, (now) => {
+          const current = Array.isArray(now) ? now : [];
+          const next = options.filter((o) => (o === option ? check.checked : current.includes(o)));
+          return next.length || opts.required ? next : undefined;
+        });
       });
       const label = document.createElement("label");
       label.htmlFor = id;
@@ -709,8 +764,7 @@
       box.append(entry);
     });
     box.append(addButton("Add " + singular(name).toLowerCase(), () => {
-      const next = [...items, newItem(itemSchema, name)];
-      commit(path, next, singular(name) + " added.");
+      commit(path, (now) => [...(Array.isArray(now) ? now : []), newItem(itemSchema, name)], singular(name) + " added.");
     }));
     return box;
   }
@@ -749,13 +803,13 @@
     bar.className = "form-actions";
     if (sel.type === "node") {
       const n = nodes().find((x) => x.nodeId === sel.id);
-      if (n && n.kind !== "end" && doc.initialNodeId !== n.nodeId) bar.append(addButton("Start the exam here", () => { doc.initialNodeId = n.nodeId; write(n.nodeId + " is now the first node."); }));
+      if (n && n.kind !== "end" && doc.initialNodeId !== n.nodeId) bar.append(addButton("Start the exam here", () => { flushPending(); doc.initialNodeId = n.nodeId; write(n.nodeId + " is now the first node."); }));
       if (n && n.kind !== "end") {
         const select = document.createElement("select");
         for (const id of allIds()) if (id !== n.nodeId) select.append(new Option(id, id));
         const wrapBox = wrap("Connect to", select, ["nodes", nodeIndex(n.nodeId), "transitions"]);
         wrapBox.classList.add("inline-field");
-        bar.append(wrapBox, addButton("Add transition", () => connect(n, select.value)));
+        bar.append(wrapBox, addButton("Add transition", () => connect(n.nodeId, select.value)));
       }
       bar.append(removeButton("Delete node " + sel.id, () => removeNode(sel.id)));
     } else if (sel.type === "edge") {
@@ -776,9 +830,11 @@
     return bar;
   }
 
-  function connect(n, target) {
+  function connect(nodeId, target) {
     if (!target) return;
     flushPending();
+    const n = nodes().find((x) => x.nodeId === nodeId); // the document now, not when drawn
+    if (!n) return;
     n.transitions = n.transitions || [];
     const id = uniqueId(n.nodeId + "-to-" + target);
     n.transitions.push({ id, targetNodeId: target, condition: { type: "always" } });
@@ -915,35 +971,30 @@
     updateToolbar();
   }
 
+  // Changes since the last redraw: the document edited elsewhere (the JSON editor) and/or a new
+  // report. A report alone (a validation reply) only annotates the form.
+  let editedElsewhere = false;
+  let reportArrived = false;
   root.addEventListener("studio:changed", (event) => {
     const fresh = event.detail.document;
     const reportChanged = event.detail.report !== report;
     report = event.detail.report;
     if (fresh) doc = fresh;
     else if (!reportChanged) { doc = null; }
+    // The editor's text lacks what is still pending in the form; it is written onto this
+    // document when flushed (the fields hold it until then).
+    if (!editing && !reportChanged) editedElsewhere = true;
+    if (reportChanged) reportArrived = true;
     clearTimeout(redrawTimer);
-    const fromForm = editing;
     redrawTimer = setTimeout(() => {
       redraw();
-      // Rebuild the form when the change came from elsewhere (the JSON editor, a new report),
-      // unless the author is typing in it (it would lose their place).
-      if (!fromForm && !formBox.contains(document.activeElement)) drawForm();
-      else if (reportChanged) refreshFindings();
+      const busy = formBox.contains(document.activeElement) || pending.size > 0;
+      if (editedElsewhere && !busy) drawForm();
+      else if (editedElsewhere || reportArrived) annotate();
+      editedElsewhere = false;
+      reportArrived = false;
     }, 150);
   });
-
-  // New findings while the author is in the form: update the messages without rebuilding it.
-  function refreshFindings() {
-    const focused = document.activeElement;
-    if (!formBox.contains(focused)) { drawForm(); return; }
-    const id = focused.id;
-    const caret = "selectionStart" in focused ? [focused.selectionStart, focused.selectionEnd] : null;
-    drawForm();
-    const again = id && document.getElementById(id);
-    if (!again) return;
-    again.focus();
-    if (caret && "setSelectionRange" in again) { try { again.setSelectionRange(caret[0], caret[1]); } catch (e) { /* not a text field */ } }
-  }
 
   fetch(root.dataset.schemaUrl, { headers: { Accept: "application/json" } })
     .then((r) => (r.ok ? r.json() : Promise.reject(new Error(String(r.status)))))

@@ -169,17 +169,32 @@
       detail: { document: p.ok ? p.value : null, report: lastReport },
     }));
   }
+  // Other parts of the page that hold edits not yet in the editor (the flow's forms write typing
+  // after a short pause) register a flush here; every action runs them first, so it acts on
+  // everything the author typed: save, publish, "Go to", leaving the page.
+  const flushers = [];
+  function flushEdits() {
+    for (const flush of flushers) flush();
+  }
   window.vivaStudio = {
     editor,
-    document: () => { const p = parsed(); return p.ok ? p.value : null; },
+    document: () => { flushEdits(); const p = parsed(); return p.ok ? p.value : null; },
     report: () => lastReport,
     setDocument(value) { editor.setText(JSON.stringify(value, null, 2)); },
     save: () => save(),
+    onFlush(flush) { flushers.push(flush); },
+    flush: flushEdits,
   };
+  for (const id of ["preview-link", "review-publish"]) {
+    const link = document.getElementById(id);
+    if (link) link.addEventListener("click", flushEdits);
+  }
+  window.addEventListener("pagehide", flushEdits);
 
   // --- Report ---------------------------------------------------------------------------------
 
   function jumpTo(path) {
+    flushEdits();
     const place = editor.revealPath(path);
     if (!place) return;
     actionStatus.textContent = place.found
@@ -269,6 +284,7 @@
   // --- Save and publish -------------------------------------------------------------------------
 
   async function save() {
+    flushEdits();
     const p = parsed();
     if (!p.ok) return false;
     clearTimeout(timer);
@@ -305,6 +321,7 @@
 
   saveButton.addEventListener("click", save);
   publishButton.addEventListener("click", async () => {
+    flushEdits();
     if (editor.getText() !== savedText && !(await save())) return;
     actionStatus.textContent = "Publishing…";
     const { status, data } = await api(root.dataset.publishUrl, "POST", { revision });
