@@ -10,6 +10,14 @@ silence must last from those and the words. The turn ends when that silence has 
 transcript in; any speech before then cancels it, and the turn goes on. A typed answer (the
 recogniser replaced by typing) ends the turn at once, as in text mode.
 
+The silence is counted on the audio the bot has heard, not on the wall clock
+(:class:`bot.activity.AudioClock`): audio that arrives late (a network hiccup, a loaded machine)
+may hold the candidate's next sentence, and the VAD reports speech only once it has processed
+it. The VAD passes each chunk on before it decides on it, so when a chunk arrives here, every
+start the VAD confirmed on the chunks before it has arrived too; the turn ends at the first chunk
+that comes after the silence's end. Should no audio come at all (the stream stopped), a
+wall-clock fallback ends the turn :data:`AUDIO_STALL_SECS` later.
+
 The waits come from the package and the candidate's extra time (:func:`tune_turn_taking`). The
 aggregator's own watchdog (``user_turn_stop_timeout``) is set past the thinking pause, so it
 never cuts a thinking candidate short.
@@ -37,7 +45,7 @@ from pipecat.turns.types import ProcessFrameResult
 from pipecat.turns.user_stop.base_user_turn_stop_strategy import BaseUserTurnStopStrategy
 from pipecat.turns.user_turn_strategies import UserTurnStrategies
 
-from bot.activity import speech_instant
+from bot.activity import AudioClock, speech_instant
 from bot.pipeline import transcript_confidence
 from bot.text_transport import TypedTranscriptionFrame
 from ioa.runtime.answer_end import RELIABLE_CONFIDENCE, TurnTiming, turn_timing, turn_wait
@@ -50,6 +58,10 @@ logger = logging.getLogger(__name__)
 
 AUDIO_KEPT_SECS: Final = 8
 """The turn's last seconds of audio kept for the model (``bot.voice.turn_model`` hears 8 s)."""
+
+AUDIO_STALL_SECS: Final = 2.0
+"""How long past the silence's end, by the wall clock, a turn waits for audio that has not come
+before it ends without it (the stream stopped, rather than lagged: ``MAX_AUDIO_LAG_SECS``)."""
 
 WATCHDOG_MARGIN_SECS: Final = 3.0
 """How far past the thinking pause the aggregator's watchdog is set (it ends a turn no
@@ -81,6 +93,13 @@ class ExamTurnStopStrategy(BaseUserTurnStopStrategy):  # type: ignore[no-untyped
         self._speech_end: float | None = None
         self._probability: float | None = None
         self._timer: asyncio.Task[None] | None = None
+        self._heard = AudioClock()
+        """The capture time of the audio heard so far."""
+        self._covered: float | None = None
+        """The capture time up to which the audio and the VAD's decisions on it have all
+        arrived (the end of the chunk before the latest): the silence is counted on it."""
+        self._pending: tuple[float, tuple[str, float, float | None]] | None = None
+        """When the silence that ends the turn is over (audio time), and the decision."""
         self.decisions: list[tuple[str, float, float | None]] = []
         """(text, wait, probability) of each decision to end a turn: for tests and benches."""
 
@@ -100,10 +119,23 @@ class ExamTurnStopStrategy(BaseUserTurnStopStrategy):  # type: ignore[no-untyped
         self._speech_end = None
         await self._cancel_timer()
 
+    async def _hear(self, frame: InputAudioRawFrame) -> None:
+        """A chunk of audio: the chunks before it are all heard, with the VAD's decisions on
+        them; a turn whose silence they cover ends now."""
+        if self._heard.position > 0:
+            self._covered = self._heard.now()
+        pending = self._pending
+        if pending is not None and self._covered is not None and self._covered >= pending[0]:
+            await self._cancel_timer()
+            if not self._speaking:
+                await self._end(pending[1])
+        self._heard.advance(frame, self._clock())
+        self._keep_audio(frame)
+
     async def process_frame(self, frame: Frame) -> ProcessFrameResult:
         await super().process_frame(frame)
         if isinstance(frame, InputAudioRawFrame):
-            self._keep_audio(frame)
+            await self._hear(frame)
         elif isinstance(frame, VADUserStartedSpeakingFrame):
             self._speaking = True
             self._probability = None
@@ -145,7 +177,8 @@ class ExamTurnStopStrategy(BaseUserTurnStopStrategy):  # type: ignore[no-untyped
 
     async def _arm(self) -> None:
         """(Re)schedule the end of the turn: silence, the speech's end and a transcript are
-        needed; the wait is the policy's."""
+        needed; the wait is the policy's. The turn ends when the audio heard covers the wait
+        (:meth:`_hear`), or :data:`AUDIO_STALL_SECS` after it if no audio comes."""
         if self._speaking or self._speech_end is None or not self._texts:
             return
         await self._cancel_timer()
@@ -156,30 +189,36 @@ class ExamTurnStopStrategy(BaseUserTurnStopStrategy):  # type: ignore[no-untyped
             self._probability,
             words_reliable=self._reliable,
         )
-        delay = self._speech_end + wait - self._clock()
+        silence_end = self._speech_end + wait
         decision = (self.text, wait, self._probability if not self._reliable else None)
-        if delay <= 0:
+        if self._covered is not None and self._covered >= silence_end:
             await self._end(decision)
             return
+        self._pending = (silence_end, decision)
         self._timer = self.task_manager.create_task(
-            self._end_after(delay, decision), f"{self}::end_after"
+            self._end_after(silence_end + AUDIO_STALL_SECS - self._clock(), decision),
+            f"{self}::end_after",
         )
 
     async def _end_after(self, delay: float, decision: tuple[str, float, float | None]) -> None:
+        """The fallback when no audio comes: the turn ends ``delay`` s from now."""
         try:
-            await asyncio.sleep(delay)
+            await asyncio.sleep(max(0.0, delay))
         except asyncio.CancelledError:
             return
         self._timer = None
+        self._pending = None
         if not self._speaking:
             await self._end(decision)
 
     async def _end(self, decision: tuple[str, float, float | None]) -> None:
         self.decisions.append(decision)
         self._speech_end = None
+        self._pending = None
         await self.trigger_user_turn_stopped()
 
     async def _cancel_timer(self) -> None:
+        self._pending = None
         timer, self._timer = self._timer, None
         if timer is not None and not timer.done() and timer is not asyncio.current_task():
             await self.task_manager.cancel_task(timer)

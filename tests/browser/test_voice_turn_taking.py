@@ -12,8 +12,9 @@ time is checked against the audio from there.
 * A long answer (``%noloop``: the file plays once). After a silence that leaves the examiner time
   to ask the opening question, the candidate answers for about 20 s in sentences separated by
   0.9-s pauses (longer than the VAD's 0.6 s, so each sentence is a VAD segment; shorter than the
-  1.2-s turn timeout). The node's silence window is 20 s, so a silence clock running from the
-  end of the question would fire in the middle of the answer. No examiner utterance starts while
+  finished pause of 1.5 s, counted on the audio the bot has heard). The node's silence window is
+  20 s, so a silence clock running from the end of the question would fire in the middle of the
+  answer. No examiner utterance starts while
   the candidate speaks, no silence recovery or skip happens during the answer, and each
   transcript's start and end are where its sentence is in the audio.
 * Barge-in (the file loops): 2.5 s of speech every 5 s, so the candidate starts speaking while
