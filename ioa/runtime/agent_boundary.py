@@ -27,7 +27,7 @@ Pure and deterministic: no clock, no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -103,10 +103,16 @@ def read_consent(text: str, language: str = DEFAULT_LANGUAGE) -> Consent | None:
     return None
 
 
-def candidate_command(text: str, language: str = DEFAULT_LANGUAGE) -> CandidateCommandType | None:
-    """The command the candidate's own words clearly are (the classifier), unless they decline
-    it ("I don't want to skip this question" is no skip)."""
-    found = detect_command(text, language)
+def candidate_command(
+    text: str,
+    language: str = DEFAULT_LANGUAGE,
+    *,
+    detect: Callable[[str, str], CandidateCommandType | None] = detect_command,
+) -> CandidateCommandType | None:
+    """The command the candidate's own words clearly are (the classifier, or ``detect``: the
+    trainer measures a model it has not written yet through it), unless they decline it ("I
+    don't want to skip this question" is no skip)."""
+    found = detect(text, language)
     if found is None or (found in CONSEQUENTIAL and declines(text, found, language)):
         return None
     return found

@@ -463,8 +463,9 @@ _EN_CUES: tuple[CueSpec, ...] = (
     (C.FINISH, "strong", r"\bdone with the whole (?:thing|exam|test)\b"),
     (C.REPEAT, "weak", r"\bonce more\b|\bread it (?:out )?again\b"),
     (
+        # Asked: "in simpler words, a hash function maps ..." restates the candidate's answer.
         C.REQUEST_REPHRASE,
-        "strong",
+        "asked",
         r"\b(?:with|in|using) (?:more easy|easier|simpler|more simple|plainer) words\b",
     ),
     (C.CLARIFICATION, "strong", r"\bdoes \w+ mean\b"),

@@ -99,6 +99,9 @@ def test_commands_in_words_the_rules_were_not_written_for(
         ("en", "is it about the cost or the benefit? I'd say the cost matters more"),
         ("en", "where were we in the loop? at vertex C"),
         ("es", "¿es sobre el coste o el beneficio? yo diría el coste"),
+        # the blind set 6: a definition, and the candidate restating their own answer
+        ("en", "Code switching is when bilingual speakers change language mid-sentence."),
+        ("en", "So in simpler words, a hash function maps any input to a fixed size output."),
     ],
 )
 def test_answers_with_command_words_stay_answers(language: str, text: str) -> None:
