@@ -406,6 +406,7 @@ def room_config(session: ExamSession) -> dict[str, object]:
             for part in structure.parts
         ],
         "nodeCommands": {node: list(cmds) for node, cmds in structure.commands.items()},
+        "nodeGatedCommands": [envelope for envelope, _ in NODE_GATED_BUTTONS],
     }
 
 

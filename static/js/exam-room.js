@@ -77,6 +77,8 @@
     end_exam_requested: gettext("The exam is ending."),
     emergency_stop: gettext("The exam has been stopped. Your proctor has been alerted."),
   };
+  // The commands offered only where the node's policy allows them (sessions.exam_room owns the list).
+  const NODE_GATED = new Set(cfg.nodeGatedCommands || []);
   const CANONICAL_TO_ENVELOPE = {
     repeat: "repeat_question",
     clarification: "request_clarification",
@@ -294,7 +296,7 @@
     document.querySelectorAll("#requests [data-command]").forEach((button) => {
       const type = button.dataset.command;
       let show = true;
-      if (type in { repeat_question: 1, request_clarification: 1, request_rephrase: 1, thinking_aloud: 1 }) {
+      if (NODE_GATED.has(type)) {
         show = !paused && allowed.has(type);
       } else if (type === "pause") {
         show = !paused;
@@ -739,7 +741,7 @@
 
   function sendCommand(type, extra) {
     const payload = Object.assign({ type }, extra || {});
-    if (type in { repeat_question: 1, request_clarification: 1, request_rephrase: 1, thinking_aloud: 1 }) {
+    if (NODE_GATED.has(type)) {
       payload.nodeId = S.view.nodeId;
     }
     const command = {

@@ -124,6 +124,13 @@ def test_room_config_holds_no_rubric_or_evidence(candidate: Client, session: Exa
         "thinking_aloud",
     ]
     assert config["nodeCommands"]["warmup"] == ["repeat_question", "request_clarification"]
+    # The room reads which buttons are node-gated from here, not from its own copy.
+    assert config["nodeGatedCommands"] == [
+        "repeat_question",
+        "request_clarification",
+        "request_rephrase",
+        "thinking_aloud",
+    ]
     document = example_document()
     secrets = []
     for node in document["nodes"]:
