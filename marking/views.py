@@ -19,6 +19,7 @@ from marking import charts, selectors, services
 from marking.models import SessionMark
 from marking.services import MarkingRefused
 from publishing.models import PublishedVersion
+from sessions.costs import costs_of
 from web.csv_export import csv_response
 
 
@@ -52,7 +53,12 @@ def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
     return render(
         request,
         "marking/session.html",
-        {**view.as_context(), "levels": services.LEVEL_NAMES, "user_is_second": False},
+        {
+            **view.as_context(),
+            "levels": services.LEVEL_NAMES,
+            "user_is_second": False,
+            "costs": costs_of([mark.session_id]),
+        },
     )
 
 
@@ -85,6 +91,7 @@ def cohort(request: HttpRequest, version_id: str) -> HttpResponse:
         "marking/cohort.html",
         {
             **view,
+            "costs": costs_of(mark.session_id for mark in view["marks"]),
             "histogram_svg": charts.histogram_svg(summary["histogram"]) if summary else "",
             "target_svgs": [
                 (t, charts.levels_svg(t["levels"], t["label"])) for t in summary["targets"]

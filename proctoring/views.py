@@ -37,6 +37,7 @@ from proctoring import actions, overview, presence, session_detail
 from proctoring.listen import listen_in
 from publishing.models import PublishedVersion
 from sessions import scheduling, services
+from sessions.costs import costs_of
 from sessions.exam_room import exam_structure
 from sessions.models import ExamSession, Sitting
 
@@ -258,7 +259,8 @@ def _roster_context(sitting: Sitting, **extra: object) -> dict[str, object]:
         }
         for s in sessions
     ]
-    return {"sitting": sitting, "roster": roster, **extra}
+    costs = costs_of(s.pk for s in sessions)
+    return {"sitting": sitting, "roster": roster, "costs": costs, **extra}
 
 
 @never_cache

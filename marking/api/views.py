@@ -31,6 +31,7 @@ from marking import selectors, services
 from marking.models import SessionMark, TargetDecision
 from marking.services import MarkingRefused
 from publishing.models import PublishedVersion
+from sessions.costs import costs_of
 from web.api.pagination import StandardPagination
 from web.csv_export import csv_response
 
@@ -183,6 +184,7 @@ def _detail(mark: SessionMark) -> dict[str, Any]:
             }
             for a in view.appeals
         ],
+        "costs": [cost.as_json() for cost in costs_of([mark.session_id])],
     }
 
 
@@ -522,7 +524,15 @@ class CohortApi(APIView):
     def get(self, request: Request, version_id: str) -> Response:
         version = _version(request, version_id)
         view = selectors.cohort_view(user=request.user, version=version)
-        return Response({"versionId": str(version.pk), "title": version.title, **view["summary"]})
+        costs = costs_of(mark.session_id for mark in view["marks"])
+        return Response(
+            {
+                "versionId": str(version.pk),
+                "title": version.title,
+                **(view["summary"] or {}),
+                "costs": [cost.as_json() for cost in costs],
+            }
+        )
 
 
 class CohortCsvApi(APIView):

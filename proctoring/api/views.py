@@ -27,6 +27,7 @@ from drf_spectacular.utils import (
     OpenApiResponse,
     PolymorphicProxySerializer,
     extend_schema,
+    extend_schema_field,
     extend_schema_serializer,
 )
 from rest_framework import serializers, status
@@ -44,6 +45,7 @@ from accounts.services import candidate_get_or_create, invitation_create
 from proctoring import actions, overview, session_detail
 from publishing.models import PublishedVersion
 from sessions import scheduling, services
+from sessions.costs import costs_of
 from sessions.models import ExamSession, ProctorActionRequest, Sitting
 from sessions.selectors import candidate_invitable_by
 from web.api.pagination import StandardPagination
@@ -148,15 +150,53 @@ class SittingListApi(APIView):
         return Response(SittingSerializer(sitting).data, status=status.HTTP_201_CREATED)
 
 
+class SittingProviderCostSerializer(serializers.Serializer[object]):
+    """The cost of one component, provider and model (``sessions.costs.ProviderCost``)."""
+
+    component = serializers.ChoiceField(choices=["llm", "stt", "tts"])
+    provider = serializers.CharField()
+    model = serializers.CharField()
+    cost = serializers.DecimalField(max_digits=16, decimal_places=4)
+    priced = serializers.BooleanField()
+
+
+class SittingCostSerializer(serializers.Serializer[object]):
+    """The cost of a sitting's exams in one currency (``sessions.costs.ExamCost.as_json``)."""
+
+    currency = serializers.CharField()
+    exams = serializers.IntegerField()
+    examsWithUsage = serializers.IntegerField()
+    total = serializers.DecimalField(max_digits=16, decimal_places=4)
+    perExam = serializers.DecimalField(max_digits=16, decimal_places=4)
+    byComponent = serializers.DictField(
+        child=serializers.DecimalField(max_digits=16, decimal_places=4)
+    )
+    byProvider = SittingProviderCostSerializer(many=True)
+    unpriced = serializers.ListField(child=serializers.CharField())
+    complete = serializers.BooleanField()
+
+
+class SittingDetailSerializer(SittingSerializer):
+    """One sitting, with what its exams cost so far (``sessions.costs``; one entry per
+    currency, amounts as decimal strings, ``unpriced`` usage flagged)."""
+
+    costs = serializers.SerializerMethodField()
+
+    @extend_schema_field(SittingCostSerializer(many=True))
+    def get_costs(self, sitting: Sitting) -> list[dict[str, object]]:
+        session_ids = sitting.sessions.values_list("pk", flat=True)
+        return [cost.as_json() for cost in costs_of(session_ids)]
+
+
 class SittingDetailApi(APIView):
-    """One sitting."""
+    """One sitting, with the cost of its exams."""
 
     area = Area.PROCTOR
     permission_classes = [AreaPermission]
 
-    @extend_schema(responses=SittingSerializer)
+    @extend_schema(responses=SittingDetailSerializer)
     def get(self, request: Request, sitting_id: uuid.UUID) -> Response:
-        return Response(SittingSerializer(_sitting(request, sitting_id)).data)
+        return Response(SittingDetailSerializer(_sitting(request, sitting_id)).data)
 
 
 class OverviewApi(APIView):
@@ -371,6 +411,7 @@ class SessionDetailApi(APIView):
             "invitation": scheduling.invitation_state(session),
             "invitedAt": session.invited_at,
             "examMode": session.exam_mode or None,
+            "costs": [cost.as_json() for cost in costs_of([session.pk])],
         }
 
     @extend_schema(responses=dict)
