@@ -13,6 +13,11 @@ alert an event raised or updated, so the same class serves the snapshot (folded 
 the same alerts whatever the order of folding calls) and the live stream
 (``proctoring.consumers``).
 
+Each folded event's payload is read as its model (``ioa.events.payloads``, through
+``ioa.events.reading``) and handed to the small handler :data:`_HANDLERS` names for its type; a
+payload that does not validate is skipped and logged (the event still moves ``lastSeq``), never
+guessed at and never a crash of the dashboard.
+
 Journey facts that are not events (invited, identity confirmed) come from the session row;
 the bot's health from its lease (asked of the bot: ``sessions.bot_port``); the candidate's
 connection from ``proctoring.presence``. :func:`row` assembles the JSON a client gets;
@@ -21,23 +26,29 @@ connection from ``proctoring.presence``. :func:`row` assembles the JSON a client
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Final, TypedDict, overload
+from typing import Final, Literal, TypedDict, overload
 
 from django.urls import reverse
 from django.utils import timezone
 
 from ioa.events import TERMINAL_STATES
+from ioa.events import payloads as p
+from ioa.events.reading import on, payload_of
+from ioa.schema import CandidateCommandType
 from proctoring import presence as presence_
 from sessions.bot_port import BotHealth as BotHealth
 from sessions.bot_port import bot_health as bot_health
 from sessions.models import ExamSession, SessionEvent, Sitting
 from sessions.selectors import wire_from_row
+
+logger = logging.getLogger(__name__)
 
 RELEVANT_TYPES: Final = (
     "bot_ready",
@@ -152,22 +163,6 @@ class OverviewRow(TypedDict):
     url: str
 
 
-def _int(value: object, default: int) -> int:
-    """A payload number as ``int()`` reads it (a JSON number or numeric string); ``default``
-    when it is neither."""
-    return int(value) if isinstance(value, int | float | str) else default
-
-
-def _optional_int(value: object) -> int | None:
-    """A payload number as ``int()`` reads it; ``None`` when it is absent or not a number."""
-    return int(value) if isinstance(value, int | float | str) else None
-
-
-def _optional_str(value: object) -> str | None:
-    """A payload text; ``None`` when it is absent or not a string."""
-    return value if isinstance(value, str) else None
-
-
 def epoch_ms(timestamp: str | datetime) -> int:
     """Milliseconds since the epoch of an ISO 8601 timestamp (or an aware datetime)."""
     moment = timestamp if isinstance(timestamp, datetime) else datetime.fromisoformat(timestamp)
@@ -268,12 +263,20 @@ class SessionView:
         at = epoch_ms(timestamp)
         seq = event.get("seq")
         self.touch(seq if isinstance(seq, int) else None, at)
-        found = event.get("payload")
-        payload: Mapping[str, object] = found if isinstance(found, Mapping) else {}
-        handler = _HANDLERS.get(str(event.get("type")))
-        if handler is None:
+        found = _HANDLERS.get(str(event.get("type")))
+        if found is None:
             return []
-        raised = handler(self, payload, at, timestamp)
+        model, handle = found
+        payload = payload_of(model, event)
+        if payload is None:
+            logger.warning(
+                "overview: skipped a %s event whose payload does not validate (session %s, seq %s)",
+                model.__name__,
+                self.session_id,
+                seq,
+            )
+            return []
+        raised = handle(self, payload, at, timestamp)
         return [raised] if raised is not None else []
 
     def alert(
@@ -310,46 +313,44 @@ class SessionView:
             del self._alerts[next(iter(self._alerts))]
         return item
 
-    # One handler per event type: (view, payload, at ms, timestamp) -> the alert raised, if any.
+    # One handler per event type, over its typed payload (:data:`_HANDLERS`):
+    # (view, payload, at ms, timestamp) -> the alert raised, if any.
 
-    def _bot_ready(self, payload: Mapping[str, object], at: int, ts: str) -> None:
-        estimated = payload.get("estimatedDurationSec")
-        if estimated and isinstance(estimated, int | float | str):
-            self.exam.budget_ms = round(float(estimated) * 1000)
+    def _bot_ready(self, payload: p.BotReady, at: int, ts: str) -> None:
+        if payload.estimatedDurationSec:
+            self.exam.budget_ms = round(float(payload.estimatedDurationSec) * 1000)
 
     def _exam_state_changed(
-        self, payload: Mapping[str, object], at: int, ts: str
+        self, payload: p.ExamStateChanged, at: int, ts: str
     ) -> presence_.Alert | None:
-        self._state(str(payload.get("toState")), at)
-        if payload.get("reason") == "candidate_disconnected":
+        self._state(payload.toState.value, at)
+        if payload.reason == "candidate_disconnected":
             detail = "The candidate's connection was lost: the exam paused itself"
             return self.alert("away", detail, ts)
         return None
 
-    def _node_entered(self, payload: Mapping[str, object], at: int, ts: str) -> None:
-        self.node_id = _optional_str(payload.get("nodeId"))
-        self.node_kind = _optional_str(payload.get("nodeKind"))
+    def _node_entered(self, payload: p.NodeEntered, at: int, ts: str) -> None:
+        self.node_id = payload.nodeId
+        self.node_kind = payload.nodeKind.value
         self.node_follow_ups = 0
-        self.node_max_follow_ups = _optional_int(payload.get("maxFollowUps"))
-        budget = payload.get("timeBudgetMs") or 0
-        self.node = Clock(budget_ms=_int(budget, 0) or None)
+        self.node_max_follow_ups = payload.maxFollowUps
+        self.node = Clock(budget_ms=payload.timeBudgetMs or None)
         if self.exam.since_ms is not None:
             self.node.run(at)
         self.hand_raised_ms = None
 
-    def _follow_up_used(self, payload: Mapping[str, object], at: int, ts: str) -> None:
+    def _follow_up_used(self, payload: p.FollowUpUsed, at: int, ts: str) -> None:
         self.follow_ups += 1
-        following = self.node_follow_ups + 1
-        self.node_follow_ups = _int(payload.get("followUpIndex") or following, following)
+        self.node_follow_ups = payload.followUpIndex
 
     def _guardrail_triggered(
-        self, payload: Mapping[str, object], at: int, ts: str
+        self, payload: p.GuardrailTriggered, at: int, ts: str
     ) -> presence_.Alert | None:
         """Counted; the type's alert is raised at its :data:`GUARDRAIL_BURST`-th hit within
         :data:`GUARDRAIL_WINDOW_MS`, then updated by every later hit of that type, with the
         count of all its hits in the session."""
         self.guardrails += 1
-        kind = str(payload.get("guardrailType") or "guardrail")
+        kind = payload.guardrailType
         count, first = self._guardrail_seen.get(kind, (0, ts))
         self._guardrail_seen[kind] = (count + 1, first)
         hits = self._guardrail_hits.setdefault(kind, deque())
@@ -359,23 +360,22 @@ class SessionView:
         key = f"guardrails:{kind}"
         if len(hits) < GUARDRAIL_BURST and f"{self.session_id}:{key}" not in self._alerts:
             return None
-        detail = f"{kind}: {payload.get('description') or ''}".rstrip(": ")
+        detail = f"{kind}: {payload.description}".rstrip(": ")
         return self.alert("guardrails", detail, ts, key=key, count=count + 1, first_at=first)
 
     def _recovery_started(
-        self, payload: Mapping[str, object], at: int, ts: str
+        self, payload: p.RecoveryStarted, at: int, ts: str
     ) -> presence_.Alert | None:
         """A recovery's first attempt may alert (distress, anxiety, silence: one alert each
         kind, counted); later attempts of the same recovery do not."""
-        recovery_id = str(payload.get("recoveryId"))
-        kind_of = str(payload.get("recoveryType") or "")
+        recovery_id, kind_of = payload.recoveryId, payload.recoveryType
         first = recovery_id not in self.recoveries
         self.recoveries.add(recovery_id)
         self.open_recoveries[recovery_id] = kind_of
         if not first:
             return None
         if kind_of == "candidate_distress":
-            return self.alert("distress", str(payload.get("triggerDescription") or ""), ts)
+            return self.alert("distress", payload.triggerDescription, ts)
         if kind_of == "anxiety":
             detail = "Signs of anxiety: the examiner is supporting the candidate"
             return self.alert("distress", detail, ts)
@@ -383,42 +383,46 @@ class SessionView:
             return self.alert("silence", "The candidate has been silent", ts)
         return None
 
-    def _recovery_resolved(self, payload: Mapping[str, object], at: int, ts: str) -> None:
-        self.open_recoveries.pop(str(payload.get("recoveryId")), None)
+    def _recovery_resolved(self, payload: p.RecoveryResolved, at: int, ts: str) -> None:
+        self.open_recoveries.pop(payload.recoveryId, None)
 
     def _candidate_command_received(
-        self, payload: Mapping[str, object], at: int, ts: str
+        self, payload: p.CandidateCommandReceived, at: int, ts: str
     ) -> presence_.Alert | None:
-        command = payload.get("command")
-        if command == "emergency_stop":
+        if payload.command == CandidateCommandType.EMERGENCY_STOP:
             return self.alert("emergency_stop", "The candidate stopped the exam", ts)
-        if command == "raise_hand" and payload.get("accepted"):
+        if payload.command == CandidateCommandType.RAISE_HAND and payload.accepted:
             self.hand_raised_ms = at
             return self.alert("raise_hand", "The candidate asks for the proctor", ts)
         return None
 
     def _system_error(
-        self, payload: Mapping[str, object], at: int, ts: str
+        self, payload: p.SystemErrorPayload, at: int, ts: str
     ) -> presence_.Alert | None:
-        if payload.get("code") == "bot_fault":
+        if payload.code == "bot_fault":
             self.bot_restarts += 1
             self.last_fault_ms = at
-            return self.alert("bot_restart", str(payload.get("message") or ""), ts)
-        if str(payload.get("code", "")).endswith("_fault"):
+            return self.alert("bot_restart", payload.message, ts)
+        if payload.code.endswith("_fault"):
             self.last_fault_ms = at
         return None
 
-    def _reanchor(self, payload: Mapping[str, object], at: int, ts: str) -> None:
-        """``time_warning`` and ``proctor_action``: the clock of ``scope`` re-anchored."""
-        remaining, scope = payload.get("remainingMs"), payload.get("scope")
-        if isinstance(remaining, int | float | str) and scope in ("exam", "node"):
-            clock = self.exam if scope == "exam" else self.node
-            clock.reanchor(at, int(remaining))
+    def _time_warning(self, payload: p.TimeWarning, at: int, ts: str) -> None:
+        self._reanchor(payload.scope, payload.remainingMs, at)
 
-    def _exam_completed(self, payload: Mapping[str, object], at: int, ts: str) -> None:
+    def _proctor_action(self, payload: p.ProctorActionTaken, at: int, ts: str) -> None:
+        """An action that records a scope and the time left (an extension) re-anchors."""
+        if payload.scope is not None and payload.remainingMs is not None:
+            self._reanchor(payload.scope, payload.remainingMs, at)
+
+    def _exam_completed(self, payload: p.ExamCompleted, at: int, ts: str) -> None:
         self._stop(at)
         self.ended_ms = at
         self.open_recoveries.clear()
+
+    def _reanchor(self, scope: Literal["exam", "node"], remaining_ms: int, at: int) -> None:
+        """The clock of ``scope`` re-anchored: ``remaining_ms`` is left at ``at``."""
+        (self.exam if scope == "exam" else self.node).reanchor(at, remaining_ms)
 
     def _state(self, to_state: str, at: int) -> None:
         self.exam_state = to_state
@@ -453,23 +457,26 @@ class SessionView:
         return Status.INVITED if invited else Status.SCHEDULED
 
 
-type _Handler = Callable[[SessionView, Mapping[str, object], int, str], presence_.Alert | None]
+type _Handler = Callable[[SessionView, p.Payload, int, str], presence_.Alert | None]
 
-_HANDLERS: Final[dict[str, _Handler]] = {
-    "bot_ready": SessionView._bot_ready,
-    "exam_state_changed": SessionView._exam_state_changed,
-    "node_entered": SessionView._node_entered,
-    "follow_up_used": SessionView._follow_up_used,
-    "guardrail_triggered": SessionView._guardrail_triggered,
-    "recovery_started": SessionView._recovery_started,
-    "recovery_resolved": SessionView._recovery_resolved,
-    "candidate_command_received": SessionView._candidate_command_received,
-    "system_error": SessionView._system_error,
-    "time_warning": SessionView._reanchor,
-    "proctor_action": SessionView._reanchor,
-    "exam_completed": SessionView._exam_completed,
-}
-"""Event type → its :class:`SessionView` handler (the types of :data:`RELEVANT_TYPES`)."""
+_HANDLERS: Final[Mapping[str, tuple[type[p.Payload], _Handler]]] = dict(
+    (
+        on(p.BotReady, SessionView._bot_ready),
+        on(p.ExamStateChanged, SessionView._exam_state_changed),
+        on(p.NodeEntered, SessionView._node_entered),
+        on(p.FollowUpUsed, SessionView._follow_up_used),
+        on(p.GuardrailTriggered, SessionView._guardrail_triggered),
+        on(p.RecoveryStarted, SessionView._recovery_started),
+        on(p.RecoveryResolved, SessionView._recovery_resolved),
+        on(p.CandidateCommandReceived, SessionView._candidate_command_received),
+        on(p.SystemErrorPayload, SessionView._system_error),
+        on(p.TimeWarning, SessionView._time_warning),
+        on(p.ProctorActionTaken, SessionView._proctor_action),
+        on(p.ExamCompleted, SessionView._exam_completed),
+    )
+)
+"""Event type → its payload model and :class:`SessionView` handler (the types of
+:data:`RELEVANT_TYPES`; ``ioa.events.reading``)."""
 
 
 def _health(view: SessionView, status: Status, bot: BotHealth, now_ms: int) -> str:

@@ -48,7 +48,15 @@ def started(view: overview.SessionView) -> list[dict[str, Any]]:
     raised = overview.fold(
         view,
         [
-            wire("bot_ready", 0, 1, estimatedDurationSec=1200),
+            wire(
+                "bot_ready",
+                0,
+                1,
+                examId="cs201",
+                examVersion="v1",
+                nodeCount=3,
+                estimatedDurationSec=1200,
+            ),
             wire("exam_state_changed", 1, 2, fromState="scheduled", toState="scaffolding"),
             wire("exam_state_changed", 10, 3, fromState="scaffolding", toState="ready"),
             wire("exam_state_changed", 10, 4, fromState="ready", toState="in_progress"),
@@ -58,7 +66,9 @@ def started(view: overview.SessionView) -> list[dict[str, Any]]:
                 5,
                 nodeId="warmup",
                 nodeKind="warmup",
+                rubricItemIds=[],
                 maxFollowUps=1,
+                timeBudgetSec=120,
                 timeBudgetMs=120_000,
             ),
         ],
@@ -116,7 +126,16 @@ def test_statuses_before_the_exam_and_at_its_end() -> None:
         )
     )
     assert view.status(invited=True, journey_started=True) is overview.Status.RECOVERING
-    view.apply(wire("recovery_resolved", 25, 7, recoveryId="rec-001", resolution="resumed"))
+    view.apply(
+        wire(
+            "recovery_resolved",
+            25,
+            7,
+            recoveryId="rec-001",
+            resolution="candidate_resumed",
+            durationSec=5,
+        )
+    )
     assert view.status(invited=True, journey_started=True) is overview.Status.IN_PROGRESS
     view.apply(wire("exam_state_changed", 30, 8, fromState="in_progress", toState="aborted"))
     assert view.status(invited=True, journey_started=True) is overview.Status.ABORTED
@@ -210,7 +229,19 @@ def test_alerts_draw_attention_to_what_needs_a_proctor() -> None:
     assert view.hand_raised_ms is not None and view.bot_restarts == 1
     assert len({a["id"] for a in raised}) == len(raised)
     # A new part clears the raised hand.
-    view.apply(wire("node_entered", 80, 16, nodeId="q1", nodeKind="question", timeBudgetMs=0))
+    view.apply(
+        wire(
+            "node_entered",
+            80,
+            16,
+            nodeId="q1",
+            nodeKind="question",
+            rubricItemIds=[],
+            maxFollowUps=2,
+            timeBudgetSec=0,
+            timeBudgetMs=0,
+        )
+    )
     assert view.hand_raised_ms is None
 
 
