@@ -27,6 +27,17 @@
   let timer = null;
   let requestNo = 0;
   let findingNo = 0;
+  // Autosave (see "Save, autosave and publish" below).
+  const autosaveStatus = document.getElementById("autosave-status");
+  const AUTOSAVE_MS = 1500;
+  const RETRY_MS = [3000, 6000, 15000, 30000, 60000];
+  let autosaveTimer = null;
+  let retryTimer = null;
+  let retries = 0;
+  let conflict = null; // the 409's message: autosave is off until the page is reloaded
+  let failedText = null; // the text whose last save failed (leaving then only warns)
+  let saving = 0;
+  let queue = Promise.resolve(true);
 
   async function api(url, method, body) {
     let response;
@@ -181,7 +192,7 @@
     document: () => { flushEdits(); const p = parsed(); return p.ok ? p.value : null; },
     report: () => lastReport,
     setDocument(value) { editor.setText(JSON.stringify(value, null, 2)); },
-    save: () => save(),
+    save: () => save(true),
     onFlush(flush) { flushers.push(flush); },
     flush: flushEdits,
   };
@@ -279,33 +290,167 @@
     timer = setTimeout(validateNow, 400);
     updateButtons();
     announce();
+    scheduleAutosave();
   }
 
-  // --- Save and publish -------------------------------------------------------------------------
+  // --- Save, autosave and publish ---------------------------------------------------------------
+  //
+  // The draft is saved by itself AUTOSAVE_MS after the last edit, and before the page is left by a
+  // link or a form (the preview, "Dry run and publish…", the navigation). Saves run one at a time
+  // with the revision this page holds: a 409 (someone else saved first) stops the autosave with a
+  // message and never overwrites their work; a save that fails on the network keeps the edits and
+  // is tried again. While anything is unsaved, leaving the page asks first (beforeunload).
 
-  async function save() {
+  function showSaveState(state, text) {
+    autosaveStatus.dataset.state = state;
+    if (autosaveStatus.textContent !== text) autosaveStatus.textContent = text;
+  }
+
+  function unsaved() {
     flushEdits();
+    return editor.getText() !== savedText;
+  }
+
+  // After an edit: "Unsaved changes", and a save once the author pauses.
+  function scheduleAutosave() {
+    clearTimeout(autosaveTimer);
+    if (conflict) return; // the message stays until the page is reloaded
+    if (editor.getText() === savedText) {
+      if (!saving && !failedText) showSaveState("saved", "All changes saved");
+      return;
+    }
+    if (!parsed().ok) {
+      showSaveState("error", "Not saved: the JSON is not valid. It is saved once it is.");
+      return;
+    }
+    if (!saving && !failedText) showSaveState("pending", "Unsaved changes");
+    autosaveTimer = setTimeout(() => save(false), AUTOSAVE_MS);
+  }
+
+  // Save what is in the editor (after flushing the forms). `manual` is the Save button (and
+  // publish): it reports in the action status too. Returns whether everything is saved.
+  function save(manual = true) {
+    flushEdits();
+    if (manual) actionStatus.textContent = "Saving…";
+    const run = queue.then(() => saveNow(manual));
+    queue = run.catch(() => false);
+    return run;
+  }
+
+  async function saveNow(manual) {
+    flushEdits();
+    clearTimeout(autosaveTimer);
+    clearTimeout(retryTimer);
     const p = parsed();
-    if (!p.ok) return false;
-    clearTimeout(timer);
+    if (!p.ok) {
+      showSaveState("error", "Not saved: the JSON is not valid. It is saved once it is.");
+      if (manual) actionStatus.textContent = "Not saved: fix the JSON syntax first.";
+      return false;
+    }
     const text = editor.getText();
-    actionStatus.textContent = "Saving…";
-    const { status, data } = await api(root.dataset.saveUrl, "PUT", { document: p.value, revision });
+    if (text === savedText) {
+      if (!conflict) showSaveState("saved", "All changes saved");
+      if (manual) actionStatus.textContent = "Saved (revision " + revision + ").";
+      return true;
+    }
+    if (conflict && !manual) return false;
+    saving++;
+    showSaveState("saving", "Saving…");
+    let result;
+    try {
+      result = await api(root.dataset.saveUrl, "PUT", { document: p.value, revision });
+    } finally {
+      saving--;
+    }
+    const { status, data } = result;
     if (status === 200) {
       revision = data.revision;
       savedText = text;
+      failedText = null;
+      retries = 0;
       document.getElementById("revision").textContent = String(revision);
-      parseStatus.textContent = editor.getText() === savedText ? "" : "Unsaved changes.";
-      requestNo++; // a validation still in flight is for an older text
-      renderReport(data.lastReport);
-      actionStatus.textContent = "Saved (revision " + revision + ").";
+      if (editor.getText() === savedText) {
+        clearTimeout(timer);
+        requestNo++; // a validation still in flight is for an older text
+        renderReport(data.lastReport);
+        parseStatus.textContent = "";
+        showSaveState("saved", "All changes saved");
+      } else {
+        scheduleAutosave(); // typed while it was saving
+        showSaveState("pending", "Unsaved changes");
+      }
+      if (manual) actionStatus.textContent = "Saved (revision " + revision + ").";
       return true;
     }
-    actionStatus.textContent = status === 409
-      ? errorMessage(data, "Someone else saved this package first.") + " Your text is still in the editor: copy it before reloading."
-      : errorMessage(data, "Save failed (" + status + ").");
+    failedText = text;
+    if (status === 409) {
+      conflict = errorMessage(data, "Someone else saved this package first.");
+      showSaveState("error", "Not saved: " + conflict + " Autosave is off; your changes are still here, copy them before reloading.");
+      if (manual) actionStatus.textContent = conflict + " Your text is still in the editor: copy it before reloading.";
+      return false;
+    }
+    const reason = status === 0 ? "the server could not be reached." : errorMessage(data, "the server answered " + status + ".");
+    const retry = status === 0 || status === 408 || status === 429 || status >= 500;
+    if (retry) {
+      const wait = RETRY_MS[Math.min(retries, RETRY_MS.length - 1)];
+      retries++;
+      retryTimer = setTimeout(() => save(false), wait);
+      showSaveState("error", "Not saved: " + reason + " Your changes are kept; trying again in " + Math.round(wait / 1000) + " s.");
+    } else {
+      showSaveState("error", "Not saved: " + reason);
+    }
+    if (manual) actionStatus.textContent = "Not saved: " + reason;
     return false;
   }
+
+  // Back online: try again now.
+  window.addEventListener("online", () => {
+    if (failedText !== null && !conflict) save(false);
+  });
+
+  // Leaving with unsaved edits: the browser's own confirmation.
+  window.addEventListener("beforeunload", (event) => {
+    if (!unsaved()) return;
+    event.preventDefault();
+    event.returnValue = "";
+  });
+
+  // Leaving by a link or a form of this page: save first, then go. When that save fails the page
+  // stays and says so; following the link again (the save failed for this text already, or a
+  // 409 stopped the autosave) leaves through the browser's confirmation above.
+  function leavesPage(link) {
+    if (link.hasAttribute("download")) return false;
+    const url = new URL(link.href, location.href);
+    if (!/^https?:$/.test(url.protocol)) return false;
+    return !(url.hash && url.origin === location.origin && url.pathname === location.pathname && url.search === location.search);
+  }
+  function shouldSaveFirst() {
+    if (!unsaved()) return false;
+    return !conflict && failedText !== editor.getText() && parsed().ok;
+  }
+  document.addEventListener("click", async (event) => {
+    if (event.defaultPrevented || event.button !== 0) return;
+    const link = event.target instanceof Element ? event.target.closest("a[href]") : null;
+    if (!link || !leavesPage(link) || !shouldSaveFirst()) return;
+    if (event.ctrlKey || event.metaKey || event.shiftKey || event.altKey || (link.target && link.target !== "_self")) {
+      save(false); // another tab or window: this page stays
+      return;
+    }
+    event.preventDefault();
+    if (await save(false)) window.location.assign(link.href);
+    else actionStatus.textContent = "The page was not left because your changes are not saved. Follow the link again to leave anyway.";
+  });
+  let submitting = false;
+  document.addEventListener("submit", async (event) => {
+    if (submitting || event.defaultPrevented || !shouldSaveFirst()) return;
+    const form = event.target;
+    const submitter = event.submitter;
+    event.preventDefault();
+    if (await save(false)) {
+      submitting = true;
+      try { form.requestSubmit(submitter || undefined); } finally { submitting = false; }
+    } else actionStatus.textContent = "The page was not left because your changes are not saved. Send the form again to leave anyway.";
+  });
 
   function versionsLink(text) {
     const link = document.createElement("a");
@@ -319,7 +464,7 @@
     document.getElementById("published-info").replaceChildren("· latest published: ", versionsLink("version " + number));
   }
 
-  saveButton.addEventListener("click", save);
+  saveButton.addEventListener("click", () => save(true));
   publishButton.addEventListener("click", async () => {
     flushEdits();
     if (editor.getText() !== savedText && !(await save())) return;
@@ -339,4 +484,5 @@
 
   showCursor(editor.cursor(), editor.fieldHelp ? editor.fieldHelp() : undefined);
   renderReport(lastReport);
+  showSaveState("saved", "All changes saved");
 })();

@@ -1,0 +1,194 @@
+"""The studio saves the draft by itself and warns before unsaved work is left behind (issue #34,
+"Unsaved work discarded").
+
+The author types into a form as people do (a key every 40 ms) and never clicks Save: the draft
+is saved a short while after the typing stops, and before the preview or the dry-run page is
+opened. Leaving with edits not yet saved asks first (the browser's ``beforeunload``
+confirmation); leaving with everything saved does not. A save refused because someone else
+saved first (409) stops the autosave with a message and overwrites nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from playwright.sync_api import Dialog, Locator, Page, expect
+
+from authoring.models import DraftPackage
+from authoring.services import draft_save
+from tests.browser.helpers import SignIn
+from tests.factories import DraftPackageFactory, example_document
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+KEY_DELAY_MS = 40
+TITLE = "Priority queues in Dijkstra's algorithm"
+
+
+def form(page: Page) -> Locator:
+    return page.get_by_role("region", name="Edit", exact=False)
+
+
+def autosave_status(page: Page) -> Locator:
+    return page.locator("#autosave-status")
+
+
+def open_question(page: Page, sign_in: SignIn, draft: DraftPackage) -> Locator:
+    """The studio on ``draft`` with the q-dijkstra node's form open; returns its Title field."""
+    sign_in(draft.owner)
+    page.goto(f"/studio/{draft.id}/")
+    expect(page.get_by_text("Schema hints on.")).to_be_visible()
+    page.get_by_role("navigation", name="Outline").get_by_role(
+        "button", name=re.compile(r"· q-dijkstra\b")
+    ).click()
+    return form(page).get_by_label("Title", exact=True)
+
+
+def type_into(field: Locator, text: str) -> None:
+    field.click()
+    field.press("Control+a")
+    field.press_sequentially(text, delay=KEY_DELAY_MS)
+
+
+def saved_title(draft_id: Any) -> str | None:
+    document = DraftPackage.objects.get(pk=draft_id).document
+    node = next(n for n in document["nodes"] if n["nodeId"] == "q-dijkstra")
+    return node.get("title")
+
+
+def record_dialogs(page: Page) -> list[str]:
+    """Accept every dialog (so the navigation goes on) and remember its type."""
+    seen: list[str] = []
+
+    def on_dialog(dialog: Dialog) -> None:
+        seen.append(dialog.type)
+        dialog.accept()
+
+    page.on("dialog", on_dialog)
+    return seen
+
+
+def test_typing_is_saved_without_clicking_save(page: Page, sign_in: SignIn) -> None:
+    draft = DraftPackageFactory()
+    title = open_question(page, sign_in, draft)
+    status = autosave_status(page)
+    expect(status).to_have_attribute("aria-live", "polite")
+    type_into(title, TITLE)
+    # No Save click: the draft is saved after the typing stops.
+    expect(page.locator("#revision")).to_have_text("2")
+    expect(status).to_have_text("All changes saved")
+    assert saved_title(draft.id) == TITLE
+    assert DraftPackage.objects.get(pk=draft.id).revision == 2
+
+
+@pytest.mark.parametrize(
+    ("link", "heading"),
+    [("Preview as a candidate", "Preview"), ("Dry run and publish…", "Publish")],
+)
+def test_typing_then_leaving_by_a_studio_link_saves_first(
+    page: Page, sign_in: SignIn, link: str, heading: str
+) -> None:
+    draft = DraftPackageFactory()
+    title = open_question(page, sign_in, draft)
+    dialogs = record_dialogs(page)
+    type_into(title, TITLE)
+    # Straight after the last key, well before the autosave's pause is over.
+    page.get_by_role("link", name=link).click()
+    expect(page).not_to_have_url(re.compile(rf"/studio/{draft.id}/$"))
+    expect(page.get_by_role("heading", level=1)).to_contain_text(heading)
+    assert saved_title(draft.id) == TITLE
+    assert dialogs == []  # saved before leaving, so nothing to warn about
+
+
+def test_leaving_with_unsaved_edits_asks_first(page: Page, sign_in: SignIn) -> None:
+    draft = DraftPackageFactory()
+    title = open_question(page, sign_in, draft)
+    dialogs = record_dialogs(page)
+    # The save cannot reach the server: the edits stay unsaved (and are kept).
+    page.route(re.compile(rf".*/packages/{draft.id}/$"), lambda route: route.abort())
+    type_into(title, TITLE)
+    expect(autosave_status(page)).to_contain_text("Not saved:")
+    expect(title).to_have_value(TITLE)
+    page.goto("/studio/")
+    assert dialogs == ["beforeunload"]
+    assert saved_title(draft.id) != TITLE
+
+
+def test_leaving_with_everything_saved_does_not_ask(page: Page, sign_in: SignIn) -> None:
+    draft = DraftPackageFactory()
+    title = open_question(page, sign_in, draft)
+    dialogs = record_dialogs(page)
+    type_into(title, TITLE)
+    expect(page.locator("#revision")).to_have_text("2")
+    expect(autosave_status(page)).to_have_text("All changes saved")
+    page.goto("/studio/")
+    expect(page.get_by_role("heading", name="Authoring studio")).to_be_visible()
+    assert dialogs == []
+
+
+def test_a_failed_save_keeps_the_edits_and_tries_again(page: Page, sign_in: SignIn) -> None:
+    draft = DraftPackageFactory()
+    title = open_question(page, sign_in, draft)
+    refused: list[str] = []
+
+    def offline(route: Any) -> None:
+        refused.append(route.request.method)
+        route.abort("internetdisconnected")
+
+    pattern = re.compile(rf".*/packages/{draft.id}/$")
+    page.route(pattern, offline)
+    type_into(title, TITLE)
+    status = autosave_status(page)
+    expect(status).to_contain_text("Not saved:")
+    assert "PUT" in refused
+    page.unroute(pattern)
+    # Back online: the retry saves what was typed, nothing was dropped.
+    expect(status).to_have_text("All changes saved", timeout=20_000)
+    assert saved_title(draft.id) == TITLE
+
+
+def test_a_save_refused_as_stale_stops_autosave_and_overwrites_nothing(
+    page: Page, sign_in: SignIn
+) -> None:
+    draft = DraftPackageFactory()
+    title = open_question(page, sign_in, draft)
+    dialogs = record_dialogs(page)
+    # Another client saves first; this page still has revision 1.
+    theirs = example_document()
+    theirs["metadata"]["title"] = "Their version"
+    draft_save(draft=draft, document=theirs, expected_revision=1)
+
+    type_into(title, TITLE)
+    status = autosave_status(page)
+    expect(status).to_contain_text("Not saved:")
+    expect(status).to_contain_text("saved by someone else")
+    expect(status).to_be_visible()
+    # Autosave is off: more typing is not saved either, and their work is untouched.
+    title.press_sequentially(" and heaps", delay=KEY_DELAY_MS)
+    page.wait_for_timeout(3000)
+    expect(status).to_contain_text("Not saved:")
+    stored = DraftPackage.objects.get(pk=draft.id)
+    assert stored.revision == 2
+    assert stored.document["metadata"]["title"] == "Their version"
+    assert saved_title(draft.id) != TITLE + " and heaps"
+    # What was typed is still on the page.
+    expect(title).to_have_value(TITLE + " and heaps")
+    assert TITLE + " and heaps" in page.evaluate("() => window.vivaStudio.editor.getText()")
+    # Leaving now would lose it: the browser asks.
+    page.goto("/studio/")
+    assert dialogs == ["beforeunload"]
+
+
+def test_save_is_reachable_without_scrolling(page: Page, sign_in: SignIn) -> None:
+    draft = DraftPackageFactory()
+    title = open_question(page, sign_in, draft)
+    save = page.get_by_role("button", name="Save", exact=True)
+    title.focus()
+    page.evaluate("() => window.scrollTo(0, 0)")
+    expect(save).to_be_in_viewport()
+    expect(autosave_status(page)).to_be_in_viewport()
+    page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
+    expect(save).to_be_in_viewport()
+    expect(autosave_status(page)).to_be_in_viewport()
