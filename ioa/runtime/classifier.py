@@ -983,27 +983,40 @@ def detect_command(text: str, language: str = DEFAULT_LANGUAGE) -> C | None:
     """The command a short candidate utterance in the exam's ``language`` clearly is, or
     None: the sentence rules and the cue scorer (:func:`rules_command`), then, when they read
     nothing, the learned stage (:mod:`ioa.runtime.command_model`) when it is sure."""
-    ruled = rules_command(text, language)
-    if ruled is not None or not command_sized(text, language):
-        return ruled
-    return learned_command(text, exam_language(language))
+    found = _command_core(text, language)
+    if found is None:
+        return None
+    vocabulary, core = found
+    ruled = _read_rules(vocabulary, core, text)
+    return ruled if ruled is not None else learned_command(text, vocabulary.language)
 
 
 def command_sized(text: str, language: str) -> bool:
     """Whether ``text`` is short enough to be a command (:data:`MAX_COMMAND_WORDS`)."""
-    core = VOCABULARIES[exam_language(language)].core(text) if text.strip() else ""
-    return bool(core) and len(words(core)) <= MAX_COMMAND_WORDS
+    return _command_core(text, language) is not None
 
 
 def rules_command(text: str, language: str = DEFAULT_LANGUAGE) -> C | None:
     """The command the first two stages (the sentence rules, then the cue scorer) read in a
     short utterance, or None."""
+    found = _command_core(text, language)
+    return _read_rules(*found, text) if found is not None else None
+
+
+def _command_core(text: str, language: str) -> tuple[CommandVocabulary, str] | None:
+    """The language's vocabulary and the core of ``text``, when it is short enough to be a
+    command (:data:`MAX_COMMAND_WORDS` words of core)."""
     if not text.strip():
         return None
     vocabulary = VOCABULARIES[exam_language(language)]
     core = vocabulary.core(text)
     if not core or len(words(core)) > MAX_COMMAND_WORDS:
         return None
+    return vocabulary, core
+
+
+def _read_rules(vocabulary: CommandVocabulary, core: str, text: str) -> C | None:
+    """The sentence rules on ``core``, then the cue scorer on the whole of ``text``."""
     ruled = _ruled(vocabulary, core)
     said = normalise(text)
     if ruled is None or (
