@@ -9,6 +9,9 @@ destination and recipient (our assertion consumer service), NotBefore / NotOnOrA
 * every AuthnRequest we send is stored server-side (the cache) until answered or
   ``VIVA_SAML_REQUEST_LIFETIME_SECONDS``; a response is read only as the answer to one of them,
   once, and from the provider it was sent to (no unsolicited, IdP-initiated or repeated answers);
+* and only in the browser that started the sign-in: the request records the digest of that
+  browser's random key (the :data:`BROWSER_COOKIE`), which the response's POST must carry (an
+  answer someone else obtained and has a victim's browser post, login CSRF, signs nobody in);
 * every accepted assertion id is stored until its NotOnOrAfter has passed: a replay is refused;
 * assertions must be signed (``VIVA_SAML_REQUIRE_SIGNED_ASSERTIONS``; off, a signed response
   is still required); the response must name our assertion consumer service as its Destination.
@@ -25,7 +28,9 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import hmac
 import logging
+import secrets
 import shutil
 import time
 from collections.abc import Mapping, Sequence
@@ -63,6 +68,10 @@ _METADATA_KEY: Final = "viva:saml:metadata:{}"
 _MAX_RESPONSE_BYTES: Final = 512 * 1024
 _MAX_METADATA_BYTES: Final = 8 * 1024 * 1024
 _DSIG: Final = "http://www.w3.org/2000/09/xmldsig#"
+BROWSER_COOKIE: Final = "viva_saml_browser"
+"""The cookie holding the browser's random key, which ties a response to the browser that
+started the sign-in (set by ``accounts.saml_views``; ``SameSite=None`` where browsers allow it,
+since the provider's POST comes from its own site)."""
 
 
 class SamlRefused(Exception):
@@ -291,9 +300,23 @@ def _client(base: str, provider: IdentityProvider) -> Saml2Client:
 # --- Sending the request ------------------------------------------------------------------------
 
 
-def authn_request_url(request: HttpRequest, provider: IdentityProvider, next_path: str) -> str:
-    """A signed AuthnRequest to ``provider`` (HTTP-Redirect), stored until answered; returns the
-    provider's URL to send the browser to."""
+def browser_key(request: HttpRequest) -> str:
+    """The browser's key from its :data:`BROWSER_COOKIE` (kept, so sign-ins started in two tabs
+    both finish), or a new random one."""
+    key = request.COOKIES.get(BROWSER_COOKIE, "")
+    return key if 40 <= len(key) <= 64 and key.isascii() else secrets.token_urlsafe(32)
+
+
+def _digest(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def authn_request_url(
+    request: HttpRequest, provider: IdentityProvider, next_path: str, browser: str
+) -> str:
+    """A signed AuthnRequest to ``provider`` (HTTP-Redirect), stored until answered with the
+    digest of the starting ``browser``'s key; returns the provider's URL to send the browser
+    to."""
     client = _client(base_url(request), provider)
     try:
         request_id, info = client.prepare_for_authenticate(
@@ -306,6 +329,7 @@ def authn_request_url(request: HttpRequest, provider: IdentityProvider, next_pat
         raise SamlRefused(f"cannot ask {provider.slug}: {error!r}", 502) from error
     lifetime = int(getattr(settings, "VIVA_SAML_REQUEST_LIFETIME_SECONDS", 600))
     record = {"idp": provider.slug, "next": next_path, "sent": time.time()}
+    record["browser"] = _digest(browser)
     cache.set(_REQUEST_KEY.format(request_id), record, lifetime)
     logger.info("SAML request %s sent to %s", request_id, provider.entity_id)
     return str(dict(info["headers"])["Location"])
@@ -340,6 +364,18 @@ def _claim_request(request_id: str) -> dict[str, Any]:
     if not isinstance(record, dict) or not cache.delete(key):
         raise SamlRefused(f"a response to a request we never sent or already used: {request_id!r}")
     return record
+
+
+def _check_browser(request: HttpRequest, record: Mapping[str, Any]) -> None:
+    """The response is posted by the browser that started the sign-in (its key's digest is the
+    request's), else refused: the request is used up already, so nobody can use it again."""
+    key = request.COOKIES.get(BROWSER_COOKIE, "")
+    expected = str(record.get("browser", ""))
+    if not key or not expected or not hmac.compare_digest(_digest(key), expected):
+        raise SamlRefused(
+            "the response answers a sign-in started in another browser (no or another "
+            f"{BROWSER_COOKIE} cookie): a forwarded answer (login CSRF) signs nobody in"
+        )
 
 
 def _verified(
@@ -409,6 +445,7 @@ def read_response(request: HttpRequest) -> SamlSignIn:
     acs_url = base + reverse("accounts:saml-acs")
     request_id = _in_response_to(saml_response, acs_url)
     record = _claim_request(request_id)
+    _check_browser(request, record)
     provider = identity_providers().get(str(record.get("idp")))
     if provider is None:
         raise SamlRefused(f"the request was sent to a provider no longer configured: {record}")

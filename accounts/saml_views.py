@@ -36,6 +36,25 @@ def _provider(slug: str) -> saml.IdentityProvider:
     return provider
 
 
+def _with_browser_cookie(request: HttpRequest, response: HttpResponse, key: str) -> HttpResponse:
+    """``response`` setting the browser's key (``saml.BROWSER_COOKIE``) for the assertion
+    consumer service only, for as long as a request may be answered. The provider posts the
+    answer from its own site, so the cookie is ``SameSite=None; Secure`` over HTTPS and on
+    ``localhost`` (a secure context for browsers); over plain HTTP elsewhere browsers refuse
+    that, and it is ``Lax`` (a provider on another site then cannot sign anyone in)."""
+    cross_site = request.is_secure() or request.get_host().split(":")[0] == "localhost"
+    response.set_cookie(
+        saml.BROWSER_COOKIE,
+        key,
+        max_age=int(getattr(settings, "VIVA_SAML_REQUEST_LIFETIME_SECONDS", 600)),
+        path=reverse("accounts:saml-acs").rsplit("acs/", 1)[0],
+        secure=cross_site,
+        httponly=True,
+        samesite="None" if cross_site else "Lax",
+    )
+    return response
+
+
 def _next_path(request: HttpRequest) -> str:
     target = request.GET.get("next", "")
     if target and url_has_allowed_host_and_scheme(target, allowed_hosts=None):
@@ -46,13 +65,15 @@ def _next_path(request: HttpRequest) -> str:
 @never_cache
 @require_GET
 def saml_login(request: HttpRequest, slug: str) -> HttpResponse:
-    """Send the browser to the provider with a signed AuthnRequest (HTTP-Redirect)."""
+    """Send the browser to the provider with a signed AuthnRequest (HTTP-Redirect), with the
+    cookie that ties the answer to this browser."""
     provider = _provider(slug)
+    key = saml.browser_key(request)
     try:
-        location = saml.authn_request_url(request, provider, _next_path(request))
+        location = saml.authn_request_url(request, provider, _next_path(request), key)
     except saml.SamlRefused as refusal:
         return _refused(request, refusal)
-    return HttpResponseRedirect(location)
+    return _with_browser_cookie(request, HttpResponseRedirect(location), key)
 
 
 @csrf_exempt  # the provider's cross-site POST; its signature and our stored request vouch for it

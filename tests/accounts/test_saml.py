@@ -25,7 +25,7 @@ from django.core.cache import cache
 from django.test import Client, override_settings
 
 from accounts.models import User
-from accounts.saml import check_saml, sp_metadata
+from accounts.saml import BROWSER_COOKIE, check_saml, sp_metadata
 from accounts.saml import username_for as saml_username
 from tests.factories import PASSWORD, AdminFactory
 from tests.support.saml_idp import IdentityProvider, idp_port, key_pair, running_idp
@@ -235,6 +235,89 @@ def test_an_expired_assertion_is_refused(
     with caplog.at_level(logging.WARNING):
         response = sign_in(client, "lena", "expired")
     assert_refused(client, response, caplog, "too old")
+
+
+def test_an_assertion_not_yet_valid_is_refused(
+    idp: IdentityProvider, client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        response = sign_in(client, "lena", "not-yet-valid")  # NotBefore 30 min ahead
+    assert_refused(client, response, caplog, "Can't use response yet")
+    assert not User.objects.filter(email="lena@uni.example").exists()
+
+
+def _assertion(xml: str) -> str:
+    found = re.search(r"<(\w+:)?Assertion\b.*?</(\w+:)?Assertion>", xml, re.S)
+    assert found is not None, xml
+    return found.group(0)
+
+
+def _post_xml(client: Client, xml: str) -> Any:
+    return client.post(
+        "/accounts/saml/acs/", {"SAMLResponse": base64.b64encode(xml.encode()).decode()}
+    )
+
+
+def test_a_second_assertion_or_a_wrapped_signature_is_refused(
+    idp: IdentityProvider, client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Signature wrapping: an unsigned assertion for another subject beside the signed one
+    (before it), or carrying the signed one's signature with the signed one in its Advice."""
+    signature = r"<(?:\w+:)?Signature\b.*?</(?:\w+:)?Signature>"
+    attacks = []
+    for kind in ("beside", "advice"):
+        xml = base64.b64decode(at_provider(start(client), "lena")["SAMLResponse"]).decode()
+        signed = _assertion(xml)
+        forged = re.sub(signature, "", signed, flags=re.S).replace('ID="', 'ID="forged-', 1)
+        forged = forged.replace("p-lena", "p-mallory")
+        if kind == "advice":
+            issuer_end = re.search(r"</(?:\w+:)?Issuer>", forged)
+            prefix = re.match(r"<(\w+:)?", forged)
+            assert issuer_end is not None and prefix is not None
+            ns = prefix.group(1) or ""
+            moved = re.search(signature, signed, re.S)
+            assert moved is not None
+            cut = issuer_end.end()
+            forged = forged[:cut] + moved.group(0) + forged[cut:]
+            close = forged.rfind(f"</{ns}Assertion>")
+            forged = forged[:close] + f"<{ns}Advice>{signed}</{ns}Advice>" + forged[close:]
+            attacks.append(xml.replace(signed, forged))
+        else:
+            attacks.append(xml.replace(signed, forged + signed))
+    for xml in attacks:
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            response = _post_xml(client, xml)
+        assert_refused(client, response, caplog, "did not verify")
+    assert not User.objects.filter(username__startswith="saml-").exists()
+
+
+def test_a_response_started_in_another_browser_is_refused(
+    idp: IdentityProvider, client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Login CSRF: an attacker starts a sign-in in their browser, signs in at the provider as
+    themselves, and makes the victim's browser post the answer: the victim must not end up
+    in the attacker's account. The answer is also used up (its own browser cannot use it)."""
+    attacker = Client()
+    form = at_provider(start(attacker), "lena")
+    with caplog.at_level(logging.WARNING):
+        response = client.post("/accounts/saml/acs/", form)
+    assert_refused(client, response, caplog, "another browser")
+    assert not User.objects.filter(email="lena@uni.example").exists()
+    assert attacker.post("/accounts/saml/acs/", form).status_code == 403
+
+
+def test_the_browser_cookie_survives_the_providers_cross_site_post(
+    idp: IdentityProvider, client: Client
+) -> None:
+    """The provider posts to us from its own site: the cookie tying the answer to the browser
+    is sent with that POST only as ``SameSite=None; Secure`` (over HTTPS)."""
+    response = client.get("/accounts/saml/uni/login/", secure=True)
+    cookie = response.cookies[BROWSER_COOKIE]
+    assert cookie["samesite"] == "None" and cookie["secure"] and cookie["httponly"]
+    assert cookie["path"] == "/accounts/saml/"
+    again = client.get("/accounts/saml/uni/login/", secure=True)  # a second tab: same key
+    assert again.cookies[BROWSER_COOKIE].value == cookie.value
 
 
 def test_a_replayed_response_is_refused(

@@ -11,8 +11,8 @@ the service provider's metadata file and the users. Endpoints:
   HTTP-POST binding's auto-submitting form back to the service provider. ``scenario`` makes the
   response a test needs: ``ok``, ``unsigned`` (no signature at all), ``response-signed`` (only
   the response signed), ``wrong-audience``, ``wrong-destination`` (Destination and Recipient of
-  another service), ``expired``, ``never-sent`` (answers another request id), ``unsolicited``
-  (no InResponseTo).
+  another service), ``expired``, ``not-yet-valid`` (NotBefore half an hour ahead),
+  ``never-sent`` (answers another request id), ``unsolicited`` (no InResponseTo).
 """
 
 from __future__ import annotations
@@ -47,12 +47,14 @@ class ScenarioPolicy(Policy):  # type: ignore[misc]
         self.scenario = scenario
 
     def not_on_or_after(self, sp_entity_id: str) -> str:
-        minutes = -20 if self.scenario == "expired" else 5
+        minutes = {"expired": -20, "not-yet-valid": 60}.get(self.scenario, 5)
         return str(in_a_while(minutes=minutes))
 
     def conditions(self, sp_entity_id: str) -> Any:
         audience = "https://other.example/sp" if self.scenario == "wrong-audience" else sp_entity_id
-        before = in_a_while(minutes=-30) if self.scenario == "expired" else instant()
+        before = {"expired": in_a_while(minutes=-30), "not-yet-valid": in_a_while(minutes=30)}.get(
+            self.scenario, instant()
+        )
         return factory(
             samlxml.Conditions,
             not_before=before,
