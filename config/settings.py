@@ -93,8 +93,9 @@ MIDDLEWARE = [
     # The browser's language for staff pages; candidate pages use the exam's (docs/i18n.md).
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
-    # A body over DATA_UPLOAD_MAX_MEMORY_SIZE on /api/ is the JSON 413 (web/api/body_limit.py).
-    "web.api.body_limit.ApiBodyLimitMiddleware",
+    # A body over DATA_UPLOAD_MAX_MEMORY_SIZE is a 413: the JSON one on /api/, the site's page
+    # elsewhere (web/body_limit.py; config.urls.handler400 for bodies read later).
+    "web.body_limit.BodyLimitMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "accounts.login_throttle.LoginLockoutMiddleware",

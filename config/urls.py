@@ -15,6 +15,8 @@ from proctoring import urls as proctoring_urls
 from sessions import urls as sessions_urls
 from web.api.errors import no_such_endpoint
 
+handler400 = "web.body_limit.bad_request"  # an oversized body is a 413, not a bare 400
+
 admin.site.site_header = "Viva platform administration"
 admin.site.site_title = "Viva admin"
 

@@ -5,7 +5,7 @@ field errors for validation failures (field name → list of messages).
 
 Two refusals Django would otherwise answer with its HTML 400 page get the API's body here
 (issue #32): a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` is a 413 ``too_large`` (usually refused
-earlier, by ``web.api.body_limit``), too many form fields or files a 400. And an id in the path
+earlier, by ``web.body_limit``), too many form fields or files a 400. And an id in the path
 that is not of the id's shape (``/api/v1/packages/not-a-uuid/``) names no object: 404, as the
 schema says, never a 400 about the value.
 """
