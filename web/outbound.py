@@ -6,8 +6,10 @@ URLs that someone else chose. A URL may be fetched only when it is ``http`` or `
 names a host, carries no user name or password, and **every** address its host resolves to is
 public (globally routable): loopback, private, link-local, shared (CGNAT), unique-local,
 multicast, unspecified and reserved addresses are refused, IPv4 embedded in IPv6 (mapped,
-6to4, NAT64) included, and so are literal hosts in any spelling (``127.1``, ``2130706433``,
-``[::1]``, ``0.0.0.0``), since the check runs on what the name resolves to.
+compatible, translated, 6to4, NAT64) included, as are special ranges the interpreter's own
+tables may still call public (:data:`NOT_PUBLIC`), and so are literal hosts in any spelling
+(``127.1``, ``2130706433``, ``[::1]``, ``0.0.0.0``), since the check runs on what the name
+resolves to.
 
 The connection then goes to the address that was checked (:class:`GuardedAdapter` pins it; the
 URL's host is still sent as ``Host`` and, for https, as the TLS server name whose certificate is
@@ -41,7 +43,18 @@ METADATA: Final = frozenset(
 )
 """Cloud metadata services (AWS, its IPv6 and ECS endpoints, Alibaba): never reachable."""
 
-NAT64: Final = ipaddress.ip_network("64:ff9b::/96")
+TAIL_IPV4: Final = tuple(
+    ipaddress.IPv6Network(n) for n in ("64:ff9b::/96", "::/96", "::ffff:0:0:0/96")
+)
+"""IPv6 prefixes whose last 32 bits are an IPv4 address a translator or the host's stack may
+reach: NAT64's well-known prefix, IPv4-compatible (deprecated) and IPv4-translated (SIIT)."""
+
+NOT_PUBLIC: Final = tuple(
+    ipaddress.IPv6Network(n) for n in ("64:ff9b:1::/48", "3fff::/20", "5f00::/16")
+)
+"""Special-purpose ranges (IANA) that some interpreters' ``is_global`` still calls public
+(Python 3.12.1 does): local-use IPv4/IPv6 translation (RFC 8215: a campus's own NAT64 into its
+network), documentation (RFC 9637), segment routing identifiers (RFC 9602)."""
 DEFAULT_TIMEOUT: Final = 10.0
 MAX_REDIRECTS: Final = 5
 PINNED_ADDRESS: Final = "viva_outbound_address"
@@ -77,19 +90,21 @@ def parse(url: str) -> SplitResult:
 
 
 def _embedded(ip: IPAddress) -> list[IPAddress]:
-    """``ip`` and any IPv4 address it carries (mapped, 6to4, NAT64)."""
+    """``ip`` and any IPv4 address it carries (mapped, 6to4, :data:`TAIL_IPV4`)."""
     found: list[IPAddress] = [ip]
     if isinstance(ip, ipaddress.IPv6Address):
         for inner in (ip.ipv4_mapped, ip.sixtofour):
             if inner is not None:
                 found.append(inner)
-        if ip in NAT64:
+        if any(ip in prefix for prefix in TAIL_IPV4) and int(ip) > 1:  # :: and ::1 are not
             found.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
     return found
 
 
 def _public(ip: IPAddress) -> bool:
-    return ip.is_global and not ip.is_multicast and not ip.is_unspecified
+    """Globally routable by the interpreter's tables and by :data:`NOT_PUBLIC`."""
+    listed = isinstance(ip, ipaddress.IPv6Address) and any(ip in net for net in NOT_PUBLIC)
+    return ip.is_global and not ip.is_multicast and not ip.is_unspecified and not listed
 
 
 def check_ip(text: str) -> str:

@@ -43,6 +43,15 @@ NOT_PUBLIC = [
     "2002:7f00:1::",  # 6to4 wrapping 127.0.0.1
     "64:ff9b::7f00:1",  # NAT64 wrapping 127.0.0.1
     "::",
+    # Embeddings and special ranges the interpreter's ipaddress tables may not know (Python
+    # 3.12.1's is_global calls them public): the guard holds its own list.
+    "::7f00:1",  # IPv4-compatible (deprecated) ::127.0.0.1
+    "::a9fe:a9fe",  # IPv4-compatible ::169.254.169.254
+    "::ffff:0:7f00:1",  # IPv4-translated (SIIT) 127.0.0.1
+    "::ffff:0:a00:1",  # IPv4-translated (SIIT) 10.0.0.1
+    "64:ff9b:1::a00:1",  # local-use NAT64 (RFC 8215), a campus's own translator
+    "3fff::1",  # documentation (RFC 9637)
+    "5f00::1",  # segment routing SIDs (RFC 9602)
 ]
 
 
