@@ -12,7 +12,8 @@ and audience of an active registration, expiry, state, nonce, deployment; see ``
   launch's own course (Tenancy, below), with the AGS endpoints refreshed at every launch; a
   line item is created when the platform allows it and sent none;
 * :func:`account_for` — the local account of the platform user in that role (created on first
-  launch, no usable password, never an existing local account);
+  launch, no usable password, never an existing local account; one per registration, so an
+  LMS registered twice under one issuer, with two client ids, has accounts of its own in each);
 * :func:`enter` — a learner lands in their own exam session of the sitting (created on first
   launch; the link is remembered as their course, where their grade goes), an instructor in
   the sitting's proctor overview (and proctors it);
@@ -262,12 +263,15 @@ def account_for(*, lti_launch: LtiLaunch, role: str) -> User:
 
 
 def _account(lti_user: LtiUser, role: str) -> User:
+    """The platform user's account in ``role``: found through its :class:`LaunchAccount`, else
+    created as ``lti-<digest of the registration, the user's sub and the role>`` (the
+    registration, not its issuer: two registrations of one issuer share sub values)."""
     account = LaunchAccount.objects.select_related("user").filter(lti_user=lti_user, role=role)
     found = account.first()
     if found is not None:
         user = found.user
     else:
-        key = f"{lti_user.registration.issuer}\n{lti_user.sub}\n{role}"
+        key = f"{lti_user.registration.uuid}\n{lti_user.sub}\n{role}"
         user = User(username="lti-" + hashlib.sha256(key.encode()).hexdigest()[:24], role=role)
         user.set_unusable_password()
     user.display_name = (lti_user.name or f"{lti_user.given_name} {lti_user.family_name}")[:150]

@@ -125,23 +125,29 @@ class Lms:
         answer.raise_for_status()
 
 
-def register(base: str, client: Client, members: dict[str, list[dict[str, Any]]]) -> Lms:
+def register(
+    base: str,
+    client: Client,
+    members: dict[str, list[dict[str, Any]]],
+    client_id: str = CLIENT_ID,
+) -> Lms:
     """Register the platform in the tool (``lti_register``) and the tool in the platform,
-    with each course's members (Names and Role Provisioning)."""
+    with each course's members (Names and Role Provisioning). Another ``client_id`` is a
+    second registration of the same issuer (the platform then launches through it)."""
     call_command(
         "lti_register",
-        name=f"LMS {base}",
+        name=f"LMS {base} {client_id}",
         issuer=base,
-        client_id=CLIENT_ID,
+        client_id=client_id,
         auth_url=f"{base}/auth",
         token_url=f"{base}/token",
         keyset_url=f"{base}/jwks",
         deployment=DEPLOYMENTS,
         base_url="http://testserver",
     )
-    registration = LtiRegistration.objects.get(issuer=base)
+    registration = LtiRegistration.objects.get(issuer=base, client_id=client_id)
     setup = {
-        "clientId": CLIENT_ID,
+        "clientId": client_id,
         "deploymentId": DEPLOYMENTS[0],
         "loginUrl": f"http://testserver/lti/login/{registration.uuid}/",
         "launchUrl": "http://testserver/lti/launch/",

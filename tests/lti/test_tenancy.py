@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from lti.models import Placement, SittingLink
+from lti.models import LaunchAccount, Placement, SittingLink
 from publishing.models import PublishedVersion
 from sessions.models import ExamSession, Sitting
-from tests.lti.lms import Lms, lms_pair, platform_bases, version
+from tests.lti.lms import COURSE_MEMBERS, Lms, lms_pair, platform_bases, register, version
 
 __all__ = ["lms_pair", "platform_bases", "version"]
 
@@ -177,3 +177,26 @@ def test_an_unplaced_sitting_is_claimed_by_the_first_course_only(
     assert lms.launch(client, user="zed", context="course-9", custom=custom).status_code == 403
     assert other.launch(client, user="alice", custom=custom).status_code == 403
     assert Placement.objects.filter(sitting=sitting).count() == 1
+
+
+def test_a_second_registration_of_the_same_issuer_has_accounts_of_its_own(
+    lms_pair: tuple[Lms, Lms], client: Client, version: PublishedVersion
+) -> None:
+    """One LMS registered twice (two client ids of one issuer: Canvas developer keys per
+    sub-account, Blackboard's shared issuer): the same person launching through both gets an
+    account per registration (a registration's users are its own), never a server error."""
+    first, _ = lms_pair
+    _, custom = placed(first, client, version)
+    assert first.launch(client, user="alice", custom=custom).status_code == 302
+    client.logout()
+    second = register(first.base, client, COURSE_MEMBERS, client_id="viva-tool-2")
+    assert second.registration != first.registration
+    other, _ = placed(second, client, version)  # Ines again, through the second registration
+    assert (
+        second.launch(client, user="alice", custom={"viva_sitting": str(other.pk)}).status_code
+        == 302
+    )
+    accounts = LaunchAccount.objects.filter(lti_user__sub__in=["ines", "alice"])
+    assert accounts.count() == 4
+    assert len({a.user_id for a in accounts}) == 4
+    assert {a.lti_user.registration for a in accounts} == {first.registration, second.registration}
