@@ -118,6 +118,21 @@ def tool_registration_request(base: str, registration: LtiRegistration) -> dict[
     }
 
 
+def _new_client_id(answer: dict[str, Any], issuer: str) -> str:
+    """The client id the platform's answer gives the tool, refused when missing or when a
+    registration of ``issuer`` already holds it (registering again, or a platform answering
+    another registration's id: the existing one is left as it is)."""
+    client_id = str(answer.get("client_id") or "")
+    if not client_id:
+        raise RegistrationRefused("The platform answered without a client id.")
+    if LtiRegistration.objects.filter(issuer=issuer, client_id=client_id).exists():
+        raise RegistrationRefused(
+            f"{issuer} client {client_id!r} is already registered (registered again?): "
+            "remove or edit the existing registration in the admin console first."
+        )
+    return client_id
+
+
 def register(*, openid_configuration: str, registration_token: str, base: str) -> LtiDeployment:
     """Register with the platform (module docstring); returns the (inactive) deployment."""
     config = platform_configuration(openid_configuration)
@@ -146,10 +161,8 @@ def register(*, openid_configuration: str, registration_token: str, base: str) -
         answer = outbound.json_body(response)
         if not isinstance(answer, dict):
             raise RegistrationRefused("The platform's answer is not a JSON object.")
-        client_id = str(answer.get("client_id") or "")
+        client_id = _new_client_id(answer, registration.issuer)
         deployment_id = str((answer.get(TOOL_CONFIGURATION) or {}).get("deployment_id") or "")
-        if not client_id:
-            raise RegistrationRefused("The platform answered without a client id.")
         registration.client_id = client_id
         registration.is_active = True
         registration.save()

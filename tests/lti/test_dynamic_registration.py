@@ -146,6 +146,30 @@ def test_a_tool_issued_registration_url_registers_through_the_guard(settings: An
     assert not registration.deployments.get().is_active
 
 
+def test_registering_again_with_a_client_id_already_registered_is_a_clean_refusal(
+    settings: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The LMS administrator runs the registration again, and the platform answers with the
+    client id it gave before (or another registration of that issuer holds it): the refusal
+    page, the reason in the log, the existing registration untouched; never a server error."""
+    settings.VIVA_OUTBOUND_ALLOWED_NETWORKS = ["127.0.0.0/8"]
+    answer = {"client_id": "dyn-1", TOOL_CONFIGURATION: {"deployment_id": "d-1"}}
+    routes: dict[str, tuple[int, Any]] = {}
+    with http_peer(routes) as platform:
+        routes["/config"] = (200, configuration(platform))
+        routes["/register"] = (200, answer)
+        token = registration_token_issue()
+        first = register(Client(), platform.url("/config"), viva_token=token)
+        assert first.status_code == 200
+        existing = LtiRegistration.objects.get(client_id="dyn-1")
+        with caplog.at_level(logging.WARNING):
+            again = register(Client(), platform.url("/config"), viva_token=token)
+    assert again.status_code == 502 and "did not succeed" in page(again)
+    assert "already registered" in caplog.text
+    assert list(LtiRegistration.objects.all()) == [existing]
+    assert existing.deployments.count() == 1
+
+
 def test_the_command_prints_a_registration_url_that_is_accepted() -> None:
     out = io.StringIO()
     call_command(
