@@ -87,8 +87,7 @@ def has_transitions(inp: RuleInput) -> Iterator[Issue]:
         if not transitions:
             yield node.issue(
                 f"node {node.name} has no transitions, so the exam would stop there; add at least "
-                'one, e.g. {"id": "...", "targetNodeId": "<next node>", "condition": '
-                '{"type": "always"}}',
+                "one that leads to the next node (an 'always' transition is a valid fallback)",
                 "transitions",
             )
 
