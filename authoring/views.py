@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import uuid
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -64,6 +65,8 @@ def package_edit(request: HttpRequest, draft_id: uuid.UUID) -> HttpResponse:
             "latest_version": draft.versions.filter(is_preview=False).order_by("-number").first(),
             "collaborators": sorted(u.username for u in draft.collaborators.all()),
             "may_share": user.pk == draft.owner_id or user.role == "admin",
+            # The languages a package may use: the form's language picker.
+            "languages": [list(pair) for pair in settings.LANGUAGES],
         },
     )
 

@@ -30,6 +30,8 @@
   const announcer = document.getElementById("flow-status");
   const addKind = document.getElementById("flow-add-kind");
   const addId = document.getElementById("flow-add-id");
+  const words = window.VivaStudioWords || null;
+  const LANGUAGES = JSON.parse((document.getElementById("studio-languages") || {}).textContent || "[]");
 
   let schema = null;
   let doc = studio.document();
@@ -153,8 +155,12 @@
     return out;
   }
 
+  // Labels are LABEL_PX in the picture's own units; the picture is never drawn smaller than
+  // MIN_ZOOM (the author pans or zooms with the wheel), so on screen they are at least 12 px.
+  const LABEL_PX = 13;
+  const MIN_ZOOM = 12 / LABEL_PX;
   const style = [
-    { selector: "node", style: { shape: "round-rectangle", width: 170, height: 54, label: "data(label)", "text-wrap": "wrap", "text-max-width": 160, "text-valign": "center", "font-size": 12, color: "#1b1f24", "background-color": "#e8eef7", "border-width": 2, "border-color": "#44546a" } },
+    { selector: "node", style: { shape: "round-rectangle", width: 170, height: 54, label: "data(label)", "text-wrap": "wrap", "text-max-width": 160, "text-valign": "center", "font-size": LABEL_PX, color: "#1b1f24", "background-color": "#e8eef7", "border-width": 2, "border-color": "#44546a" } },
     { selector: "node.kind-question", style: { "background-color": "#dbe9ff" } },
     { selector: "node.kind-scenario", style: { "background-color": "#e4f4e4" } },
     { selector: "node.kind-warmup, node.kind-wrapup", style: { "background-color": "#f3efe0" } },
@@ -164,7 +170,7 @@
     { selector: "node.has-warnings", style: { "border-color": "#8a5a00", "border-width": 4 } },
     { selector: "node.has-errors", style: { "border-color": "#b3261e", "border-width": 4 } },
     { selector: "node:selected", style: { "overlay-color": "#0b5394", "overlay-opacity": 0.18, "overlay-padding": 6 } },
-    { selector: "edge", style: { width: 2, "curve-style": "bezier", "target-arrow-shape": "triangle", "line-color": "#5b6b7f", "target-arrow-color": "#5b6b7f", label: "data(label)", "font-size": 10, "text-background-color": "#ffffff", "text-background-opacity": 1, "text-rotation": "autorotate", color: "#1b1f24" } },
+    { selector: "edge", style: { width: 2, "curve-style": "bezier", "target-arrow-shape": "triangle", "line-color": "#5b6b7f", "target-arrow-color": "#5b6b7f", label: "data(label)", "font-size": LABEL_PX, "text-background-color": "#ffffff", "text-background-opacity": 1, "text-rotation": "autorotate", color: "#1b1f24" } },
     { selector: "edge.variant", style: { "line-style": "dashed", "line-color": "#a07400", "target-arrow-color": "#a07400" } },
     { selector: "edge.has-errors", style: { "line-color": "#b3261e", "target-arrow-color": "#b3261e" } },
     { selector: "edge:selected", style: { width: 4, "line-color": "#0b5394", "target-arrow-color": "#0b5394" } },
@@ -180,7 +186,19 @@
     cy.elements().remove();
     cy.add(elements());
     cy.layout({ name: "dagre", rankDir: "TB", nodeSep: 40, rankSep: 60, edgeSep: 20 }).run();
+    if (cy.zoom() < MIN_ZOOM) {
+      // Too big to fit at a readable size: readable, from the top, centred across.
+      const box = cy.elements().boundingBox();
+      cy.zoom(MIN_ZOOM);
+      cy.pan({ x: graphBox.clientWidth / 2 - (box.x1 + box.w / 2) * MIN_ZOOM, y: 16 - box.y1 * MIN_ZOOM });
+    }
     markSelection();
+  }
+
+  // The on-screen size of every label of the picture, in CSS pixels (for the browser tests).
+  function labelSizes() {
+    if (!cy) return [];
+    return cy.elements().filter((e) => e.data("label")).map((e) => parseFloat(e.style("font-size")) * cy.zoom());
   }
 
   function targetOf(elementId) {
@@ -201,7 +219,13 @@
     if (!cy) return;
     cy.elements().unselect();
     const id = elementIdOf(selection);
-    if (id) cy.getElementById(id).select();
+    if (!id) return;
+    const chosen = cy.getElementById(id);
+    chosen.select();
+    // Bring it into view when the picture is larger than its box.
+    const view = cy.extent();
+    const box = chosen.boundingBox();
+    if (box.x1 < view.x1 || box.x2 > view.x2 || box.y1 < view.y1 || box.y2 > view.y2) cy.center(chosen);
   }
 
   // Keyboard on the picture: arrows walk the outline order, Enter/Space edits.
@@ -393,18 +417,33 @@
     }
     formHeading.textContent = "Edit " + describe(selection);
     const sub = selection.type === "node" ? defs("Node") : selection.type === "edge" ? defs("Transition") : selection.type === "pool" ? defs("QuestionPool") : schema;
-    const box = findingsBox(path);
-    if (box) formBox.append(box);
     formBox.append(actionsFor(selection));
     const skip = selection.type === "package" ? ["nodes", "questionPools"] : selection.type === "node" ? skippedFor(getAt(path)) : [];
     const fields = field(sub, getAt(path), path, { label: null, required: true, skip });
     fields.classList.add("form-fields");
     formBox.append(fields);
+    const box = findingsBox(path); // after the fields: it leaves out what they show
+    if (box) formBox.prepend(box);
+    focusAdded();
   }
 
-  // The findings of the selected part, listed above its form (null when there are none).
+  // After an "Add ..." button: focus moves to the first field of what it added (the button
+  // itself is gone with the redrawn form).
+  let focusAfterDraw = null;
+  function focusAdded() {
+    const wanted = focusAfterDraw;
+    focusAfterDraw = null;
+    if (!wanted) return;
+    const key = JSON.stringify(wanted);
+    const entry = annotated.find((e) => JSON.stringify(e.path.slice(0, wanted.length)) === key);
+    if (entry) entry.input.focus();
+  }
+
+  // The findings of the selected part that no field of the form shows beside itself, listed
+  // above the form (null when there are none): each finding is shown once.
   function findingsBox(path) {
-    const here = findings().filter((f) => (f.path || "").startsWith(reportPath(path)) || (selection.type === "node" && !f.path && f.nodeId === selection.id));
+    const besideFields = new Set(annotated.filter((e) => e.input.isConnected).map((e) => reportPath(e.path)));
+    const here = findings().filter((f) => ((f.path || "").startsWith(reportPath(path)) || (selection.type === "node" && !f.path && f.nodeId === selection.id)) && !besideFields.has(f.path));
     if (!here.length) return null;
     const box = document.createElement("div");
     box.className = "form-findings";
@@ -414,7 +453,8 @@
     for (const f of here) {
       const li = document.createElement("li");
       li.className = "finding finding-" + f.severity;
-      li.textContent = f.ruleId + " " + (f.path ? f.path + ": " : "") + f.message;
+      li.textContent = f.ruleId + " " + f.message;
+      if (f.path) li.title = f.path; // the precise place, for integrators
       list.append(li);
     }
     box.append(list);
@@ -477,7 +517,6 @@
     if (r.type === "array") return [];
     if (r.type === "integer" || r.type === "number") return r.minimum !== undefined ? r.minimum : (r.exclusiveMinimum !== undefined ? r.exclusiveMinimum + 1 : 1);
     if (r.type === "boolean") return false;
-    if (name === "id") return uniqueId("id");
     return "";
   }
 
@@ -541,9 +580,16 @@
     if (opt) {
       const inner = resolve(opt);
       if ((inner.type === "object" || inner.properties) && !opts.required) {
-        if (value === undefined || value === null) return addButton("Add " + humanise(name).toLowerCase(), () => commit(path, defaultFor(inner), humanise(name) + " added."));
+        // Inside a list entry the buttons name it: several entries may lack the same part.
+        const whose = opts.owner ? " of " + opts.owner : "";
+        if (value === undefined || value === null) {
+          return addButton("Add " + humanise(name).toLowerCase() + (opts.owner ? " to " + opts.owner : ""), () => {
+            focusAfterDraw = path;
+            commit(path, defaultFor(inner), humanise(name) + " added.");
+          });
+        }
         const box = objectField(inner, value, path, name, opts);
-        box.append(removeButton("Remove " + humanise(name).toLowerCase(), () => commit(path, undefined, humanise(name) + " removed.")));
+        box.append(removeButton("Remove " + humanise(name).toLowerCase() + whose, () => commit(path, undefined, humanise(name) + " removed.")));
         return box;
       }
       return field(opt, value, path, { ...opts, required: false, description: opts.description || r.description });
@@ -555,7 +601,21 @@
     return primitiveField(r, value, path, name, opts);
   }
 
-  function wrap(labelText, input, path, help) {
+  // The key of a field for the plain words (static/js/studio-words.js): "<parent>.<name>".
+  function wordKey(path) {
+    const names = path.filter((k) => typeof k === "string");
+    return names.slice(-2).join(".");
+  }
+
+  // The field's name in plain words: studio-words.js's label, else the humanised schema name.
+  function nameOf(name, path) {
+    return (words && words.label(wordKey(path))) || humanise(name);
+  }
+
+  // The help under a field is the lecturer's (studio-words.js), never the schema's description,
+  // which speaks JSON (the JSON editor's hover shows that one).
+  function wrap(labelText, input, path) {
+    const help = words ? words.help(wordKey(path)) : null;
     const box = document.createElement("div");
     box.className = "form-field";
     const label = document.createElement("label");
@@ -606,7 +666,28 @@
     if (last === "targetNodeId" && nodeAt) return [...allIds()].filter((id) => id !== nodeAt.nodeId);
     if (path[0] === "questionPools" && last === "nodeIds") return nodes().filter((n) => n.kind !== "end").map((n) => n.nodeId);
     if (nodeAt && (last === "targetIds" || last === "requiredEvidenceTargetIds" || last === "requiredEvidence")) return targetIds;
+    if (path.length === 2 && path[0] === "metadata" && last === "language") return LANGUAGES.map(([code]) => code);
+    if (nodeAt && last === "markingCriteria") return outcomes().map((o) => o.id);
     return null;
+  }
+
+  function outcomes() {
+    const list = doc && doc.metadata && Array.isArray(doc.metadata.learningOutcomes) ? doc.metadata.learningOutcomes : [];
+    return list.filter((o) => o && typeof o.id === "string" && o.id);
+  }
+
+  // How a choice is shown: a language by its name, a learning outcome with its text.
+  function choiceLabel(path, value) {
+    const last = path[path.length - 1];
+    if (last === "language") {
+      const known = LANGUAGES.find(([code]) => code === value);
+      return known ? known[1] : value;
+    }
+    if (last === "markingCriteria") {
+      const outcome = outcomes().find((o) => o.id === value);
+      return outcome && outcome.text ? value + ": " + outcome.text : value;
+    }
+    return value;
   }
 
   function choiceField(choices, value, path, name, opts) {
@@ -614,10 +695,10 @@
     if (!opts.required) select.append(new Option("(not set)", ""));
     const options = value && !choices.includes(value) ? [value, ...choices] : choices;
     if (opts.required && !value) select.append(new Option("(choose)", ""));
-    for (const option of options) select.append(new Option(option, option));
+    for (const option of options) select.append(new Option(choiceLabel(path, option), option));
     select.value = value || "";
     select.addEventListener("change", () => commit(path, select.value === "" ? (opts.required ? "" : undefined) : select.value));
-    return wrap(humanise(name) + (opts.required ? " (required)" : ""), select, path, opts.description);
+    return wrap(nameOf(name, path) + (opts.required ? " (required)" : ""), select, path);
   }
 
   function checkboxes(options, items, path, name, opts, raw = false) {
@@ -644,7 +725,7 @@
       const label = document.createElement("label");
       label.htmlFor = id;
       label.className = "check-label";
-      label.textContent = raw ? option : humanise(option);
+      label.textContent = raw ? choiceLabel(path, option) : humanise(option);
       const row = document.createElement("div");
       row.className = "check-row";
       row.append(check, label);
@@ -656,14 +737,13 @@
   function primitiveField(r, value, path, name, opts) {
     const choices = r.type === "string" ? choicesFor(path) : null;
     if (choices) return choiceField(choices, value, path, name, { ...opts, description: opts.description || r.description });
-    const help = opts.description || r.description;
     let input;
     if (r.type === "boolean") {
       input = document.createElement("input");
       input.type = "checkbox";
       input.checked = Boolean(value);
       input.addEventListener("change", () => commit(path, input.checked));
-      return wrap(humanise(name), input, path, help);
+      return wrap(nameOf(name, path), input, path);
     }
     const numeric = r.type === "integer" || r.type === "number";
     if (!numeric && (LONG_TEXT.test(name) || (r.maxLength || 0) > 300)) {
@@ -683,7 +763,7 @@
       return text;
     };
     input.addEventListener("input", onInput(path, read, opts.required && !numeric));
-    return wrap(humanise(name) + (opts.required ? " (required)" : ""), input, path, help);
+    return wrap(nameOf(name, path) + (opts.required ? " (required)" : ""), input, path);
   }
 
   function enumField(r, value, path, name, opts) {
@@ -692,7 +772,7 @@
     for (const option of r.enum) select.append(new Option(humanise(option), option));
     select.value = value === undefined || value === null ? "" : String(value);
     select.addEventListener("change", () => commit(path, select.value === "" ? undefined : select.value));
-    return wrap(humanise(name) + (opts.required ? " (required)" : ""), select, path, opts.description || r.description);
+    return wrap(nameOf(name, path) + (opts.required ? " (required)" : ""), select, path);
   }
 
   function fieldset(legendText) {
@@ -714,7 +794,7 @@
     for (const key of order) {
       const sub = props[key];
       if (!sub || sub.deprecated || key === "extensions" || (opts.skip || []).includes(key)) continue;
-      box.append(field(sub, value[key], [...path, key], { label: key, required: required.has(key), description: sub.description }));
+      box.append(field(sub, value[key], [...path, key], { label: key, required: required.has(key), description: sub.description, owner: opts.owner }));
     }
     return box;
   }
@@ -754,16 +834,20 @@
         return lines.length || opts.required ? lines : undefined;
       };
       input.addEventListener("input", onInput(path, read));
-      return wrap(humanise(name) + " (one per line)", input, path, opts.description || r.description);
+      return wrap(nameOf(name, path) + " (one per line)", input, path);
     }
     const box = fieldset(humanise(name) + " (" + items.length + ")");
     items.forEach((item, index) => {
       const label = item && (item.id || item.nodeId || item.poolId || item.scenario || item.command);
-      const entry = objectField(itemSchema.oneOf ? r.items : itemSchema, item || {}, [...path, index], singular(name) + " " + (index + 1) + (label ? ": " + label : ""), {});
+      const owner = label || singular(name).toLowerCase() + " " + (index + 1);
+      const entry = objectField(itemSchema.oneOf ? r.items : itemSchema, item || {}, [...path, index], singular(name) + " " + (index + 1) + (label ? ": " + label : ""), { owner });
       entry.append(removeButton("Remove " + singular(name).toLowerCase() + " " + (index + 1), () => commit([...path, index], undefined, singular(name) + " removed.")));
       box.append(entry);
     });
     box.append(addButton("Add " + singular(name).toLowerCase(), () => {
+      flushPending();
+      const now = getAt(path);
+      focusAfterDraw = [...path, Array.isArray(now) ? now.length : 0]; // the new entry's first field
       commit(path, (now) => [...(Array.isArray(now) ? now : []), newItem(itemSchema, name)], singular(name) + " added.");
     }));
     return box;
@@ -778,7 +862,17 @@
     const item = defaultFor(itemSchema, name);
     if (name === "evidenceTargets") item.id = uniqueId((selection && selection.id ? selection.id : "target") + "-target");
     if (name === "transitions") item.id = uniqueId((selection && selection.id) + "-next");
+    if (name === "learningOutcomes") item.id = nextOutcomeId();
     return item;
+  }
+
+  // LO1, LO2, ...: one more than the highest number in use.
+  function nextOutcomeId() {
+    const numbers = outcomes().map((o) => /^LO(\d+)$/i.exec(o.id)).filter(Boolean).map((m) => Number(m[1]));
+    const taken = new Set(outcomes().map((o) => o.id));
+    let n = Math.max(outcomes().length, ...numbers) + 1;
+    while (taken.has("LO" + n)) n++;
+    return "LO" + n;
   }
 
   function addButton(text, action) {
@@ -809,7 +903,12 @@
         for (const id of allIds()) if (id !== n.nodeId) select.append(new Option(id, id));
         const wrapBox = wrap("Connect to", select, ["nodes", nodeIndex(n.nodeId), "transitions"]);
         wrapBox.classList.add("inline-field");
-        bar.append(wrapBox, addButton("Add transition", () => connect(n.nodeId, select.value)));
+        // Named after the chosen target: the transitions list below has its own "Add transition".
+        const connectButton = addButton("", () => connect(n.nodeId, select.value));
+        const nameConnect = () => { connectButton.textContent = "Add a transition to " + (select.value || "…"); };
+        select.addEventListener("change", nameConnect);
+        nameConnect();
+        bar.append(wrapBox, connectButton);
       }
       bar.append(removeButton("Delete node " + sel.id, () => removeNode(sel.id)));
     } else if (sel.type === "edge") {
@@ -1004,5 +1103,5 @@
   if (!window.VivaStudioGraph) graphBox.hidden = true;
   redraw();
   drawForm();
-  window.vivaStudio.flow = { select, selection: () => selection };
+  window.vivaStudio.flow = { select, selection: () => selection, labelSizes };
 })();

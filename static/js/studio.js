@@ -204,13 +204,28 @@
 
   // --- Report ---------------------------------------------------------------------------------
 
+  // A finding's path in words: "nodes[q1].followUpPolicy.maxFollowUps" is
+  // "node q1, follow up policy, max follow ups" (the path itself is the button's title).
+  function placeInWords(path) {
+    const parts = [];
+    for (const m of (path || "").matchAll(/\[([^\]]*)\]|([^.[\]]+)/g)) {
+      if (m[2] === "$") continue;
+      if (m[2] !== undefined) { parts.push(m[2].replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase()); continue; }
+      const list = parts.pop() || "";
+      const one = list.endsWith("ies") ? list.slice(0, -3) + "y" : list.replace(/s$/, "");
+      parts.push(one + " " + (/^\d+$/.test(m[1]) ? Number(m[1]) + 1 : m[1]));
+    }
+    return parts.length ? parts.join(", ") : "the package";
+  }
+
   function jumpTo(path) {
     flushEdits();
     const place = editor.revealPath(path);
     if (!place) return;
+    const where = placeInWords(path);
     actionStatus.textContent = place.found
-      ? "Moved to " + path + " (line " + place.line + ")."
-      : path + " is not in the document yet; moved to the closest place (line " + place.line + ").";
+      ? "Moved to " + where + " in the JSON (line " + place.line + ")."
+      : where + " is not in the JSON yet; moved to the closest place (line " + place.line + ").";
   }
 
   function renderReport(report) {
@@ -242,7 +257,8 @@
           const go = document.createElement("button");
           go.type = "button";
           go.className = "secondary";
-          go.textContent = "Go to " + f.path;
+          go.textContent = "Go to " + placeInWords(f.path);
+          go.title = f.path; // the precise place, for integrators
           go.setAttribute("aria-describedby", text.id); // which finding, when several share a path
           go.addEventListener("click", () => jumpTo(f.path));
           item.append(document.createElement("br"), go);

@@ -20,6 +20,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 CS201_TITLE = "CS201 Oral Examination: Graph Algorithms"
 MAX_FOLLOW_UPS = "nodes[q-dijkstra].followUpPolicy.maxFollowUps"
+MAX_FOLLOW_UPS_IN_WORDS = "node q-dijkstra, follow up policy, max follow ups"
 
 
 def editor(page: Page) -> Locator:
@@ -109,7 +110,9 @@ def test_author_fixes_a_finding_then_saves_and_publishes(page: Page, sign_in: Si
     screenshot(page, "finding")
 
     # "Go to" (by keyboard) moves the editor's cursor to the path and focuses the editor.
-    finding.get_by_role("button", name=f"Go to {MAX_FOLLOW_UPS}").focus()
+    go = finding.get_by_role("button", name=f"Go to {MAX_FOLLOW_UPS_IN_WORDS}")
+    expect(go).to_have_attribute("title", MAX_FOLLOW_UPS)  # the precise path, for integrators
+    go.focus()
     page.keyboard.press("Enter")
     expect(editor(page)).to_be_focused()
     at = cursor(page)
@@ -118,7 +121,7 @@ def test_author_fixes_a_finding_then_saves_and_publishes(page: Page, sign_in: Si
     assert rule_lines == {at["line"]}  # the diagnostics sit on the same line
     expect(page.get_by_text(f"Line {at['line']}, column {at['column']}.")).to_be_visible()
     expect(page.get_by_role("status").filter(has_text="Moved to")).to_contain_text(
-        f"Moved to {MAX_FOLLOW_UPS} (line {at['line']})."
+        f"Moved to {MAX_FOLLOW_UPS_IN_WORDS} in the JSON (line {at['line']})."
     )
     # What the schema says about the field at the cursor, for keyboard users.
     expect(page.get_by_text("Follow-up questions allowed")).to_be_visible()

@@ -226,7 +226,10 @@ def test_the_flow_reflects_json_edits_and_findings_are_pinned_on_nodes(
     item = outline.get_by_role("button", name="→ nowhere when evidence", exact=False)
     expect(item).to_contain_text("error")
     item.click()
-    expect(form(page).get_by_role("group", name="Findings here")).to_contain_text("nowhere")
+    # The finding is shown once, beside the field it concerns.
+    target = form(page).get_by_label("Target Node Id (required)", exact=True)
+    expect(target).to_have_attribute("aria-invalid", "true")
+    expect(form(page).locator(".field-finding")).to_contain_text("nowhere")
     # The dry run needs a valid package: it says so, then runs once the edit is undone.
     page.get_by_role("button", name="Dry run what is in the editor").click()
     result = page.get_by_role("region", name="Dry run of the editor's package")
