@@ -178,6 +178,18 @@ class LaunchView(LtiLaunchBaseView):
                 logger.warning("LTI line item or roster of %s not synced: %s", link, error)
         return HttpResponseRedirect(target)
 
+    def handle_data_privacy_launch(
+        self, request: HttpRequest, lti_launch: LtiLaunch
+    ) -> HttpResponse:
+        """The LMS's data privacy link (LTI Data Privacy Launch) is not offered: the clear
+        refusal (readable in the platform's frame, logged, no session), never django-lti's
+        bare 403 text."""
+        raise LaunchRefused(
+            "data_privacy",
+            "This tool has no data privacy page for your LMS. To see or erase what it keeps "
+            "about you, ask your institution's data protection contact.",
+        )
+
     def handle_submission_review_launch(
         self, request: HttpRequest, lti_launch: LtiLaunch
     ) -> HttpResponse:

@@ -126,6 +126,8 @@ def test_the_exam_picker_without_a_launch_leaves_no_session(
     [
         ("link-unplaced", {}, "not connected to an exam yet"),  # refused after the checks
         ("link-1", {"tamper": "signature"}, "The launch was refused"),
+        # The LMS's "privacy" link (LTI Data Privacy Launch): not offered, refused clearly.
+        ("link-1", {"privacy_for": "carol"}, "no data privacy page for your LMS"),
     ],
 )
 def test_a_signed_launch_the_tool_refuses_leaves_no_session(

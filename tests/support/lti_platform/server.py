@@ -7,7 +7,8 @@ items and scores, and NRPS memberships. A plain threaded WSGI server, run as a s
 Test control endpoints (``/test/...``, JSON): ``setup`` (the tool's URLs and JWKS), ``launch``
 (starts a launch for a user and role, with an optional ``tamper``, ``context`` (course id,
 default ``course-1``; line items and memberships are per course), ``deployment``, and
-``review_for`` + ``lineitem`` for a submission review launch),
+``review_for`` + ``lineitem`` for a submission review launch, ``privacy_for`` for a data privacy
+launch: no link, no course),
 ``scores``, ``lineitems`` (each names its
 ``context``), ``fail_scores`` (the next ``count`` score posts answer ``status``).
 The tampering is done to a launch the library built and signed: another issuer, audience or
@@ -204,6 +205,14 @@ def launch_form(environ: dict[str, t.Any]) -> dict[str, t.Any]:
             **(extra or {}),
             "https://purl.imsglobal.org/spec/lti/claim/message_type": "LtiSubmissionReviewRequest",
             "https://purl.imsglobal.org/spec/lti/claim/for_user": {"user_id": spec["review_for"]},
+        }
+    if spec.get("privacy_for"):  # LTI Data Privacy Launch: no resource link, no course
+        launch.lti_claim_resource_link = None
+        launch.lti_claim_context = None
+        extra = {
+            **(extra or {}),
+            "https://purl.imsglobal.org/spec/lti/claim/message_type": "DataPrivacyLaunchRequest",
+            "https://purl.imsglobal.org/spec/lti/claim/for_user": {"user_id": spec["privacy_for"]},
         }
     if spec.get("deployment"):
         extra = {**(extra or {}), DEPLOYMENT_CLAIM: spec["deployment"]}
