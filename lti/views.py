@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 
 import requests
 from django.contrib.auth import login
+from django.core.exceptions import ValidationError
 from django.http import (
     HttpRequest,
     HttpResponse,
@@ -259,14 +260,17 @@ class DeepLinkView(View):
         sitting = next((s for s in sittings if str(s.pk) == request.POST.get("sitting")), None)
         if version is None and sitting is None:
             return self._page(request, errors=["Choose a published assessment."], status=400)
-        response = services.deep_link_response(
-            lti_launch=self.lti_launch,
-            user=self.user,
-            version=version,
-            title=request.POST.get("title", ""),
-            launch_url=request.build_absolute_uri(reverse("lti:launch")),
-            sitting=sitting,
-        )
+        try:
+            response = services.deep_link_response(
+                lti_launch=self.lti_launch,
+                user=self.user,
+                version=version,
+                title=request.POST.get("title", ""),
+                launch_url=request.build_absolute_uri(reverse("lti:launch")),
+                sitting=sitting,
+            )
+        except ValidationError as invalid:  # the sitting refuses the form (a title too long)
+            return self._page(request, errors=invalid.messages, status=400)
         if self.state is not None:
             picker_state.spend(self.state)
         else:

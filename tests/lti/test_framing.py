@@ -111,3 +111,26 @@ def test_the_login_state_cookie_is_partitioned_where_browsers_keep_it() -> None:
     assert state.endswith("HttpOnly; Max-Age=300; Path=/; SameSite=None; Secure; Partitioned")
     assert other == "Set-Cookie: other=x; Path=/"
     assert "Partitioned" not in login_response("127.0.0.1:8000")
+
+
+def test_a_title_the_sitting_cannot_take_is_a_form_error_not_a_server_error(
+    platform: dict[str, Any],  # noqa: F811
+    client: Client,
+) -> None:
+    """The picker's free-text title over the sitting's 300 characters: the picker again with
+    the error (400, readable in the frame), nothing placed, the token still usable."""
+    author = AuthorFactory()
+    version = version_publish(draft=DraftPackageFactory(owner=author), user=author).version
+    response, _ = launch(
+        client, platform["base"], user="ines", role="Instructor", link="link-t", deep_link="1"
+    )
+    framed = Client(enforce_csrf_checks=True)
+    picker = framed.get(response["Location"]).context["picker"]
+    choice = {"picker": picker, "version": str(version.pk)}
+    long = framed.post("/lti/deep-link/", {**choice, "title": "x" * 301})
+    assert long.status_code == 400, long.status_code
+    assert "At most 300 characters." in long.content.decode()
+    assert f"frame-ancestors {platform['base']}" in long["Content-Security-Policy"]
+    assert not Sitting.objects.exists()
+    fine = framed.post("/lti/deep-link/", {**choice, "title": "x" * 300})
+    assert fine.status_code == 200 and Sitting.objects.get().title == "x" * 300
