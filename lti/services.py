@@ -43,8 +43,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import uuid
-from collections.abc import Iterable
-from typing import Final
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
 
 from django.db import IntegrityError, transaction
 from django.urls import reverse
@@ -57,6 +57,7 @@ from pylti1p3.service_connector import ServiceConnector
 
 from accounts.models import User
 from accounts.roles import Role
+from lti import claims
 from lti.grades import grade_post, lineitem_ensure
 from lti.models import CandidateLink, LaunchAccount, Placement, SittingLink, UsedNonce
 from lti.selectors import SCORE_MAXIMUM, placeable_sittings
@@ -362,7 +363,7 @@ def roster_sync(*, link: SittingLink) -> list[ExamSession]:
     )
     created: list[ExamSession] = []
     for member in service.get_members():
-        if member.get("status", "Active") != "Active":
+        if member.get("status", "Active") != "Active" or not _bounded(member):
             continue
         try:
             role = role_for(list(member.get("roles") or []))
@@ -384,6 +385,17 @@ def roster_sync(*, link: SittingLink) -> list[ExamSession]:
     SittingLink.objects.filter(pk=link.pk).update(roster_synced_at=timezone.now())
     logger.info("roster of %s synced: %s new candidates", link, len(created))
     return created
+
+
+def _bounded(member: Mapping[str, Any]) -> bool:
+    """A roster member's values bounded to their columns (``lti.claims``); False (skipped,
+    logged) when its user id is too long to store."""
+    try:
+        claims.bound(member)  # type: ignore[arg-type]  # pylti1p3's TMember: a dict
+    except claims.TooLong as error:
+        logger.warning("roster member skipped: %s", error)
+        return False
+    return True
 
 
 def placeable_versions(*, user: object) -> list[PublishedVersion]:

@@ -27,8 +27,9 @@ from django.views import View
 from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
+from lti_tool.constants import SESSION_KEY as LAUNCH_SESSION_KEY
 from lti_tool.models import LtiLaunch
-from lti_tool.utils import DjangoToolConfig, get_launch_from_request
+from lti_tool.utils import DjangoToolConfig, get_launch_from_request, sync_data_from_launch
 from lti_tool.views import LtiLaunchBaseView
 from pylti1p3.contrib.django.launch_data_storage.cache import DjangoCacheDataStorage
 from pylti1p3.contrib.django.oidc_login import DjangoOIDCLogin
@@ -38,7 +39,7 @@ from accounts.access import signed_in_user
 from accounts.login_throttle import ThrottledModelBackend
 from accounts.models import User
 from accounts.roles import Role
-from lti import dynamic_registration, framing, picker_state, placement_views, services
+from lti import claims, dynamic_registration, framing, picker_state, placement_views, services
 from lti.services import LaunchRefused
 from web.no_session import forget_session
 
@@ -117,7 +118,7 @@ class LaunchView(LtiLaunchBaseView):
     def post(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
         self.validated = None
         try:
-            response: HttpResponse = super().post(request, *args, **kwargs)
+            response = self._launched(request)
         except LtiException as error:
             return refused(request, "invalid_token", f"The launch was refused: {error}")
         except LaunchRefused as refusal:
@@ -126,6 +127,33 @@ class LaunchView(LtiLaunchBaseView):
                 framing.allow_platform_frame(page, self.validated)
             return page
         return response
+
+    def _launched(self, request: HttpRequest) -> HttpResponse:
+        """django-lti's ``LtiLaunchBaseView.post`` (validate, store, dispatch by message
+        type), with the validated claims bounded to the columns that store them first
+        (``lti.claims``: a long name is cut, a long picture URL left out, a long id refused)."""
+        request.session.clear()
+        lti_launch = get_launch_from_request(request)
+        try:
+            claims.bound(lti_launch.get_launch_data())
+        except claims.TooLong as error:
+            raise LaunchRefused("too_long", f"The launch was refused: {error}.") from None
+        sync_data_from_launch(lti_launch, None)
+        self.launch_setup(request, lti_launch)
+        if not lti_launch.deployment.is_active:
+            return self.handle_inactive_deployment(request, lti_launch)
+        request.session[LAUNCH_SESSION_KEY] = lti_launch.get_launch_id()
+        setattr(request, "lti_launch", lti_launch)  # noqa: B010 - django-lti's request attribute
+        handlers = (
+            (lti_launch.is_resource_launch, self.handle_resource_launch),
+            (lti_launch.is_deep_link_launch, self.handle_deep_linking_launch),
+            (lti_launch.is_submission_review_launch, self.handle_submission_review_launch),
+            (lti_launch.is_data_privacy_launch, self.handle_data_privacy_launch),
+        )
+        handle = next((handler for kind, handler in handlers if kind), None)
+        if handle is None:  # pylti1p3 validates only these four message types
+            raise LaunchRefused("message_type", "The launch was refused: an unknown message.")
+        return handle(request, lti_launch)
 
     def launch_setup(self, request: HttpRequest, lti_launch: LtiLaunch) -> None:
         self.validated = lti_launch

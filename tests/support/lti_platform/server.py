@@ -8,8 +8,8 @@ Test control endpoints (``/test/...``, JSON): ``setup`` (the tool's URLs and JWK
 (starts a launch for a user and role, with an optional ``tamper``, ``context`` (course id,
 default ``course-1``; line items and memberships are per course), ``deployment``, and
 ``review_for`` + ``lineitem`` for a submission review launch, ``privacy_for`` for a data privacy
-launch: no link, no course),
-``scores``, ``lineitems`` (each names its
+launch: no link, no course; ``claims``, JSON: claims to send besides or instead of the usual),
+``members`` (a new roster), ``scores``, ``lineitems`` (each names its
 ``context``), ``fail_scores`` (the next ``count`` score posts answer ``status``).
 The tampering is done to a launch the library built and signed: another issuer, audience or
 deployment, an expired token, an unsigned one (``alg: none``) or one signed with another key.
@@ -216,6 +216,8 @@ def launch_form(environ: dict[str, t.Any]) -> dict[str, t.Any]:
         }
     if spec.get("deployment"):
         extra = {**(extra or {}), DEPLOYMENT_CLAIM: spec["deployment"]}
+    if spec.get("claims"):
+        extra = {**(extra or {}), **spec["claims"]}
     if extra:
         launch.set_extra_claims(extra)
     if tamper == "expired":
@@ -279,6 +281,7 @@ def route(environ: dict[str, t.Any], path: str) -> tuple[str, str, t.Any]:
     if path == "/test/launch":
         spec = dict(parse_qsl(environ.get("QUERY_STRING", "")))
         spec["custom"] = json.loads(spec.get("custom", "{}"))
+        spec["claims"] = json.loads(spec.get("claims", "{}"))
         launch_id = uuid.uuid4().hex
         STATE["launches"][launch_id] = spec
         login = Login(request, Platform())
@@ -288,6 +291,9 @@ def route(environ: dict[str, t.Any], path: str) -> tuple[str, str, t.Any]:
             "application/json",
             json.dumps({"loginUrl": login.initiate_login(spec["user"])}),
         )
+    if path == "/test/members":  # the roster (Names and Role Provisioning) changes
+        STATE["members"] = request.json.get("members", [])
+        return "200 OK", "application/json", "{}"
     if path == "/test/scores":
         return "200 OK", "application/json", json.dumps(STATE["scores"])
     if path == "/test/fail_scores":
