@@ -38,6 +38,7 @@ from ioa.errors import InvalidInputError
 from ioa.events import ExamState
 from ioa.events import payloads as p
 from ioa.runtime import Command, Tick, TranscriptCorrection
+from sessions.inbox import RECEIVED_AT
 
 logger = logging.getLogger(__name__)
 
@@ -93,6 +94,13 @@ def _number(value: object) -> float:
     raise TypeError(f"not a number: {type(value).__name__}")
 
 
+def _instant(value: object) -> float | None:
+    """An epoch-seconds instant from a message field (``None`` when absent or not a number)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
 class ChannelInputs:
     """See the module docstring."""
 
@@ -128,7 +136,12 @@ class ChannelInputs:
             text = str(fields.get("text", "")).strip()
             if text:
                 confidence = _number(fields.get("confidence", 1.0))
-                frame = typed_answer_frame(text, min(1.0, max(0.0, confidence)), input_id=input_id)
+                frame = typed_answer_frame(
+                    text,
+                    min(1.0, max(0.0, confidence)),
+                    input_id=input_id,
+                    sent_at=_instant(fields.get(RECEIVED_AT)),
+                )
                 self._inbox.in_flight(input_id)
                 await self._frames.push(frame)
         elif kind == "candidate_correction":

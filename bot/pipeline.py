@@ -141,7 +141,12 @@ class PipelineCore(Protocol):
     def tool_call_unparsed(self, name: str, error: str, chars: int) -> None: ...
 
     async def candidate_turn(
-        self, text: str, confidence: float, *, input_id: str | None = None
+        self,
+        text: str,
+        confidence: float,
+        *,
+        input_id: str | None = None,
+        sent_at: float | None = None,
     ) -> None: ...
 
     def candidate_activity(
@@ -155,6 +160,7 @@ class PipelineCore(Protocol):
         *,
         input_id: str | None = None,
         spoken: tuple[float, float] | None = None,
+        sent_at: float | None = None,
     ) -> None: ...
 
     def candidate_partial(self, text: str, stability: float) -> None: ...
@@ -330,15 +336,18 @@ class TranscriptHook(FrameProcessor):
         if direction is FrameDirection.DOWNSTREAM and isinstance(frame, TranscriptionFrame):
             confidence = transcript_confidence(frame)
             input_id = getattr(frame, "input_id", None)  # a typed answer from the inbox
+            sent_at = getattr(frame, "sent_at", None)
             if self._text_turns:
-                await self._core.candidate_turn(frame.text, confidence, input_id=input_id)
+                await self._core.candidate_turn(
+                    frame.text, confidence, input_id=input_id, sent_at=sent_at
+                )
                 return
             spoken = self._spans.transcript(frame)
             if input_id is None and self._before_start(spoken):
                 logger.info("transcript of speech from before the start dropped")
                 return
             self._core.candidate_transcript(
-                frame.text, confidence, input_id=input_id, spoken=spoken
+                frame.text, confidence, input_id=input_id, spoken=spoken, sent_at=sent_at
             )
         elif direction is FrameDirection.DOWNSTREAM and isinstance(
             frame, InterimTranscriptionFrame

@@ -116,12 +116,19 @@ class PipelineAdapter:
         )
 
     async def candidate_turn(
-        self, text: str, confidence: float, *, input_id: str | None = None
+        self,
+        text: str,
+        confidence: float,
+        *,
+        input_id: str | None = None,
+        sent_at: float | None = None,
     ) -> None:
         """A complete candidate turn (text mode): record it, add it to the context, and run the
         LLM if the exam is in progress and the runtime did not answer the turn itself. When the
         transcript's decision has no effects, the LLM starts as soon as it is decided, while
-        its events are being stored (the observation is only handled after they are)."""
+        its events are being stored (the observation is only handled after they are).
+        ``sent_at``: when the server stored the answer (wall-clock seconds), so no timer that
+        came due while it waited for this bot fires before it."""
         self._reruns.reset()
         awaiting = self._turns.owed
         await self._frames.append_message("user", text, run_llm=False)
@@ -133,7 +140,13 @@ class PipelineAdapter:
 
         stored = asyncio.ensure_future(
             self._decisions.submit(
-                TranscriptSegment("candidate", text, confidence, awaiting_examiner=awaiting),
+                TranscriptSegment(
+                    "candidate",
+                    text,
+                    confidence,
+                    awaiting_examiner=awaiting,
+                    sent_ms=self._session_ms(sent_at),
+                ),
                 on_decided=early,
                 input_ids=(input_id,) if input_id else (),
             )
@@ -160,6 +173,7 @@ class PipelineAdapter:
         *,
         input_id: str | None = None,
         spoken: tuple[float, float] | None = None,
+        sent_at: float | None = None,
     ) -> None:
         """A final transcript in voice mode (the turn strategies decide when the LLM runs).
         ``spoken``: when its speech started and ended (wall-clock seconds, by the VAD), so the
@@ -179,6 +193,7 @@ class PipelineAdapter:
                 start_ms=start_ms,
                 end_ms=end_ms,
                 awaiting_examiner=self._turns.owed,
+                sent_ms=self._session_ms(sent_at),
             ),
             input_ids=(input_id,) if input_id else (),
         )

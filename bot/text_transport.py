@@ -44,10 +44,17 @@ class TypedTranscriptionFrame(TranscriptionFrame):
     confidence: float = TYPED_CONFIDENCE
     input_id: str | None = None
     """The durable inbox id of the answer (``sessions.inbox``), when it came through it."""
+    sent_at: float | None = None
+    """When the server stored the answer (wall-clock seconds; ``sessions.inbox``): the instant
+    the candidate handed the turn over, however late the bot reads it."""
 
 
 def typed_answer_frame(
-    text: str, confidence: float = TYPED_CONFIDENCE, *, input_id: str | None = None
+    text: str,
+    confidence: float = TYPED_CONFIDENCE,
+    *,
+    input_id: str | None = None,
+    sent_at: float | None = None,
 ) -> TranscriptionFrame:
     """The final transcript frame of a typed answer."""
     return TypedTranscriptionFrame(
@@ -57,6 +64,7 @@ def typed_answer_frame(
         finalized=True,
         confidence=confidence,
         input_id=input_id,
+        sent_at=sent_at,
     )
 
 

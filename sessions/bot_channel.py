@@ -8,7 +8,8 @@ group :func:`bot_group` of its session and reads messages of type ``bot.input``:
 ========================  =====================================================================
 ``candidate_ready``       consent, briefing and audio check are done: the exam starts
 ``candidate_text``        ``text`` (and optional ``confidence``, default 1.0): a typed answer, a
-                          final transcript of the candidate (text mode)
+                          final transcript of the candidate (text mode); from the inbox with
+                          ``receivedAt``, when it was stored (epoch seconds)
 ``candidate_correction``  ``text`` and optional ``turnId``: the voice candidate's answer to a
                           recognition check, what they said instead of the misheard turn
 ``command``               ``command``: a chapter 05 command envelope (``commandId``, ``type``,

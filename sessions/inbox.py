@@ -11,8 +11,9 @@ the envelope's ``commandId`` for ``command``). :func:`receive_frame`:
    again;
 3. only then is the input acknowledged to the client (the consumer sends
    ``{"kind": "ack", "id": ..., "duplicate": bool}``; a client retries until it has the ack);
-4. forwards it to the session's bot (``sessions.bot_channel``, best effort) with ``inputId``, unless
-   the bot already processed it.
+4. forwards it to the session's bot (``sessions.bot_channel``, best effort) with ``inputId`` and
+   ``receivedAt`` (when it was stored, epoch seconds: the instant the candidate handed it over,
+   however late a bot reads it), unless the bot already processed it.
 
 The bot drops inputs whose id it has seen, marks an input processed (:func:`mark_processed`) in
 the transaction that stores the events it caused (``bot.journal.Journal.record_many``), and reads
@@ -31,6 +32,7 @@ import re
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Final
 
 from asgiref.sync import sync_to_async
@@ -44,6 +46,8 @@ logger = logging.getLogger(__name__)
 
 INPUT_ID: Final = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
 """What a client-generated input id may look like (a UUID in practice)."""
+RECEIVED_AT: Final = "receivedAt"
+"""The field the bot gets with each input: when it was stored (epoch seconds)."""
 MAX_CORRECTED_TURNS: Final = 20
 """The most misheard turns one correction may name (one answer cut into pieces)."""
 FRAME_KINDS: Final = {
@@ -141,7 +145,9 @@ def _turn_ids(content: Mapping[str, object]) -> list[str]:
     return [str(turn_id) for turn_id in named]
 
 
-def store_input(*, session_id: uuid.UUID, item: InboxItem) -> Receipt:
+def store_input(
+    *, session_id: uuid.UUID, item: InboxItem, received_at: datetime | None = None
+) -> Receipt:
     """Store ``item`` once per ``(session, input_id)``; a repeat returns the stored one."""
     try:
         with transaction.atomic():
@@ -150,6 +156,7 @@ def store_input(*, session_id: uuid.UUID, item: InboxItem) -> Receipt:
                 input_id=item.input_id,
                 kind=item.kind,
                 payload=item.fields,
+                received_at=received_at or timezone.now(),
             )
         return Receipt(row.input_id, created=True, processed=False)
     except IntegrityError:
@@ -166,7 +173,10 @@ def pending_inputs(*, session_id: uuid.UUID, limit: int = 200) -> list[InboxItem
     rows = CandidateInput.objects.filter(session_id=session_id, processed_at__isnull=True).order_by(
         "id"
     )[:limit]
-    return [InboxItem(r.input_id, r.kind, dict(r.payload)) for r in rows]
+    return [
+        InboxItem(r.input_id, r.kind, {**r.payload, RECEIVED_AT: r.received_at.timestamp()})
+        for r in rows
+    ]
 
 
 def mark_processed(*, session_id: uuid.UUID, input_ids: Iterable[str]) -> int:
@@ -184,12 +194,14 @@ async def receive_frame(session_id: uuid.UUID, content: Mapping[str, object]) ->
     """Parse, store, then forward a candidate frame (module docstring). Raises
     :class:`InvalidInput`, or a ``DatabaseError`` when it could not be stored (no ack then)."""
     item = parse_frame(content)
+    received_at = timezone.now()
     receipt = await sync_to_async(store_input, thread_sensitive=False)(
-        session_id=session_id, item=item
+        session_id=session_id, item=item, received_at=received_at
     )
     if not receipt.processed:
+        fields = {**item.fields, RECEIVED_AT: received_at.timestamp()}
         try:
-            await send_to_bot(session_id, item.kind, inputId=item.input_id, **item.fields)
+            await send_to_bot(session_id, item.kind, inputId=item.input_id, **fields)
         except Exception:  # stored: the bot reads it from the inbox
             logger.warning("session %s: input %s stored, not forwarded", session_id, item.input_id)
     return receipt

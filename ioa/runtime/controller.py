@@ -120,7 +120,7 @@ class RuntimeController:
             if not isinstance(item, i.BotReady):
                 absence.reconcile(step)
             if not isinstance(item, i.BotReady) and not _bot_restart(item):
-                fire_due_timers(step)
+                fire_due_timers(step, until=_handed_over_at(step, item))
             self._route(step, item)
         except InvalidInputError:
             self._rollback(applied, outbox)
@@ -264,6 +264,20 @@ def _rebuild(plan: ExamPlan, session_id: str, events: Iterable[EventEnvelope]) -
     for event in events:
         apply_event(state, event, plan)
     return state
+
+
+def _handed_over_at(step: Step, item: i.RuntimeInput) -> int | None:
+    """When the candidate handed ``item`` over (epoch ms), for a candidate turn that says so
+    (``TranscriptSegment.sent_ms``, else its ``end_ms``); ``None`` for anything else. Timers due
+    after that instant wait for the next input: the time the turn spent on its way (the inbox
+    while no bot ran, the recogniser, a loaded pipeline) is not the candidate's silence."""
+    if not isinstance(item, i.TranscriptSegment) or item.speaker != "candidate":
+        return None
+    handed = item.sent_ms if item.sent_ms is not None else item.end_ms
+    opened = step.state.opened_ms
+    if handed is None or opened is None:
+        return None
+    return opened + handed
 
 
 def _bot_restart(item: i.RuntimeInput) -> bool:

@@ -80,6 +80,12 @@ class TranscriptSegment:
     """The examiner owed the candidate a reply when this segment came (their previous turn was
     complete and not yet answered): the gap since that turn is the examiner's stall, never the
     candidate's hesitation (our chapter 04 §5)."""
+    sent_ms: int | None = None
+    """When the candidate handed the turn over (ms since the session opened): a typed answer
+    stored in the inbox, which may reach the controller much later (a bot resuming after a
+    drain, a loaded pipeline). Timers that came due after it do not fire before it (runtime
+    semantics §6): the time an answer spent in transit is not the candidate's silence. Absent,
+    ``end_ms`` is that instant when known."""
 
 
 @dataclass(frozen=True, slots=True)

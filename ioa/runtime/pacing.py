@@ -344,11 +344,13 @@ def speak_recovery(step: Step, outcome: recovery.Attempt) -> None:
     step.say(recovery.action_text(step.plan.texts, outcome.action), "recovery")
 
 
-def fire_due_timers(step: Step) -> int:
-    """Fire every timer due at ``step.now``, earliest first; returns how many fired."""
+def fire_due_timers(step: Step, *, until: int | None = None) -> int:
+    """Fire every timer due at ``step.now`` (or, when ``until`` is earlier, due by ``until``:
+    the instant the input was handed over), earliest first; returns how many fired."""
+    limit = step.now if until is None else min(until, step.now)
     fired = 0
     for _ in range(MAX_FIRINGS):
-        due = [d for d in deadlines(step) if d.at_ms <= step.now]
+        due = [d for d in deadlines(step) if d.at_ms <= limit]
         if not due:
             break
         _fire(step, min(due).kind)

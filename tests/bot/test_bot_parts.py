@@ -24,6 +24,7 @@ from bot.text_transport import typed_answer_frame
 from bot.usage import Counter, UsageLedger, cost_of, flush_usage
 from ioa.runtime import BotReady, CandidateReady
 from sessions.bot_channel import bot_group, bot_message, parse
+from sessions.models import CandidateInput
 from sessions.routing import websocket_urlpatterns
 from tests.factories import AdminFactory, ProctorFactory, example_document
 
@@ -240,10 +241,11 @@ def test_the_candidates_socket_forwards_to_the_bot_and_a_proctors_does_not(
     ids = [m["inputId"] for m in received]
     assert [a["kind"] for a in acks] == ["ack"] * 3 and [a["id"] for a in acks] == ids
     assert ids[2] == command["commandId"]
-    assert parse(received[1]) == (
-        "candidate_text",
-        {"text": "Dijkstra is greedy.", "inputId": ids[1]},
-    )
+    kind, fields = parse(received[1])  # type: ignore[misc]
+    # ... and with the instant it was stored (the bot's timers wait for it: issue #33).
+    stored_at = CandidateInput.objects.get(input_id=ids[1]).received_at.timestamp()
+    assert fields.pop("receivedAt") == stored_at
+    assert (kind, fields) == ("candidate_text", {"text": "Dijkstra is greedy.", "inputId": ids[1]})
     assert received[2]["command"]["source"] == "candidate"
     assert invalid["kind"] == "error" and invalid["code"] == "invalid"
     assert refused["kind"] == "error" and refused["code"] == "unsupported"

@@ -151,7 +151,12 @@ class RecordingCore:
         raise AssertionError(f"the LLM ran: {text!r} {calls!r}")
 
     async def candidate_turn(
-        self, text: str, confidence: float, *, input_id: str | None = None
+        self,
+        text: str,
+        confidence: float,
+        *,
+        input_id: str | None = None,
+        sent_at: float | None = None,
     ) -> None:
         self.turns.append((text, confidence))
 
@@ -162,6 +167,7 @@ class RecordingCore:
         *,
         input_id: str | None = None,
         spoken: tuple[float, float] | None = None,
+        sent_at: float | None = None,
     ) -> None:
         self.transcripts.append((text, confidence))
         self.spans.append(spoken)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ioa.runtime import EnterNode, Fault, FaultCleared, PromptLlm, texts
+from ioa.runtime import EnterNode, Fault, FaultCleared, PromptLlm, TranscriptSegment, texts
 from tests.ioa.builders import example, node, put
 from tests.ioa.runtime.harness import Harness
 
@@ -169,6 +169,39 @@ def test_time_a_bot_was_down_is_not_candidate_silence(h: Harness) -> None:
     assert [s.recoveryType for s in h.of("recovery_started")] == ["network_issue"]
     h.tick(6 + 40.5 + 30)
     assert [s.recoveryType for s in h.of("recovery_started")][-1] == "silence"
+
+
+def test_an_answer_sent_before_the_silence_window_ran_out_is_not_preceded_by_a_prompt(
+    h: Harness,
+) -> None:
+    """Issue #33: the candidate typed the answer 5 s after the question; it reached the
+    controller 40 s later (no bot ran: a drain, a loaded pipeline). The silence that came due
+    while it was on its way is not the candidate's: no silence prompt before the answer, which
+    is read as the answer it is."""
+    h.to_q1()
+    sent = (6 + 5) * 1000
+    h.at(6 + 40).send(
+        TranscriptSegment("candidate", "It relaxes the closest vertex first.", 1.0, sent_ms=sent)
+    )
+    assert h.of("recovery_started") == []
+    assert h.types()[-1] != "recovery_started"
+    assert [t.text for t in h.of("transcript_final")][-1] == "It relaxes the closest vertex first."
+    h.tick(6 + 40 + 14)
+    assert h.of("recovery_started") == []
+
+
+def test_an_answer_sent_after_the_silence_window_ran_out_follows_the_prompt(h: Harness) -> None:
+    """The rule is about the instant the answer was sent, not about any late answer: one sent
+    after the window ran out comes after the silence prompt, as it did."""
+    h.to_q1()
+    before = len(h.types())
+    h.at(6 + 40).send(
+        TranscriptSegment(
+            "candidate", "It relaxes the closest vertex.", 1.0, sent_ms=(6 + 30) * 1000
+        )
+    )
+    types = h.types()[before:]
+    assert types.index("recovery_started") < types.index("transcript_final")
 
 
 def test_speech_resolves_the_silence_recovery(h: Harness) -> None:
