@@ -266,7 +266,9 @@ def account_for(*, lti_launch: LtiLaunch, role: str) -> User:
 def _account(lti_user: LtiUser, role: str) -> User:
     """The platform user's account in ``role``: found through its :class:`LaunchAccount`, else
     created as ``lti-<digest of the registration, the user's sub and the role>`` (the
-    registration, not its issuer: two registrations of one issuer share sub values)."""
+    registration, not its issuer: two registrations of one issuer share sub values). A
+    candidate account is also django-lti's ``LtiUser.auth_user``: the erasure of the account
+    clears the platform's record of the person through it (``sessions.erasure``)."""
     account = LaunchAccount.objects.select_related("user").filter(lti_user=lti_user, role=role)
     found = account.first()
     if found is not None:
@@ -280,6 +282,8 @@ def _account(lti_user: LtiUser, role: str) -> User:
     user.save()
     if found is None:
         LaunchAccount.objects.create(lti_user=lti_user, role=role, user=user)
+    if role == Role.CANDIDATE and lti_user.auth_user_id != user.pk:
+        LtiUser.objects.filter(pk=lti_user.pk).update(auth_user=user)
     return user
 
 
