@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import requests
 from django.contrib.auth import login
@@ -23,6 +23,7 @@ from django.middleware.csrf import CsrfViewMiddleware
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.decorators import method_decorator
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views import View
 from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_exempt
@@ -70,6 +71,18 @@ def refused(
     return render(request, "lti/refused.html", {"message": message, "code": code}, status=status)
 
 
+def _target_here(request: HttpRequest, target: str) -> bool:
+    """Whether a login's ``target_link_uri`` is an http(s) URL on this site's host (LTI 1.3
+    §5.1.1.1: the tool checks it; pylti1p3 sends it on as the ``redirect_uri`` the platform
+    posts the id token to)."""
+    parts = urlsplit(target)
+    return (
+        parts.scheme in {"http", "https"}
+        and bool(parts.netloc)
+        and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()})
+    )
+
+
 @method_decorator((csrf_exempt, xframe_options_exempt, never_cache), name="dispatch")
 class LoginInitiationView(View):
     """OIDC third-party login initiation (GET or POST from the platform) → the platform's
@@ -87,6 +100,15 @@ class LoginInitiationView(View):
         target = params.get("target_link_uri")
         if not target:
             return refused(request, "no_target", "The login request names no target.", 400)
+        if not _target_here(request, target):  # the platform would post the id token there
+            return refused(
+                request,
+                "target",
+                "The login request names a target that is not this tool. Ask your "
+                "administrator to check the tool's launch URL in the LMS.",
+                400,
+                reason=f"target_link_uri {target!r} is not on {request.get_host()!r}",
+            )
         oidc = DjangoOIDCLogin(
             request,
             DjangoToolConfig(registration_uuid),

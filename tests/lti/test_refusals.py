@@ -96,6 +96,29 @@ def test_login_initiation_for_a_known_registration_still_redirects(
 
 
 @pytest.mark.parametrize(
+    "target",
+    [
+        "https://evil.example/collect",  # the platform would post the id token there
+        "http://testserver.evil.example/lti/launch/",
+        "javascript:alert(1)",
+        "//evil.example/lti/launch/",
+    ],
+)
+def test_login_initiation_for_a_target_elsewhere_is_refused(
+    registration: LtiRegistration, caplog: pytest.LogCaptureFixture, target: str
+) -> None:
+    """The platform posts the id token (the person's name, email, roles) to the login's
+    ``target_link_uri``: one not on this site is refused (LTI 1.3 §5.1.1.1: the tool checks
+    it), never sent on as the redirect_uri."""
+    caplog.set_level(logging.WARNING, logger="lti.views")
+    response = Client().get(
+        f"/lti/login/{registration.uuid}/", login_params(target_link_uri=target)
+    )
+    assert_refused(response, caplog, 400)
+    assert "not this tool" in response.content.decode()
+
+
+@pytest.mark.parametrize(
     "form",
     [
         {},
