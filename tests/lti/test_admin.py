@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.test import Client
 from lti_tool.models import LtiDeployment, LtiRegistration
 
@@ -45,3 +46,10 @@ def test_an_admin_registers_a_platform_and_activates_a_deployment(client: Client
         assert client.get(page).status_code == 200, page
     client.force_login(AuthorFactory())
     assert client.get(add).status_code == 302  # the admin console is for admins only
+
+
+@pytest.mark.parametrize("option", ["--session", "--sitting"])
+def test_resync_with_a_malformed_id_is_a_clear_command_error(option: str) -> None:
+    """A typo in an id is the command's usage error naming it, not a traceback."""
+    with pytest.raises(CommandError, match="not-a-uuid"):
+        call_command("lti_resync_grades", option, "not-a-uuid")

@@ -6,6 +6,7 @@ LMS link); ``--failed`` only those whose last attempt was refused; ``--dry-run``
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
@@ -18,16 +19,17 @@ class Command(BaseCommand):
     help = "Send sessions' grades to their LMS gradebooks again."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--session", action="append", default=[], help="exam session id")
-        parser.add_argument("--sitting", action="append", default=[], help="sitting id")
+        for option, what in (("--session", "exam session id"), ("--sitting", "sitting id")):
+            # type=uuid.UUID: a malformed id is the command's usage error, not a traceback
+            parser.add_argument(option, action="append", default=[], type=uuid.UUID, help=what)
         parser.add_argument("--failed", action="store_true", help="only refused ones")
         parser.add_argument("--dry-run", action="store_true")
 
     # Any: Django types a command's options (argparse's values) as Any.
     def handle(self, *args: object, **options: Any) -> None:
         sessions = resync_sessions(
-            session_ids=options["session"],
-            sitting_ids=options["sitting"],
+            session_ids=[str(s) for s in options["session"]],
+            sitting_ids=[str(s) for s in options["sitting"]],
             failed_only=options["failed"],
         )
         for session_id in sessions:
