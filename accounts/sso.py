@@ -163,7 +163,21 @@ class StaffOIDCBackend(OIDCAuthenticationBackend):  # type: ignore[misc]
         if self.OIDC_RP_CLIENT_ID not in audiences:
             logger.warning("OIDC sign-in refused: audience %r lacks our client id", audience)
             raise SuspiciousOperation("The identity provider's token is for another client.")
+        self._check_party_and_expiry(payload)
         return payload
+
+    def _check_party_and_expiry(self, payload: Mapping[str, object]) -> None:
+        """OpenID Connect Core §3.1.3.7 beyond issuer and audience: an ``azp`` (authorized
+        party) must be our client id (a token obtained by another client that lists us among
+        its audiences is not ours), and the token must expire (``exp``; PyJWT refuses a past
+        one, but not a token without it)."""
+        azp = payload.get("azp")
+        if azp is not None and azp != self.OIDC_RP_CLIENT_ID:
+            logger.warning("OIDC sign-in refused: authorized party %r is not our client", azp)
+            raise SuspiciousOperation("The identity provider's token was issued to another client.")
+        if not isinstance(payload.get("exp"), int | float):
+            logger.warning("OIDC sign-in refused: the token has no expiry (exp)")
+            raise SuspiciousOperation("The identity provider's token never expires.")
 
     def verify_claims(self, claims: Mapping[str, object]) -> bool:
         if not claims.get("sub"):
