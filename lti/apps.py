@@ -9,7 +9,7 @@ class LtiConfig(AppConfig):
     def ready(self) -> None:
         from pylti1p3 import message_launch, service_connector
 
-        from lti import erasure, receivers  # noqa: F401  (grade passback when marks are locked)
+        from lti import erasure, receivers
         from web.outbound import route_library_through_guard
 
         # The platform's keyset (launches), token endpoint and AGS/NRPS services are URLs the
@@ -17,3 +17,4 @@ class LtiConfig(AppConfig):
         route_library_through_guard(message_launch)
         route_library_through_guard(service_connector)
         erasure.connect()  # sessions.signals.personal_data_erased: the passbacks' texts
+        receivers.connect()  # grade sync when marks are locked and results released

@@ -371,7 +371,8 @@ def _cycle_start(mark: SessionMark) -> datetime:
 def marks_lock(*, mark: SessionMark, user: User, note: str = "") -> SessionMark:
     """Sign the marks off. Refused while second marking is incomplete or disagrees with the
     current levels; closes an open appeal with ``note`` as its outcome. Sends
-    ``marking.signals.marks_locked`` once the lock has committed."""
+    ``marking.signals.marks_locked`` inside the lock's transaction (its receivers write outbox
+    messages: ``sessions.outbox``)."""
     with transaction.atomic():
         row = _locked_row(mark)
         _refuse_if_locked(row)
@@ -410,8 +411,8 @@ def marks_lock(*, mark: SessionMark, user: User, note: str = "") -> SessionMark:
             details={"finalScore": final_scores(row)["exam"], "cycle": row.cycle},
         )
         _refresh(row)
-        signals.send_on_commit(
-            signals.marks_locked,
+        signals.marks_locked.send(
+            sender="marking",
             mark_id=row.pk,
             session_id=row.session_id,
             cycle=row.cycle,
@@ -451,9 +452,10 @@ def appeal_open(*, mark: SessionMark, user: User, reason: str) -> Appeal:
 def result_release(*, mark: SessionMark, user: User) -> ResultRelease:
     """Release the locked marks of the current moderation cycle to the candidate: a deliberate
     act, stored as a :class:`ResultRelease`, a ``result_released`` session event and an audit
-    entry, in one transaction. Refused (``not_locked``) unless the marks are locked; releasing
-    a cycle again returns its release (idempotent). Lock order: the session row, then the
-    mark row (the event store appends under the session row's lock)."""
+    entry, in one transaction, which also sends ``marking.signals.result_released``. Refused
+    (``not_locked``) unless the marks are locked; releasing a cycle again returns its release
+    (idempotent). Lock order: the session row, then the mark row (the event store appends under
+    the session row's lock)."""
     with transaction.atomic():
         ExamSession.objects.select_for_update().filter(pk=mark.session_id).first()
         row = _locked_row(mark)
@@ -482,6 +484,9 @@ def result_release(*, mark: SessionMark, user: User) -> ResultRelease:
             action=Action.RESULT_RELEASED,
             actor=user,
             details={"cycle": row.cycle, "finalScore": score, "feedback": feedback.value},
+        )
+        signals.result_released.send(
+            sender="marking", mark_id=row.pk, session_id=row.session_id, cycle=row.cycle
         )
     mark.refresh_from_db()
     return release

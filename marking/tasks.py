@@ -12,9 +12,9 @@ def mark_session(session_id: str) -> int | None:
     """Mark a completed session with the deterministic marker; returns the mark's id (None when
     the version cannot be compiled for marking; the request records why).
 
-    Enqueued by ``marking.receivers`` with ``delay_on_commit`` when the event store reports
-    ``exam_completed`` stored (``sessions.signals.session_completed``); runs inline in the
-    embedded default (eager Celery). Idempotent: a re-delivered task finds the existing marks,
+    The same service runs as the ``marking.mark_session`` outbox message written with
+    ``exam_completed`` (``marking.receivers``); this task is for marking a session again by hand
+    (``mark_session.delay(id)``). Idempotent: a re-delivered task finds the existing marks,
     counts the delivery and changes nothing. A preview session (``sessions.previews``) is never
     marked: None, and no marking request is stored.
     """
@@ -33,9 +33,10 @@ def irregularity_reported(session_id: str, event_id: str) -> str:
     """Take a proctor's irregularity report into the session's marks; returns what was done
     (``marking.services.IrregularityOutcome.status``).
 
-    Enqueued by ``marking.receivers`` (``sessions.signals.events_appended``) for every stored
-    ``proctor_action`` with ``action: flag_irregularity`` — from the bot (``bot.journal``) and
-    from the proctor service's direct recording alike. Before marking it does nothing (the
+    The same service runs as the ``marking.irregularity`` outbox message written with every
+    stored ``proctor_action`` with ``action: flag_irregularity`` (``marking.receivers``) — from
+    the bot (``bot.journal``) and from the proctor service's direct recording alike. Before
+    marking it does nothing (the
     marker reads the report from the log); after marking the marks need review again, or, when
     locked, the report is recorded beside them unchanged. Idempotent per event.
     """

@@ -32,8 +32,8 @@ and from ``POST /api/v1/sessions/<id>/actions/`` alike::
    stored directly in the session log (``proctor_action``/``flag_irregularity``, source
    ``system``, status ``recorded``), also after the exam has ended (an auditor expects a late
    report to be on record). Marking hears of every stored report through the event store
-   (``marking.tasks.irregularity_reported``): marks already computed go back to review, or,
-   when locked, record it unchanged.
+   (an outbox message written with it, ``marking.receivers``): marks already computed go back
+   to review, or, when locked, record it unchanged.
 
 No database transaction is held while waiting for the bot (the bot writes to the session's
 log meanwhile); the request row is written in its own short transactions before and after.

@@ -2,7 +2,8 @@
 erasure records are read-only; a session's log head (``last_seq``, ``head_hash``) is never
 edited by hand. Two actions on sessions pseudonymise personal data (``sessions.erasure``,
 docs/privacy.md): the selected sessions', or their candidates' (every session and the account);
-both need a reason, typed beside the action menu."""
+both need a reason, typed beside the action menu. Outbox messages (``sessions.outbox``) are
+read-only; "Send again" makes dead (or waiting) ones due at once with fresh attempts."""
 
 from django import forms
 from django.contrib import admin, messages
@@ -11,9 +12,11 @@ from django.db.models import Model, QuerySet
 from django.http import HttpRequest
 
 from accounts.models import User
+from sessions import outbox
 from sessions.erasure import ErasureRefused, erase_candidate, erase_session
 from sessions.models import (
     ExamSession,
+    OutboxMessage,
     PersonalDataErasure,
     ProcessedCommand,
     ProctorActionRequest,
@@ -188,3 +191,31 @@ class PersonalDataErasureAdmin(ReadOnlyAdmin[PersonalDataErasure]):
     list_filter = ("kind",)
     search_fields = ("session__id", "reason")
     list_select_related = ("requested_by",)
+
+
+@admin.action(description="Send the selected messages again", permissions=["send_again"])
+def send_again(
+    admin_site: admin.ModelAdmin[OutboxMessage],
+    request: HttpRequest,
+    queryset: QuerySet[OutboxMessage],
+) -> None:
+    count = outbox.send_again(message_ids=queryset.values_list("pk", flat=True))
+    admin_site.message_user(
+        request,
+        f"{count} message(s) due again; the relay (relay_outbox) delivers them.",
+        messages.SUCCESS,
+    )
+
+
+@admin.register(OutboxMessage)
+class OutboxMessageAdmin(ReadOnlyAdmin[OutboxMessage]):
+    """The side effects of stored facts (marking, grade posts, webhooks): pending, delivered or
+    dead with the last error (docs/operations.md "Side effects")."""
+
+    list_display = ("id", "topic", "key", "status", "attempts", "next_attempt_at", "last_error")
+    list_filter = ("status", "topic")
+    search_fields = ("key", "last_error")
+    actions = [send_again]
+
+    def has_send_again_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.is_superuser)

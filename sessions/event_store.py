@@ -18,14 +18,18 @@ last saw), and:
    (``last_seq``, ``head_hash``, and ``state`` for ``exam_state_changed``) in the same
    transaction. Unique constraints on ``(session, event_id)`` and ``(session, seq)`` back this
    up. Only the one session row is locked: unrelated sessions never wait on each other;
-4. after commit, appends the new head to the session's anchor outside the database
+4. when an app hears of one of the batch's event types (``sessions.outbox.watch``: marking of
+   ``exam_completed``, webhooks...), runs the append in a transaction and, inside it, lets it
+   write the consequences as outbox messages (``sessions.outbox.record_facts``): the fact and
+   its consequences commit together, and a broker outage at that moment loses nothing;
+5. after commit, appends the new head to the session's anchor outside the database
    (``sessions.chain_anchor``: a keyed MAC, checked by ``verify_session_log``), publishes the
    stored events (and any live-only ones of the batch, which are
    never stored and carry no seq) to the session's audience groups (``sessions.broadcast``),
    and sends ``sessions.signals.events_appended`` with the newly stored events (and
    ``session_completed`` when ``exam_completed`` is among them), whichever path stored them
-   (the bot's journal or the proctor service's direct recording). Marking subscribes there
-   (``marking.receivers``): it is never imported from here.
+   (the bot's journal or the proctor service's direct recording): live views and other
+   best-effort listeners subscribe there; nothing above is imported from here.
 
 On Postgres a single persisted event outside a transaction takes one round trip: one prepared
 statement updates the session row (which locks it; a concurrent appender waits and then sees
@@ -37,7 +41,8 @@ Batches and calls inside an outer transaction (the bot's journal) take two prepa
 in a transaction (a savepoint inside an outer one): ``SELECT ... FOR UPDATE`` of the head with
 the batch's already-stored ids, then one ``INSERT ... SELECT FROM unnest(...)`` of the new rows
 that also moves the head. SQLite takes the same steps through the ORM (the general path).
-Lock order everywhere: the session row first, then its events and commands.
+Lock order everywhere: the session row first, then its events and commands, then outbox
+messages.
 
 Inside an outer transaction, the ``system_error`` of a refused batch shares that
 transaction's fate.
@@ -72,7 +77,7 @@ from ioa.events.payloads import ExamStateChanged, NodeEntered, SystemErrorPayloa
 from ioa.events.personal import CHAIN_V2, chain_digest, personal_fields
 from ioa.events.registry import NODE_SCOPED_TYPES
 from ioa.events.rules import SCHEMA, node_scope
-from sessions import broadcast, chain_anchor, postgres_append, signals
+from sessions import broadcast, chain_anchor, outbox, postgres_append, signals
 from sessions.models import ExamSession, SessionEvent
 from sessions.selectors import wire_from_row
 
@@ -227,6 +232,15 @@ def append_events(
         _after_commit(session_id, live, head=None, in_transaction=in_transaction)
         return AppendResult(events=live, last_seq=-1, head_hash="")
 
+    has_facts = outbox.watched(e.type for e in persisted)
+    if has_facts and not in_transaction:
+        # Facts with consequences (sessions.outbox): the events and their outbox messages
+        # commit together. Validated above; the batch path below runs inside the transaction.
+        with transaction.atomic():
+            return append_events(
+                session=session_id, events=envelopes, expected_version=expected_version
+            )
+
     if len(persisted) == 1 and db.vendor == "postgresql" and not in_transaction:
         stored_one, last_seq, head = _append_one_postgres(
             db, session_id, persisted[0], expected_version
@@ -242,6 +256,8 @@ def append_events(
         for e in envelopes
     )
     new_head = (last_seq, head) if any(not s.duplicate for s in stored.values()) else None
+    if has_facts:
+        outbox.record_facts(session_id, [e.wire for e in ordered if e.seq and not e.duplicate])
     _after_commit(session_id, ordered, head=new_head, in_transaction=in_transaction)
     return AppendResult(events=ordered, last_seq=last_seq, head_hash=head)
 

@@ -440,3 +440,41 @@ class PersonalDataErasure(models.Model):
 
     def __str__(self) -> str:
         return f"Erasure of {self.session_id} ({self.kind}, {self.created_at:%Y-%m-%d})"
+
+
+class OutboxMessage(models.Model):
+    """One consequence of a stored fact, written in the fact's transaction and carried out by
+    the relay (``sessions.outbox``): marking an exam, a grade post, a webhook. Unique per
+    ``(topic, key)``, the consequence's idempotency key."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        DELIVERED = "delivered"
+        DEAD = "dead", "dead (attempts used up)"
+
+    id = models.BigAutoField(primary_key=True)
+    topic = models.CharField(max_length=64)
+    key = models.CharField(max_length=200)
+    payload = models.JSONField(default=dict)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(default=timezone.now)
+    last_error = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["topic", "key"], name="outbox_message_unique"),
+        ]
+        indexes = [
+            models.Index(
+                fields=["next_attempt_at", "id"],
+                condition=models.Q(status="pending"),
+                name="outbox_message_due",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.topic} {self.key} ({self.status})"

@@ -11,7 +11,7 @@ choice (voice or text) and then in the real exam room, with the real bot and exa
 
 It never counts: preview sittings, sessions and builds are left out of every ``visible_to``
 (rosters, proctor dashboards, exports, marking lists, the REST API, LTI links), marking skips
-them (``marking.tasks.mark_session``), the grade passback refuses them, and every journey page
+them (``marking.services.session_mark``), the grade passback refuses them, and every journey page
 shows the preview banner. Only the author who started it may open it
 (``ExamSession.objects.previews_of``); its controller decisions are read by
 :func:`preview_decisions` for the staff-only panel beside the room, never sent on the

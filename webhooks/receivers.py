@@ -1,12 +1,15 @@
 """The facts webhooks tell integrators of, heard from the apps below (connected by
 ``WebhooksConfig.ready()``; sessions and marking never import webhooks):
 
-* ``sessions.signals.events_appended`` — a stored ``exam_completed`` → ``exam.completed``; a stored
+* stored events (``sessions.outbox.watch``) — ``exam_completed`` → ``exam.completed``; a
   proctor's ``flag_irregularity`` → ``irregularity.reported``. An author's exam-room preview
   (``sessions.previews``) is never told of.
 * ``marking.signals.marks_locked`` → ``marks.locked`` (once per moderation cycle).
 
-Each arrives after its transaction committed. The data names the objects (ids an integrator's
+Each is heard inside its fact's transaction and becomes a ``webhooks.emit`` outbox message
+there (issue #33: a broker outage or a crash after the commit loses none); the relay's
+handler (:func:`emit_message`) stores the deliveries (``webhooks.services.emit``, unique per
+endpoint and fact). The data names the objects (ids an integrator's
 token can read through the REST API) and the facts' enumerated fields, never a person's name,
 email, answers, or a proctor's free-text reason.
 """
@@ -21,10 +24,11 @@ from django.utils.dateparse import parse_datetime
 
 from ioa.events import EventType
 from marking import signals as marking_signals
-from sessions import signals as session_signals
+from sessions import outbox
 from sessions.event_store import StoredEvent
 from sessions.models import ExamSession
 from webhooks.events import WebhookEvent
+from webhooks.models import WebhookEndpoint
 from webhooks.services import emit
 
 
@@ -56,39 +60,75 @@ def _fact(session: ExamSession, event: StoredEvent) -> tuple[str, dict[str, obje
     return None
 
 
-def on_events_appended(
-    *, session_id: uuid.UUID, events: Sequence[StoredEvent], **_: object
-) -> None:
-    """exam.completed and irregularity.reported for the newly stored events."""
-    wanted = {EventType.EXAM_COMPLETED, EventType.PROCTOR_ACTION}
-    if not any(event.type in wanted for event in events):
+EMIT = "webhooks.emit"
+
+
+def _enqueue(*, event: str, event_key: str, occurred_at: str, data: Mapping[str, object]) -> None:
+    """The fact's ``webhooks.emit`` message, when an active endpoint hears of ``event`` now."""
+    if not any(e.hears(event) for e in WebhookEndpoint.objects.filter(active=True)):
         return
+    outbox.enqueue(
+        topic=EMIT,
+        key=event_key,
+        payload={"event": event, "eventKey": event_key, "occurredAt": occurred_at, "data": data},
+    )
+
+
+def on_facts(session_id: uuid.UUID, events: Sequence[Mapping[str, object]]) -> None:
+    """exam.completed and irregularity.reported for the newly stored events (inside their
+    transaction)."""
     session = ExamSession.objects.filter(
         pk=session_id, is_preview=False, sitting__is_preview=False
     ).first()
     if session is None:
         return
     for event in events:
-        fact = _fact(session, event)
+        stored = StoredEvent(dict(event), _seq(event), None, None)
+        fact = _fact(session, stored)
         if fact is not None:
             name, data = fact
-            key = f"{name}:{session.pk}:{event.event_id}"
-            emit(event=name, event_key=key, occurred_at=_when(event), data=data)
+            key = f"{name}:{session.pk}:{stored.event_id}"
+            _enqueue(event=name, event_key=key, occurred_at=_when(stored).isoformat(), data=data)
+
+
+def _seq(event: Mapping[str, object]) -> int | None:
+    seq = event.get("seq")
+    return seq if isinstance(seq, int) else None
 
 
 def on_marks_locked(
     *, mark_id: int, session_id: uuid.UUID, cycle: int, locked_at: datetime, **_: object
 ) -> None:
-    """marks.locked, once per moderation cycle of a session's marks."""
-    emit(
+    """marks.locked, once per moderation cycle of a session's marks (inside the lock's
+    transaction)."""
+    _enqueue(
         event=WebhookEvent.MARKS_LOCKED,
         event_key=f"{WebhookEvent.MARKS_LOCKED}:{mark_id}:{cycle}",
-        occurred_at=locked_at,
+        occurred_at=locked_at.isoformat(),
         data={"sessionId": str(session_id), "markId": mark_id, "cycle": cycle},
     )
 
 
+def emit_message(payload: Mapping[str, object]) -> None:
+    """The relay's handler: store the deliveries of one fact (idempotent by its key)."""
+    occurred_at = parse_datetime(str(payload["occurredAt"]))
+    data = payload["data"]
+    if occurred_at is None or not isinstance(data, Mapping):
+        raise ValueError(f"webhook message {payload.get('eventKey')!r} is malformed")
+    emit(
+        event=str(payload["event"]),
+        event_key=str(payload["eventKey"]),
+        occurred_at=occurred_at,
+        data=data,
+    )
+
+
 def connect() -> None:
-    """Subscribe (idempotent: the dispatch uids keep one connection each)."""
-    session_signals.events_appended.connect(on_events_appended, dispatch_uid="webhooks.events")
+    """Subscribe (idempotent: each registration is kept once, by name)."""
+    outbox.watch(
+        "webhooks",
+        {EventType.EXAM_COMPLETED.value, EventType.PROCTOR_ACTION.value},
+        on_facts,
+    )
+    outbox.register(EMIT, emit_message)
     marking_signals.marks_locked.connect(on_marks_locked, dispatch_uid="webhooks.marks_locked")

@@ -20,6 +20,7 @@ from sessions.models import ExamSession, Sitting
 from tests.factories import AdminFactory
 from tests.lti.lms import Lms, lms_pair, platform_bases, version
 from tests.marking.exams import completed_session
+from tests.support.outbox import broker_down
 
 __all__ = ["lms_pair", "platform_bases", "version"]
 
@@ -69,6 +70,35 @@ def test_nothing_is_scored_before_release_and_the_release_posts_score_and_feedba
     assert f"{mark.final_score * 100:.1f}%" in released["comment"]
     assert list(GradePassback.objects.values_list("kind", "status")) == [
         ("pending", "posted"),
+        ("score", "posted"),
+    ]
+
+
+def test_a_lock_and_release_while_the_broker_is_down_reach_the_gradebook_once_relayed(
+    lms_pair: tuple[Lms, Lms], client: Client, version: PublishedVersion, eager: None
+) -> None:
+    """Issue #33: the grade posts are outbox messages written with the lock and the release;
+    with Redis down at both moments the gradebook hears nothing yet, and the relay brings it
+    both, once."""
+    lms, _ = lms_pair
+    sitting, custom = place(lms, client, version)
+    mark = examined(lms, client, sitting, custom, user="alice", context="course-1")
+    with broker_down():
+        marking.marks_lock(mark=mark, user=version.draft.owner)
+        marking.result_release(mark=mark, user=version.draft.owner)
+    assert lms.scores(sitting, user="alice") == []
+    assert not GradePassback.objects.exists()
+
+    call_command("relay_outbox")
+    call_command("relay_outbox")  # nothing due the second time: each message posts once
+    mark.refresh_from_db()
+    # Each post sends what the gradebook should show when it runs: both run after the release,
+    # so both carry the released score (the lock's PendingManual would only step back).
+    scores = lms.scores(sitting, user="alice")
+    assert [s["gradingProgress"] for s in scores] == ["FullyGraded", "FullyGraded"]
+    assert scores[-1]["scoreGiven"] == pytest.approx(round(mark.final_score * 100, 2))
+    assert list(GradePassback.objects.values_list("kind", "status")) == [
+        ("score", "posted"),
         ("score", "posted"),
     ]
 

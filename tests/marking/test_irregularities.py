@@ -27,11 +27,12 @@ from marking.selectors import irregularities, mark_view
 from marking.tasks import irregularity_reported
 from proctoring.actions import action_perform, proctor_id
 from sessions.event_store import append_events
-from sessions.models import SessionEvent
+from sessions.models import OutboxMessage, SessionEvent
 from sessions.selectors import wire_from_row
 from tests.factories import AuthorFactory, CandidateFactory, ProctorFactory
 from tests.marking.exams import completed_session_with_report
 from tests.sessions.factories import ExamSessionFactory, event_factory, node_entered
+from tests.support.outbox import held_relay
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -209,8 +210,6 @@ def test_before_marking_the_task_leaves_the_report_to_the_marker(eager: None) ->
 def test_the_hook_asks_once_per_new_report_and_only_after_commit(
     make_session: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from marking import tasks
-
     session = make_session("strong")
     mark = SessionMark.objects.get(session=session)
     proctor = ProctorFactory()
@@ -240,15 +239,18 @@ def test_the_hook_asks_once_per_new_report_and_only_after_commit(
         rolled_back()
     assert PostMarkingIrregularity.objects.filter(mark=mark).count() == 1
 
-    asked: list[tuple[str, str]] = []
-    monkeypatch.setattr(
-        tasks.irregularity_reported, "delay_on_commit", lambda *args: asked.append(args)
-    )
     pause = make(p.ProctorActionTaken(actor=proctor_id(proctor), action="pause", reason="x"))
     first, second = irregularity("One."), irregularity("Two.")
-    append_events(session=session, events=[pause, first, second])
-    append_events(session=session, events=[first])  # a duplicate asks nothing
-    assert asked == [(str(session.pk), first.eventId), (str(session.pk), second.eventId)]
+    with held_relay() as relay:
+        append_events(session=session, events=[pause, first, second])
+        append_events(session=session, events=[first])  # a duplicate asks nothing
+    asked = OutboxMessage.objects.filter(
+        pk__in=relay.handed, topic="marking.irregularity"
+    ).order_by("pk")
+    assert [m.payload for m in asked] == [
+        {"sessionId": str(session.pk), "eventId": first.eventId},
+        {"sessionId": str(session.pk), "eventId": second.eventId},
+    ]
 
 
 def _in_thread(fn: Callable[[], Any]) -> tuple[threading.Thread, list[Any]]:
@@ -269,9 +271,6 @@ def _in_thread(fn: Callable[[], Any]) -> tuple[threading.Thread, list[Any]]:
 
 def _late_report(session: Any, monkeypatch: pytest.MonkeyPatch) -> str:
     """Store a report after marking without letting the hook run (the test delivers it)."""
-    from marking import tasks
-
-    monkeypatch.setattr(tasks.irregularity_reported, "delay_on_commit", lambda *args: None)
     make = EventFactory(session_id=str(session.pk), source=EventSource.SYSTEM)
     event = make(
         p.ProctorActionTaken(
@@ -281,8 +280,8 @@ def _late_report(session: Any, monkeypatch: pytest.MonkeyPatch) -> str:
             reason="Someone whispered.",
         )
     )
-    append_events(session=session, events=[event])
-    monkeypatch.undo()
+    with held_relay():
+        append_events(session=session, events=[event])
     return event.eventId
 
 

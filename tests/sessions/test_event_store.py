@@ -368,23 +368,26 @@ def test_the_batch_path_moves_state_and_keeps_stored_events_of_a_mixed_batch(
 
 
 def test_exam_completed_asks_for_marking_on_commit(
-    published: list[Any], monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+    published: list[Any], django_capture_on_commit_callbacks: Any
 ) -> None:
-    """Marking hears of the completion through ``sessions.signals`` (it subscribes in its
-    AppConfig), once the append has committed, and once only."""
-    from marking import tasks
+    """Marking hears of the completion through the outbox (it watches ``exam_completed`` from
+    its AppConfig): its message is written with the event, handed to the relay once the append
+    has committed, and once only (issue #33)."""
+    from sessions.models import OutboxMessage
+    from tests.support.outbox import held_relay
 
-    asked: list[str] = []
-    monkeypatch.setattr(tasks.mark_session, "delay_on_commit", asked.append)
     session = ExamSessionFactory()
     make = event_factory(session)
     done = make(exam_completed())
-    with django_capture_on_commit_callbacks(execute=True):
-        append_events(session=session, events=[make(node_entered()), done])
-        assert asked == []  # not before commit
-    with django_capture_on_commit_callbacks(execute=True):
-        append_event(session=session, event=done)  # redelivery: no second request
-    assert asked == [str(session.pk)]
+    with held_relay() as relay:
+        with django_capture_on_commit_callbacks(execute=True):
+            append_events(session=session, events=[make(node_entered()), done])
+            assert relay.handed == []  # not before commit
+        with django_capture_on_commit_callbacks(execute=True):
+            append_event(session=session, event=done)  # redelivery: no second request
+    messages = OutboxMessage.objects.filter(topic="marking.mark_session")
+    assert [(m.key, m.status) for m in messages] == [(str(session.pk), "pending")]
+    assert [m for m in relay.handed if m == messages[0].pk] == [messages[0].pk]
 
 
 def test_module_exports_the_documented_names() -> None:
