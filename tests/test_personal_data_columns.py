@@ -148,6 +148,17 @@ KEPT: dict[str, str] = {
         "'GDPR art. 17 request, ticket 4711'); docs/privacy.md asks for no name or words in it"
     ),
     "exam_sessions.PersonalDataErasure.counts": "numbers of events and fields erased",
+    # The outbox (sessions.outbox): what a fact's consequence needs to be carried out, by id.
+    "exam_sessions.OutboxMessage.topic": ENUM,
+    "exam_sessions.OutboxMessage.key": ID,
+    "exam_sessions.OutboxMessage.payload": (
+        "ids, times and enumerated fields (marking's and grade posts' session, mark and event "
+        "ids; a webhook's data, which names objects and enums only: docs/webhooks.md)"
+    ),
+    "exam_sessions.OutboxMessage.status": ENUM,
+    "exam_sessions.OutboxMessage.last_error": (
+        "a handler's exception: its type and message, naming ids, topics and transport errors"
+    ),
     "bot.BotLease.state": ENUM,
     "bot.BotLease.holder": "the worker process holding the lease (host and pid)",
     "bot.BotLease.runner": ENUM,
