@@ -214,6 +214,10 @@ CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {
     "retry_policy": {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 }
 
+# The operator's metrics (config/metrics.py, GET /metrics, Prometheus text format): off unless a
+# token is set; the scraper sends "Authorization: Bearer <token>".
+VIVA_METRICS_TOKEN = os.environ.get("VIVA_METRICS_TOKEN", "")
+
 # Webhooks (docs/webhooks.md): signed deliveries of exam.completed, marks.locked and
 # irregularity.reported, retried with exponential back-off (base * 2^(n-1), capped) by Celery.
 # Their targets pass the outbound address guard (web/outbound.py, VIVA_OUTBOUND_ALLOWED_NETWORKS).

@@ -11,6 +11,7 @@ from drf_spectacular.views import (
 from accounts.views import home
 from config.health import healthz
 from config.i18n import javascript_catalog
+from config.metrics import metrics
 from proctoring import urls as proctoring_urls
 from sessions import urls as sessions_urls
 from web.api.errors import no_such_endpoint
@@ -36,6 +37,7 @@ urlpatterns = [
     path("voice/", include("bot.urls")),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("metrics", metrics, name="metrics"),
     path("jsi18n/<str:lang>/", javascript_catalog, name="javascript-catalog"),
     path("api/v1/", include("config.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

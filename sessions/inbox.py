@@ -205,3 +205,11 @@ async def receive_frame(session_id: uuid.UUID, content: Mapping[str, object]) ->
         except Exception:  # stored: the bot reads it from the inbox
             logger.warning("session %s: input %s stored, not forwarded", session_id, item.input_id)
     return receipt
+
+
+def inbox_backlog(*, now: datetime) -> tuple[int, float]:
+    """How many candidate inputs wait for a bot, and how long the oldest has waited (seconds)."""
+    waiting = CandidateInput.objects.filter(processed_at__isnull=True)
+    oldest = waiting.order_by("received_at").values_list("received_at", flat=True).first()
+    age = max(0.0, (now - oldest).total_seconds()) if oldest is not None else 0.0
+    return waiting.count(), age

@@ -14,6 +14,7 @@ logger = logging.getLogger(__name__)
 
 _down = threading.Event()
 _lock = threading.Lock()
+_outages = [0]
 
 
 def brief(exc: BaseException) -> str:
@@ -26,12 +27,18 @@ def is_down() -> bool:
     return _down.is_set()
 
 
+def outages() -> int:
+    """How many outages this process has noticed since it started (for the metrics)."""
+    return _outages[0]
+
+
 def note_down(exc: BaseException, consequence: str) -> None:
     """The layer could not be reached: logged only if it was not already known down."""
     with _lock:
         if _down.is_set():
             return
         _down.set()
+        _outages[0] += 1
     logger.warning("channel layer unreachable (%s); %s", brief(exc), consequence)
 
 
