@@ -54,7 +54,8 @@ services-run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_demo
 	$(VENV)/bin/celery -A config worker -Q default,bots,marking --pool=threads --concurrency=4 --loglevel=INFO & \
-	worker=$$!; trap "kill $$worker" EXIT; \
+	worker=$$!; $(PY) manage.py relay_outbox --loop 5 & \
+	relay=$$!; trap "kill $$worker $$relay" EXIT; \
 	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) config.asgi:application
 
 worker: install
