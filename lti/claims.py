@@ -9,6 +9,10 @@ database write and every launch of that person or course with it. :func:`bound` 
 * **identifiers** (``sub``, the deployment, course and link ids: at most 255 characters in LTI
   1.3) over their column are :class:`TooLong` (the launch is refused, ``too_long``; a roster
   member skipped): cutting one could make it another's;
+* **service URLs** (the roster's, Names and Role Provisioning; the course's line items and the
+  link's line item, Assignment and Grade Services) over django-lti's 200 characters are
+  :class:`TooLong` too: dropped, roster and grade sync would fail unseen later, so the launch is
+  refused saying which, for the LMS's administrator;
 * **display text** (names, the course's label and title, the link's title, the platform's name
   and version) is cut to its column;
 * **optional values** nothing depends on (the email, the picture, the platform's URL and
@@ -26,7 +30,14 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from django.db import models
-from lti_tool.models import LtiContext, LtiDeployment, LtiPlatformInstance, LtiResourceLink, LtiUser
+from lti_tool.models import (
+    LtiContext,
+    LtiDeployment,
+    LtiLineItem,
+    LtiPlatformInstance,
+    LtiResourceLink,
+    LtiUser,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +46,8 @@ CONTEXT: Final = CLAIM + "context"
 RESOURCE_LINK: Final = CLAIM + "resource_link"
 PLATFORM: Final = CLAIM + "tool_platform"
 DEPLOYMENT: Final = CLAIM + "deployment_id"
+NRPS: Final = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
+AGS: Final = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 
 
 class TooLong(ValueError):
@@ -49,7 +62,7 @@ class Bound:
     path: tuple[str, ...]
     model: type[models.Model]
     field: str
-    over: Literal["refuse", "cut", "drop"]
+    over: Literal["refuse", "refuse_service", "cut", "drop"]
 
     @property
     def limit(self) -> int:
@@ -64,6 +77,9 @@ BOUNDS: Final = (
     Bound((CONTEXT, "id"), LtiContext, "id_on_platform", "refuse"),
     Bound((RESOURCE_LINK, "id"), LtiResourceLink, "id_on_platform", "refuse"),
     Bound((PLATFORM, "guid"), LtiPlatformInstance, "guid", "refuse"),
+    Bound((NRPS, "context_memberships_url"), LtiContext, "memberships_url", "refuse_service"),
+    Bound((AGS, "lineitems"), LtiContext, "lineitems_url", "refuse_service"),
+    Bound((AGS, "lineitem"), LtiLineItem, "url", "refuse_service"),
     Bound(("given_name",), LtiUser, "given_name", "cut"),
     Bound(("family_name",), LtiUser, "family_name", "cut"),
     Bound(("name",), LtiUser, "name", "cut"),
@@ -88,6 +104,11 @@ def _holder(claims: MutableMapping[str, Any], path: tuple[str, ...]) -> MutableM
     return holder if isinstance(holder, MutableMapping) else {}
 
 
+def _short(key: str) -> str:
+    """A claim's name without its URI prefix (``namesroleservice``, ``endpoint``, ``context``)."""
+    return key.rsplit("/", 1)[-1] if key.startswith("https://") else key
+
+
 def bound(claims: MutableMapping[str, Any]) -> list[str]:
     """Apply :data:`BOUNDS` to ``claims`` (a validated launch's or a roster member's, changed
     in place); returns the claims cut or left out (logged). :class:`TooLong` for a long
@@ -98,9 +119,11 @@ def bound(claims: MutableMapping[str, Any]) -> list[str]:
         value = holder.get(key)
         if not isinstance(value, str) or len(value) <= rule.limit:
             continue
-        name = "/".join(p.removeprefix(CLAIM) for p in rule.path)
+        name = "/".join(_short(p) for p in rule.path)
         if rule.over == "refuse":
             raise TooLong(f"its {name} is longer than LTI allows ({rule.limit} characters)")
+        if rule.over == "refuse_service":
+            raise TooLong(f"its {name} is longer than the tool can keep ({rule.limit} characters)")
         if rule.over == "cut":
             holder[key] = value[: rule.limit]
         else:

@@ -30,6 +30,9 @@ __all__ = ["platform", "platform_base", "sitting"]
 pytestmark = pytest.mark.django_db(transaction=True)
 
 CONTEXT = "https://purl.imsglobal.org/spec/lti/claim/context"
+NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
+AGS = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+LONG_SERVICE_URL = "https://lms.uni.example/api/lti/courses/1/" + "x" * 200
 AVATAR = "https://cdn.example.edu/avatars/" + "a" * 260 + ".png?signature=" + "s" * 40
 
 
@@ -77,6 +80,35 @@ def test_an_identifier_over_255_characters_is_a_clear_refusal(
     assert_refused(response, caplog, 403)
     assert "longer than LTI allows" in response.content.decode()
     assert not LtiUser.objects.filter(sub__startswith="uuu").exists()
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        {NRPS: {"context_memberships_url": LONG_SERVICE_URL, "service_versions": ["2.0"]}},
+        {AGS: {"lineitems": LONG_SERVICE_URL, "scope": []}},
+        {AGS: {"lineitem": LONG_SERVICE_URL, "scope": []}},
+    ],
+    ids=["roster", "line items", "line item"],
+)
+def test_a_service_url_longer_than_the_tool_keeps_is_a_clear_refusal(
+    platform: dict[str, Any], sitting: Sitting, caplog: pytest.LogCaptureFixture, claim: Any
+) -> None:
+    """A roster or grade service URL over django-lti's 200 characters cannot be stored, and
+    dropping it would break roster and grade sync unseen: the launch is refused, saying why
+    (an LMS administrator can act on it), never a 500."""
+    caplog.set_level(logging.WARNING, logger="lti.views")
+    response, _ = launch(
+        Client(),
+        platform["base"],
+        user="alice",
+        role="Learner",
+        custom={"viva_sitting": str(sitting.pk)},
+        claims=json.dumps({CONTEXT: {"id": "course-1"}, **claim}),
+    )
+    assert_refused(response, caplog, 403)
+    assert "longer than the tool can keep" in response.content.decode()
+    assert not ExamSession.objects.filter(sitting=sitting).exists()
 
 
 def test_roster_members_with_long_values_are_stored_bounded_or_skipped(
