@@ -5,11 +5,17 @@ from __future__ import annotations
 import uuid
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AbstractUser, AnonymousUser
 from django.db import models
 from django.utils import timezone
 
 from accounts.roles import Area, Role, role_may_enter
+
+type Requester = AbstractBaseUser | AnonymousUser
+"""Who asks, as ``request.user`` has it: an account or the anonymous visitor. Selectors and
+querysets that take one decide what it may see themselves and fail closed on anything but an
+active account of the right role (issue #36: not ``object``)."""
 
 
 class User(AbstractUser):

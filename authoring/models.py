@@ -9,9 +9,11 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from accounts.models import Requester
+
 
 class DraftPackageQuerySet(models.QuerySet["DraftPackage"]):
-    def editable_by(self, user: object) -> DraftPackageQuerySet:
+    def editable_by(self, user: Requester) -> DraftPackageQuerySet:
         """Packages the user owns or collaborates on; admins see all."""
         if not getattr(user, "is_authenticated", False):
             return self.none()

@@ -6,10 +6,11 @@ import uuid
 
 from django.db.models import Count, QuerySet
 
+from accounts.models import Requester
 from authoring.models import DraftPackage
 
 
-def draft_list(*, user: object) -> QuerySet[DraftPackage]:
+def draft_list(*, user: Requester) -> QuerySet[DraftPackage]:
     return (
         DraftPackage.objects.editable_by(user)
         .select_related("owner")
@@ -18,6 +19,6 @@ def draft_list(*, user: object) -> QuerySet[DraftPackage]:
     )
 
 
-def draft_get(*, user: object, draft_id: uuid.UUID | str) -> DraftPackage:
+def draft_get(*, user: Requester, draft_id: uuid.UUID | str) -> DraftPackage:
     """The draft, or DraftPackage.DoesNotExist when it does not exist or is not the user's."""
     return DraftPackage.objects.editable_by(user).select_related("owner").get(pk=draft_id)

@@ -55,7 +55,7 @@ from pylti1p3.lineitem import LineItem
 from pylti1p3.names_roles import NamesRolesProvisioningService
 from pylti1p3.service_connector import ServiceConnector
 
-from accounts.models import User
+from accounts.models import Requester, User
 from accounts.roles import Role
 from lti import claims
 from lti.grades import grade_post, lineitem_ensure
@@ -402,7 +402,7 @@ def _bounded(member: Mapping[str, Any]) -> bool:
     return True
 
 
-def placeable_versions(*, user: object) -> list[PublishedVersion]:
+def placeable_versions(*, user: Requester) -> list[PublishedVersion]:
     """Published assessments ``user`` may place in a course (those they may schedule)."""
     return list(PublishedVersion.objects.visible_to(user).order_by("-published_at")[:200])
 

@@ -29,6 +29,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from accounts.models import Requester
 from publishing.models import PublishedVersion
 
 LEVEL_CHOICES = [
@@ -123,7 +124,7 @@ class MarkingRequest(models.Model):
 
 
 class SessionMarkQuerySet(models.QuerySet["SessionMark"]):
-    def visible_to(self, user: object) -> SessionMarkQuerySet:
+    def visible_to(self, user: Requester) -> SessionMarkQuerySet:
         """Marks a user may see: an author those of sessions of versions of drafts they own or
         collaborate on; an admin all; everyone else none (their requests answer 404)."""
         if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):

@@ -13,7 +13,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.utils.dateparse import parse_datetime
 
-from accounts.models import User
+from accounts.models import Requester, User
 from ioa.canonical import checksum
 from ioa.marking import (
     READ_TYPES,
@@ -45,7 +45,9 @@ from sessions.exam_room import candidate_session
 from sessions.selectors import iter_rows, wire_from_row
 
 
-def mark_list(*, user: object, version_id: uuid.UUID | str | None = None) -> QuerySet[SessionMark]:
+def mark_list(
+    *, user: Requester, version_id: uuid.UUID | str | None = None
+) -> QuerySet[SessionMark]:
     qs = SessionMark.objects.visible_to(user).select_related(
         "session__candidate", "session__sitting__version", "scheme"
     )
@@ -54,7 +56,7 @@ def mark_list(*, user: object, version_id: uuid.UUID | str | None = None) -> Que
     return qs.order_by("session__sitting__version__title", "session__candidate__username", "pk")
 
 
-def mark_get(*, user: object, session_id: object) -> SessionMark:
+def mark_get(*, user: Requester, session_id: object) -> SessionMark:
     """The marks of a session the user may see; ``SessionMark.DoesNotExist`` otherwise (also for
     a malformed id)."""
     import uuid
@@ -66,12 +68,12 @@ def mark_get(*, user: object, session_id: object) -> SessionMark:
     return mark_list(user=user).get(session_id=key)
 
 
-def versions_with_marks(*, user: object) -> list[PublishedVersion]:
+def versions_with_marks(*, user: Requester) -> list[PublishedVersion]:
     ids = mark_list(user=user).values("session__sitting__version_id")
     return list(PublishedVersion.objects.filter(pk__in=ids).order_by("title", "number"))
 
 
-def version_get(*, user: object, version_id: object) -> PublishedVersion:
+def version_get(*, user: Requester, version_id: object) -> PublishedVersion:
     """A version of which the user may see marks (``PublishedVersion.DoesNotExist`` otherwise)."""
     try:
         key = uuid.UUID(str(version_id))
@@ -587,7 +589,7 @@ def percent(value: float) -> str:
     return f"{value * 100:.1f}"
 
 
-def cohort_view(*, user: object, version: PublishedVersion) -> dict[str, Any]:
+def cohort_view(*, user: Requester, version: PublishedVersion) -> dict[str, Any]:
     marks = list(mark_list(user=user, version_id=version.pk))
     config = scheme_config(marks[0].scheme) if marks else None
     summaries = []
@@ -623,7 +625,7 @@ def dumps(value: object) -> str:
 # --- the candidate's result ---------------------------------------------------------------------
 
 
-def candidate_result(*, user: object, session_id: uuid.UUID | str) -> dict[str, Any] | None:
+def candidate_result(*, user: Requester, session_id: uuid.UUID | str) -> dict[str, Any] | None:
     """What the candidate may see of their own session's result, or ``None`` when the session
     is not theirs (404). Keys: ``session``, ``status`` (``pending``: not marked, not locked or
     not released; ``released``; ``appealed``: reopened on an appeal, being reconsidered),

@@ -18,7 +18,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from accounts.models import User
+from accounts.models import Requester, User
 from ioa.canonical import canonical_json, checksum
 from ioa.errors import IoaError
 from ioa.events import EventFactory, EventSource
@@ -492,7 +492,7 @@ def result_release(*, mark: SessionMark, user: User) -> ResultRelease:
     return release
 
 
-def appeal_open_by_candidate(*, mark: SessionMark, candidate: object, reason: str) -> Appeal:
+def appeal_open_by_candidate(*, mark: SessionMark, candidate: Requester, reason: str) -> Appeal:
     """The candidate lodges an appeal against their released result (from the result page):
     only their own, only while it is released (``not_released`` otherwise); it reopens the
     marks for a new moderation cycle like a staff appeal (:func:`appeal_open`)."""

@@ -58,7 +58,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from accounts.models import User
+from accounts.models import Requester, User
 from ioa.events import TERMINAL_STATES, EventFactory, EventSource
 from ioa.events import payloads as p
 from sessions import bot_channel
@@ -135,7 +135,7 @@ class ActionOutcome:
 # --- reads ----------------------------------------------------------------------------------------
 
 
-def proctorable_sessions(*, user: object) -> QuerySet[ExamSession]:
+def proctorable_sessions(*, user: Requester) -> QuerySet[ExamSession]:
     """Sessions ``user`` may watch and steer: those they may see, unless they are a candidate
     (a candidate sees their own session, never as a proctor)."""
     if getattr(user, "role", None) == "candidate":
@@ -143,7 +143,7 @@ def proctorable_sessions(*, user: object) -> QuerySet[ExamSession]:
     return ExamSession.objects.visible_to(user)
 
 
-def session_for_proctor(*, user: object, session_id: uuid.UUID | str) -> ExamSession | None:
+def session_for_proctor(*, user: Requester, session_id: uuid.UUID | str) -> ExamSession | None:
     """The session if ``user`` may steer it, else ``None`` (callers answer 404)."""
     try:
         key = session_id if isinstance(session_id, uuid.UUID) else uuid.UUID(str(session_id))

@@ -49,6 +49,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.utils import timezone
 
+from accounts.models import Requester
 from ioa.events import Audience
 from proctoring import overview, presence
 from proctoring.presence_tracking import PresenceMessage
@@ -82,7 +83,7 @@ def pages[T](items: Sequence[T], budget: int = SNAPSHOT_PAGE_BYTES) -> list[list
     return out
 
 
-def _visible_sitting(user: object, sitting_id: uuid.UUID) -> Sitting | None:
+def _visible_sitting(user: Requester, sitting_id: uuid.UUID) -> Sitting | None:
     if getattr(user, "role", None) == "candidate":
         return None
     return Sitting.objects.visible_to(user).filter(pk=sitting_id).first()

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from django.urls import NoReverseMatch, reverse
 
+from accounts.models import Requester
 from accounts.roles import LISTENER_ROLES
 from ioa.events import TERMINAL_STATES
 from sessions.bot_port import examiner_bot
@@ -37,7 +38,7 @@ def _livekit_configured() -> bool:
     return bot is not None and bot.listen_in_configured()
 
 
-def listen_in(session: ExamSession, user: object) -> ListenIn:
+def listen_in(session: ExamSession, user: Requester) -> ListenIn:
     """Whether ``user`` may listen in on ``session`` from its page, and why not."""
     if getattr(user, "role", None) not in LISTENER_ROLES:
         return ListenIn(None, "Listening in is for proctors and admins.")

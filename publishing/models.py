@@ -13,6 +13,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from accounts.models import Requester
+
 
 class ImmutableVersionError(Exception):
     """Raised by any attempt to change or delete a published version."""
@@ -25,7 +27,7 @@ class PublishedVersionQuerySet(models.QuerySet["PublishedVersion"]):
     def delete(self) -> tuple[int, dict[str, int]]:
         raise ImmutableVersionError("published versions cannot be deleted")
 
-    def visible_to(self, user: object) -> PublishedVersionQuerySet:
+    def visible_to(self, user: Requester) -> PublishedVersionQuerySet:
         """Versions of packages the user owns or collaborates on; admins and proctors see all."""
         if not getattr(user, "is_authenticated", False):
             return self.none()

@@ -8,12 +8,13 @@ import uuid
 
 from django.db.models import QuerySet
 
+from accounts.models import Requester
 from ioa.package_diff import semantic_diff
 from publishing.models import PublishedVersion
 
 
 def version_list(
-    *, user: object, draft_id: uuid.UUID | str | None = None
+    *, user: Requester, draft_id: uuid.UUID | str | None = None
 ) -> QuerySet[PublishedVersion]:
     qs = PublishedVersion.objects.visible_to(user).select_related("published_by", "draft")
     if draft_id is not None:
@@ -21,7 +22,7 @@ def version_list(
     return qs.order_by("draft_id", "-number")
 
 
-def version_get(*, user: object, version_id: uuid.UUID | str) -> PublishedVersion:
+def version_get(*, user: Requester, version_id: uuid.UUID | str) -> PublishedVersion:
     return PublishedVersion.objects.visible_to(user).select_related("draft").get(pk=version_id)
 
 

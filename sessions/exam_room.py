@@ -41,7 +41,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django_stubs_ext import StrOrPromise
 
-from accounts.models import User
+from accounts.models import Requester, User
 from ioa.events import TERMINAL_STATES, ExamState
 from ioa.languages import supported_language
 from ioa.runtime.commands import gate
@@ -125,7 +125,7 @@ KIND_LABELS: Final = {
 # --- reads ----------------------------------------------------------------------------------------
 
 
-def candidate_sessions(*, user: object) -> list[ExamSession]:
+def candidate_sessions(*, user: Requester) -> list[ExamSession]:
     """The candidate's own sessions, newest first (none for anyone but a signed-in user)."""
     if not isinstance(user, User):
         return []
@@ -137,7 +137,7 @@ def candidate_sessions(*, user: object) -> list[ExamSession]:
     )
 
 
-def candidate_session(*, user: object, session_id: uuid.UUID | str) -> ExamSession | None:
+def candidate_session(*, user: Requester, session_id: uuid.UUID | str) -> ExamSession | None:
     """The session if it is ``user``'s own (a candidate sees no one else's), else ``None``."""
     if not isinstance(user, User):
         return None

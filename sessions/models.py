@@ -27,7 +27,7 @@ from django.db import models
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from accounts.models import User
+from accounts.models import Requester, User
 from ioa.events import GENESIS_HASH, ExamState, uuid7
 from ioa.events.personal import CHAIN_V2
 
@@ -37,7 +37,7 @@ class ImmutableEventError(Exception):
 
 
 class SittingQuerySet(models.QuerySet["Sitting"]):
-    def visible_to(self, user: object) -> SittingQuerySet:
+    def visible_to(self, user: Requester) -> SittingQuerySet:
         """Sittings ``user`` may see and steer, by the rule of
         :meth:`ExamSessionQuerySet.visible_to`: a proctor those they proctor; an author those of
         versions of drafts they own or collaborate on; an admin all. Candidates and anonymous
@@ -100,7 +100,7 @@ class Sitting(models.Model):
 
 
 class ExamSessionQuerySet(models.QuerySet["ExamSession"]):
-    def visible_to(self, user: object) -> ExamSessionQuerySet:
+    def visible_to(self, user: Requester) -> ExamSessionQuerySet:
         """Sessions ``user`` may see: a candidate their own; a proctor those of sittings they
         proctor; an author those of sittings of versions of drafts they own or collaborate
         on; an admin all. Anonymous users none."""
@@ -122,7 +122,7 @@ class ExamSessionQuerySet(models.QuerySet["ExamSession"]):
             )
         return self.none()
 
-    def previews_of(self, user: object) -> ExamSessionQuerySet:
+    def previews_of(self, user: Requester) -> ExamSessionQuerySet:
         """``user``'s own preview sessions (``sessions.previews``): an author or admin taking
         their draft in the exam room. Nobody else sees them (they are left out of
         :meth:`visible_to`, so of rosters, dashboards, exports, marking lists and the API)."""

@@ -27,7 +27,7 @@ from typing import Any, Final
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.models import User
+from accounts.models import Requester, User
 from authoring.models import DraftPackage
 from ioa.canonical import canonical_json, checksum
 from ioa.compiler import compile_package, serialise_compiled_flow
@@ -105,7 +105,7 @@ def preview_start(*, draft: DraftPackage, user: User) -> ExamSession:
     )
 
 
-def preview_session(*, user: object, session_id: uuid.UUID | str) -> ExamSession | None:
+def preview_session(*, user: Requester, session_id: uuid.UUID | str) -> ExamSession | None:
     """``user``'s own preview session, else ``None``."""
     try:
         key = session_id if isinstance(session_id, uuid.UUID) else uuid.UUID(str(session_id))

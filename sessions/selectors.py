@@ -16,7 +16,7 @@ from typing import Any
 
 from django.db.models import Max
 
-from accounts.models import User
+from accounts.models import Requester, User
 from ioa.events import (
     REGISTRY,
     Audience,
@@ -76,13 +76,13 @@ def wire_from_row(row: SessionEvent | Mapping[str, Any]) -> dict[str, object]:
     return wire
 
 
-def audience_for(user: object) -> Audience:
+def audience_for(user: Requester) -> Audience:
     """The live audience of a user who may see a session: candidates get the candidate
     projection, everyone else (proctors, authors, admins) the proctor view."""
     return Audience.CANDIDATE if getattr(user, "role", None) == "candidate" else Audience.PROCTOR
 
 
-def session_for_user(*, user: object, session_id: uuid.UUID | str) -> ExamSession | None:
+def session_for_user(*, user: Requester, session_id: uuid.UUID | str) -> ExamSession | None:
     """The session if ``user`` may see it, else ``None`` (callers answer 404)."""
     try:
         key = session_id if isinstance(session_id, uuid.UUID) else uuid.UUID(str(session_id))
@@ -91,7 +91,7 @@ def session_for_user(*, user: object, session_id: uuid.UUID | str) -> ExamSessio
     return ExamSession.objects.visible_to(user).filter(pk=key).first()
 
 
-def candidate_invitable_by(*, user: object, candidate: User) -> bool:
+def candidate_invitable_by(*, user: Requester, candidate: User) -> bool:
     """Whether ``user`` may issue a sign-in link for ``candidate``: an admin always; other
     staff only for a candidate they can already see (one with a session ``user`` may see, per
     :meth:`ExamSessionQuerySet.visible_to`) or one they invited before (e.g. the account their
