@@ -82,7 +82,7 @@ clean:
 ## (make frontend), over all of frontend/test.
 frontend-test:
 	@command -v node >/dev/null || { echo "make frontend-test: needs Node.js 20 or later (node)"; exit 1; }
-	@if [ -d frontend/node_modules ]; then node --test frontend/test/; else node --test frontend/test/events/; fi
+	@if [ -d frontend/node_modules ]; then node --test frontend/test/; else node --test frontend/test/events/ frontend/test/studio/; fi
 
 ## make frontend: rebuild the vendored editor bundle (static/vendor/) and axe-core for the browser
 ## tests from frontend/ (needs npm; the outputs are committed, so `make run` does not).

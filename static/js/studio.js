@@ -34,7 +34,7 @@
   let autosaveTimer = null;
   let retryTimer = null;
   let retries = 0;
-  let conflict = null; // the 409's message: autosave is off until the page is reloaded
+  let conflict = null; // a merge's open conflicts: autosave is off until the author chooses
   let failedText = null; // the text whose last save failed (leaving then only warns)
   let saving = 0;
   let queue = Promise.resolve(true);
@@ -313,9 +313,11 @@
   //
   // The draft is saved by itself AUTOSAVE_MS after the last edit, and before the page is left by a
   // link or a form (the preview, "Dry run and publish…", the navigation). Saves run one at a time
-  // with the revision this page holds: a 409 (someone else saved first) stops the autosave with a
-  // message and never overwrites their work; a save that fails on the network keeps the edits and
-  // is tried again. While anything is unsaved, leaving the page asks first (beforeunload).
+  // with the revision this page holds. A 409 (someone else saved first) is merged (below): their
+  // changes and the author's are combined and saved; where both changed the same place, autosave
+  // stops until the author chooses, and their work is never overwritten unasked. A save that
+  // fails on the network keeps the edits and is tried again. While anything is unsaved, leaving
+  // the page asks first (beforeunload).
 
   function showSaveState(state, text) {
     autosaveStatus.dataset.state = state;
@@ -343,6 +345,100 @@
     autosaveTimer = setTimeout(() => save(false), AUTOSAVE_MS);
   }
 
+  // --- Someone else saved first: merge ---------------------------------------------------------
+  //
+  // The saved version is fetched and merged with the author's (window.VivaMerge, three-way from
+  // the version this page last saved or loaded). Without a clash the merge is saved at once and
+  // the author is told whose changes came in. Where both changed the same place, the merge keeps
+  // the author's text there, lists the places in words, and offers two choices: keep mine
+  // there, or take the saved version there. Nothing is saved over their work until then.
+  const mergeBox = document.getElementById("merge-conflicts");
+
+  async function mergeTheirs(mine, manual, why) {
+    const current = await api(root.dataset.saveUrl, "GET");
+    if (current.status !== 200 || !window.VivaMerge || !current.data) {
+      conflict = why;
+      showSaveState("error", "Not saved: " + why + " Autosave is off; your changes are still here, copy them before reloading.");
+      if (manual) actionStatus.textContent = why + " Your text is still in the editor: copy it before reloading.";
+      return false;
+    }
+    const base = JSON.parse(savedText);
+    const theirs = current.data.document;
+    const { merged, conflicts } = window.VivaMerge.merge3(base, mine, theirs);
+    adoptSaved(theirs, current.data.revision);
+    editor.setText(JSON.stringify(merged, null, 2));
+    if (!conflicts.length) {
+      conflict = null;
+      failedText = null;
+      const saved = await saveNow(manual);
+      if (saved) {
+        const note = "Someone else saved changes meanwhile; they are merged with yours and saved (revision " + revision + ").";
+        showSaveState("saved", "Merged and saved");
+        actionStatus.textContent = note;
+      }
+      return saved;
+    }
+    conflict = conflicts;
+    showConflicts(mine, theirs, base);
+    return false;
+  }
+
+  // What the server holds now becomes what this page has saved (the base of the next merge).
+  function adoptSaved(documentValue, newRevision) {
+    savedText = JSON.stringify(documentValue, null, 2);
+    revision = newRevision;
+    document.getElementById("revision").textContent = String(revision);
+  }
+
+  function showConflicts(mine, theirs, base) {
+    const places = conflict.map((c) => placeInWords(c.path));
+    showSaveState("error", "Not saved: someone else changed the same places (" + places.join("; ") + "). Choose below.");
+    mergeBox.replaceChildren();
+    const heading = document.createElement("h2");
+    heading.id = "merge-heading";
+    heading.textContent = "Someone else saved this package meanwhile";
+    const intro = document.createElement("p");
+    intro.textContent = "Their other changes are merged with yours. You both changed these places; the editor shows yours:";
+    const list = document.createElement("ul");
+    for (const c of conflict) {
+      const item = document.createElement("li");
+      item.textContent = placeInWords(c.path) + ": yours " + brief(c.mine) + ", theirs " + brief(c.theirs) + ".";
+      item.title = c.path;
+      list.append(item);
+    }
+    const keep = document.createElement("button");
+    keep.type = "button";
+    keep.textContent = "Keep mine in these places and save";
+    keep.addEventListener("click", () => resolveConflicts(null));
+    const take = document.createElement("button");
+    take.type = "button";
+    take.textContent = "Take theirs in these places and save";
+    take.addEventListener("click", () => resolveConflicts({ mine, theirs, base }));
+    mergeBox.append(heading, intro, list, keep, take);
+    mergeBox.hidden = false;
+    heading.tabIndex = -1;
+    heading.focus();
+  }
+
+  function brief(value) {
+    if (value === undefined) return "(removed)";
+    const text = typeof value === "string" ? "“" + value + "”" : JSON.stringify(value);
+    return text.length > 80 ? text.slice(0, 77) + "…" : text;
+  }
+
+  async function resolveConflicts(takeTheirs) {
+    if (takeTheirs) {
+      const { merged } = window.VivaMerge.merge3(takeTheirs.base, takeTheirs.mine, takeTheirs.theirs, "theirs");
+      editor.setText(JSON.stringify(merged, null, 2));
+    }
+    conflict = null;
+    failedText = null;
+    mergeBox.hidden = true;
+    mergeBox.replaceChildren();
+    saveButton.focus();
+    return save(true);
+  }
+
   // Save what is in the editor (after flushing the forms). `manual` is the Save button (and
   // publish): it reports in the action status too. Returns whether everything is saved.
   function save(manual = true) {
@@ -355,6 +451,13 @@
 
   async function saveNow(manual) {
     flushEdits();
+    if (manual && Array.isArray(conflict)) {
+      // Save pressed with a merge's clashes open: the editor's text (theirs merged, mine at the
+      // clashes) is what the author chose to keep.
+      conflict = null;
+      failedText = null;
+      mergeBox.hidden = true;
+    }
     clearTimeout(autosaveTimer);
     clearTimeout(retryTimer);
     const p = parsed();
@@ -399,12 +502,7 @@
       return true;
     }
     failedText = text;
-    if (status === 409) {
-      conflict = errorMessage(data, "Someone else saved this package first.");
-      showSaveState("error", "Not saved: " + conflict + " Autosave is off; your changes are still here, copy them before reloading.");
-      if (manual) actionStatus.textContent = conflict + " Your text is still in the editor: copy it before reloading.";
-      return false;
-    }
+    if (status === 409) return mergeTheirs(p.value, manual, errorMessage(data, "Someone else saved this package first."));
     const reason = status === 0 ? "the server could not be reached." : errorMessage(data, "the server answered " + status + ".");
     const retry = status === 0 || status === 408 || status === 429 || status >= 500;
     if (retry) {

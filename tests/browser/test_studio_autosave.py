@@ -5,7 +5,9 @@ The author types into a form as people do (a key every 40 ms) and never clicks S
 is saved a short while after the typing stops, and before the preview or the dry-run page is
 opened. Leaving with edits not yet saved asks first (the browser's ``beforeunload``
 confirmation); leaving with everything saved does not. A save refused because someone else
-saved first (409) stops the autosave with a message and overwrites nothing.
+saved first (409) is merged with their version: saved at once when they changed other places,
+and, where both changed the same place, nothing is saved over their work until the author
+chooses.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from playwright.sync_api import Dialog, Locator, Page, expect
 
 from authoring.models import DraftPackage
 from authoring.services import draft_save
-from tests.browser.helpers import SignIn
+from tests.browser.helpers import SignIn, axe_violations
 from tests.factories import DraftPackageFactory, example_document
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -149,36 +151,80 @@ def test_a_failed_save_keeps_the_edits_and_tries_again(page: Page, sign_in: Sign
     assert saved_title(draft.id) == TITLE
 
 
-def test_a_save_refused_as_stale_stops_autosave_and_overwrites_nothing(
+def test_a_save_refused_as_stale_is_merged_with_their_changes_and_saved(
     page: Page, sign_in: SignIn
 ) -> None:
+    """Issue #34, "Working together": someone else saved first (the save is refused, 409); their
+    change and the author's touch different places, so both are kept and saved, with no
+    "copy the JSON and reload"."""
     draft = DraftPackageFactory()
     title = open_question(page, sign_in, draft)
-    dialogs = record_dialogs(page)
     # Another client saves first; this page still has revision 1.
     theirs = example_document()
     theirs["metadata"]["title"] = "Their version"
     draft_save(draft=draft, document=theirs, expected_revision=1)
 
     type_into(title, TITLE)
-    status = autosave_status(page)
-    expect(status).to_contain_text("Not saved:")
-    expect(status).to_contain_text("saved by someone else")
-    expect(status).to_be_visible()
-    # Autosave is off: more typing is not saved either, and their work is untouched.
-    title.press_sequentially(" and heaps", delay=KEY_DELAY_MS)
-    page.wait_for_timeout(3000)
-    expect(status).to_contain_text("Not saved:")
+    expect(autosave_status(page)).to_have_text("Merged and saved", timeout=15_000)
+    expect(page.locator("#action-status")).to_contain_text("merged with yours and saved")
     stored = DraftPackage.objects.get(pk=draft.id)
-    assert stored.revision == 2
+    assert stored.revision == 3
     assert stored.document["metadata"]["title"] == "Their version"
-    assert saved_title(draft.id) != TITLE + " and heaps"
-    # What was typed is still on the page.
-    expect(title).to_have_value(TITLE + " and heaps")
-    assert TITLE + " and heaps" in page.evaluate("() => window.vivaStudio.editor.getText()")
-    # Leaving now would lose it: the browser asks.
-    page.goto("/studio/")
-    assert dialogs == ["beforeunload"]
+    assert saved_title(draft.id) == TITLE
+    expect(page.locator("#revision")).to_have_text("3")
+    # Typing on is saved as usual on top of the merge.
+    title.press_sequentially(" and heaps", delay=KEY_DELAY_MS)
+    expect(page.locator("#revision")).to_have_text("4", timeout=15_000)
+    assert saved_title(draft.id) == TITLE + " and heaps"
+
+
+@pytest.mark.parametrize("choice", ["mine", "theirs"])
+def test_a_clash_with_their_save_overwrites_nothing_until_the_author_chooses(
+    page: Page, sign_in: SignIn, choice: str
+) -> None:
+    """Both changed the question's title: their save is not overwritten, autosave stops, the
+    clash is named in words with both values, leaving asks first; the author keeps theirs or
+    their own, and the choice is saved with the rest merged."""
+    # (The dialog itself: test_leaving_with_unsaved_edits_asks_first.)
+    draft = DraftPackageFactory()
+    title = open_question(page, sign_in, draft)
+    theirs = example_document()
+    theirs["metadata"]["title"] = "Their version"
+    next(n for n in theirs["nodes"] if n["nodeId"] == "q-dijkstra")["title"] = "Their title"
+    draft_save(draft=draft, document=theirs, expected_revision=1)
+
+    type_into(title, TITLE)
+    clash = page.get_by_role("region", name="Someone else saved this package meanwhile")
+    expect(clash).to_be_visible(timeout=15_000)
+    expect(clash.get_by_role("listitem")).to_have_text(
+        f"node q-dijkstra, title: yours “{TITLE}”, theirs “Their title”."
+    )
+    expect(autosave_status(page)).to_contain_text("Not saved: someone else changed the same places")
+    assert axe_violations(page) == []
+    page.wait_for_timeout(2500)  # longer than the autosave delay: nothing is saved meanwhile
+    stored = DraftPackage.objects.get(pk=draft.id)
+    assert (stored.revision, saved_title(draft.id)) == (2, "Their title")
+    # Leaving now would lose the author's text: the page asks first.
+    asks = (
+        "() => { const e = new Event('beforeunload', {cancelable: true});"
+        " window.dispatchEvent(e); return e.defaultPrevented; }"
+    )
+    assert page.evaluate(asks) is True
+
+    label = (
+        "Keep mine in these places and save"
+        if choice == "mine"
+        else "Take theirs in these places and save"
+    )
+    clash.get_by_role("button", name=label).click()
+    expect(autosave_status(page)).to_have_text("All changes saved", timeout=15_000)
+    stored = DraftPackage.objects.get(pk=draft.id)
+    # Theirs taken in the one place the author changed leaves nothing of the author's to save.
+    assert stored.revision == (3 if choice == "mine" else 2)
+    assert stored.document["metadata"]["title"] == "Their version"
+    assert saved_title(draft.id) == (TITLE if choice == "mine" else "Their title")
+    expect(clash).to_be_hidden()
+    expect(title).to_have_value(TITLE if choice == "mine" else "Their title")
 
 
 def test_save_is_reachable_without_scrolling(page: Page, sign_in: SignIn) -> None:
