@@ -128,8 +128,17 @@ TEMPLATES = [
 
 # --- Database -----------------------------------------------------------------------------------
 DATABASE_URL = os.environ.get("DATABASE_URL", "").strip()
+# Behind a transaction-pooling PgBouncer (docs/operations.md "PgBouncer"): consecutive
+# transactions of one Django connection may run on different server connections, so no
+# server-side cursors, and no prepared statements unless the pooler keeps them (PgBouncer 1.21+
+# with max_prepared_statements: VIVA_DB_PREPARED_STATEMENTS=1).
+VIVA_DB_TRANSACTION_POOLING = os.environ.get("VIVA_DB_TRANSACTION_POOLING", "") in {"1", "true"}
+VIVA_DB_PREPARED_STATEMENTS = os.environ.get(
+    "VIVA_DB_PREPARED_STATEMENTS", "0" if VIVA_DB_TRANSACTION_POOLING else "1"
+) in {"1", "true"}
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = VIVA_DB_TRANSACTION_POOLING
 else:
     DATABASES = {
         "default": {

@@ -55,7 +55,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-import psycopg
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
@@ -446,35 +445,35 @@ def _append_batch_postgres(
 ) -> tuple[dict[str, StoredEvent], int, str]:
     """The general path's guarantees in two prepared statements (a savepoint or transaction
     around them): lock the head and find stored ids, then insert the rows and move the head."""
-    with transaction.atomic():
-        db.ensure_connection()
-        raw = db.connection
-        if raw.prepare_threshold is None:  # see sessions.postgres_append._execute
-            raw.prepare_threshold = postgres_append.PREPARE_THRESHOLD
-        with db.wrap_database_errors, psycopg.Cursor(raw) as cursor:
-            ids = [e.eventId for e in envelopes]
-            cursor.execute(_LOCK_HEAD_SQL, {"ids": ids, "session": session_id}, prepare=True)
-            head = cursor.fetchone()
-            if head is None:
-                raise SessionNotFound(f"no exam session {session_id}")
-            last_seq, prev, state, version = head[:4]
-            stored = _stored_rows(session_id, head[4])
-            fresh = [e for e in envelopes if e.eventId not in stored]
-            if not fresh:
-                return stored, last_seq, prev
-            if expected is not None and expected != last_seq:
-                raise VersionConflict(expected=expected, actual=last_seq)
-            batch = _ChainedBatch.link(fresh, last_seq=last_seq, prev=prev, version=version)
-            stored.update(batch.stored)
-            params = {
-                **batch.columns,
-                "session": session_id,
-                "last_seq": batch.last_seq,
-                "head": batch.head,
-                "prev_head": batch.columns["prev"][-1],
-                "state": _final_state(fresh, state),
-            }
-            cursor.execute(_INSERT_BATCH_SQL, params, prepare=True)
+    prepare = postgres_append.prepared()
+    with (
+        transaction.atomic(),
+        db.wrap_database_errors,
+        postgres_append.server_cursor(db) as cursor,
+    ):
+        ids = [e.eventId for e in envelopes]
+        cursor.execute(_LOCK_HEAD_SQL, {"ids": ids, "session": session_id}, prepare=prepare)
+        head = cursor.fetchone()
+        if head is None:
+            raise SessionNotFound(f"no exam session {session_id}")
+        last_seq, prev, state, version = head[:4]
+        stored = _stored_rows(session_id, head[4])
+        fresh = [e for e in envelopes if e.eventId not in stored]
+        if not fresh:
+            return stored, last_seq, prev
+        if expected is not None and expected != last_seq:
+            raise VersionConflict(expected=expected, actual=last_seq)
+        batch = _ChainedBatch.link(fresh, last_seq=last_seq, prev=prev, version=version)
+        stored.update(batch.stored)
+        params = {
+            **batch.columns,
+            "session": session_id,
+            "last_seq": batch.last_seq,
+            "head": batch.head,
+            "prev_head": batch.columns["prev"][-1],
+            "state": _final_state(fresh, state),
+        }
+        cursor.execute(_INSERT_BATCH_SQL, params, prepare=prepare)
     return stored, batch.last_seq, batch.head
 
 

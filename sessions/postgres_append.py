@@ -21,7 +21,10 @@ store diagnoses it. If the group statement fails as a whole (a unique violation 
 re-delivered, a deadlock with a transaction outside this scheme), nothing of it was stored and
 each request is executed on its own, so one bad request never fails another.
 
-Statements are prepared (psycopg server-side binding): Postgres plans each once per connection.
+Statements are prepared (psycopg server-side binding): Postgres plans each once per connection,
+unless ``VIVA_DB_PREPARED_STATEMENTS`` is off (a transaction-pooling PgBouncer older than 1.21,
+which cannot keep a statement prepared on one server connection for the next transaction on
+another: :func:`prepared`); they are then sent unnamed, with the same binding.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 import psycopg
+from django.conf import settings
 from django.db import IntegrityError
 from django.db.backends.base.base import BaseDatabaseWrapper
 
@@ -42,8 +46,24 @@ logger = logging.getLogger(__name__)
 
 PREPARE_THRESHOLD = 5
 """psycopg's default: a statement is prepared once it has run this many times (the append
-statements ask to be prepared at once). Behind a transaction-pooling PgBouncer older than 1.21,
-set ``OPTIONS["prepare_threshold"]`` and keep prepared statements working, or pool by session."""
+statements ask to be prepared at once, unless :func:`prepared` says no)."""
+
+
+def prepared() -> bool:
+    """Whether the append statements are prepared on the server (``VIVA_DB_PREPARED_STATEMENTS``;
+    off by default behind a transaction pooler, ``VIVA_DB_TRANSACTION_POOLING``)."""
+    return bool(getattr(settings, "VIVA_DB_PREPARED_STATEMENTS", True))
+
+
+def server_cursor(db: BaseDatabaseWrapper) -> psycopg.Cursor[Any]:
+    """A server-side-binding cursor on ``db``'s connection, prepared statements enabled on it
+    when :func:`prepared` (Django leaves them off unless OPTIONS asks)."""
+    db.ensure_connection()
+    raw = db.connection
+    if raw.prepare_threshold is None and prepared():
+        raw.prepare_threshold = PREPARE_THRESHOLD
+    return psycopg.Cursor(raw)
+
 
 GROUP_LIMIT: Final = 64
 """The most events one group statement stores."""
@@ -317,13 +337,8 @@ def _group_params(group: Sequence[AppendRequest]) -> dict[str, str]:
 def _execute(
     db: BaseDatabaseWrapper, sql: str, params: Mapping[str, Any], *, many: bool
 ) -> list[tuple[Any, ...]]:
-    """Run a prepared statement in autocommit with server-side binding; its rows."""
-    db.ensure_connection()
-    raw = db.connection
-    if raw.prepare_threshold is None:
-        # Django turns psycopg's prepared statements off unless OPTIONS asks for them; only
-        # server-side-binding cursors (like the one below) use them, so enable them here.
-        raw.prepare_threshold = PREPARE_THRESHOLD
-    with db.wrap_database_errors, psycopg.Cursor(raw) as cursor:
-        cursor.execute(sql, params, prepare=True)
+    """Run a statement in autocommit with server-side binding (prepared: :func:`prepared`); its
+    rows."""
+    with db.wrap_database_errors, server_cursor(db) as cursor:
+        cursor.execute(sql, params, prepare=prepared())
         return cursor.fetchall() if many else ([row] if (row := cursor.fetchone()) else [])

@@ -62,7 +62,7 @@ def log_tail(path: Path, limit: int = 8000) -> str:
     return path.read_bytes()[-limit:].decode(errors="replace") if path.exists() else ""
 
 
-def _wait_port(port: int, process: subprocess.Popen[bytes], timeout: float, log: Path) -> None:
+def wait_port(port: int, process: subprocess.Popen[bytes], timeout: float, log: Path) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -100,7 +100,7 @@ def listening_process(
     with log.open("wb") as output:
         process = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
         try:
-            _wait_port(port, process, timeout=timeout, log=log)
+            wait_port(port, process, timeout=timeout, log=log)
             yield process
         finally:
             _stop(process)
