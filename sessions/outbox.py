@@ -26,6 +26,7 @@ the grade to the LMS, telling integrators by webhook. Each consequence is one
   due. A failed handler is tried again
   after :func:`retry_delay` (5 s doubling to 1 h); after :data:`MAX_ATTEMPTS` the message is
   ``dead``: kept, visible in the admin with its last error, sent again by the admin action.
+  Delivered messages are deleted after :data:`KEEP_DELIVERED`.
 * **Reconciliation.** Apps register sweeps (:func:`register_sweep`) that find facts without
   their consequence (a completed exam without a marking request, from before the outbox or
   from a lost message) and enqueue it; :func:`relay_due` runs them first.
@@ -67,6 +68,9 @@ FIRST_RETRY_SECONDS: Final = 5
 LONGEST_RETRY_SECONDS: Final = 3600
 RELAY_BATCH: Final = 200
 """The most messages one :func:`relay_due` pass delivers."""
+KEEP_DELIVERED: Final = timedelta(days=30)
+"""How long a delivered message is kept (for the admin and the audit) before a relay pass
+deletes it; pending and dead ones are never deleted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +217,8 @@ class RelayPass:
 
     swept: int
     outcomes: dict[str, int]
+    pruned: int = 0
+    """Delivered messages older than :data:`KEEP_DELIVERED` deleted."""
 
 
 def relay_due(*, now: datetime | None = None) -> RelayPass:
@@ -233,7 +239,16 @@ def relay_due(*, now: datetime | None = None) -> RelayPass:
     for message_id in list(due):
         outcome = deliver(message_id, now=moment)
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
-    return RelayPass(swept=swept, outcomes=outcomes)
+    return RelayPass(swept=swept, outcomes=outcomes, pruned=_prune(moment))
+
+
+def _prune(now: datetime) -> int:
+    """Delete delivered messages older than :data:`KEEP_DELIVERED` (a bounded batch per pass)."""
+    old = OutboxMessage.objects.filter(
+        status=OutboxMessage.Status.DELIVERED, delivered_at__lt=now - KEEP_DELIVERED
+    ).values_list("pk", flat=True)[:RELAY_BATCH]
+    deleted, _ = OutboxMessage.objects.filter(pk__in=list(old)).delete()
+    return deleted
 
 
 def send_again(*, message_ids: Iterable[int], now: datetime | None = None) -> int:

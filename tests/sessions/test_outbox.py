@@ -111,3 +111,13 @@ def test_an_unknown_topic_is_kept_with_a_clear_error() -> None:
     assert outbox.relay_due().outcomes == {"retry": 1}
     message.refresh_from_db()
     assert message.last_error == "UnknownTopic: no handler for topic 'tests.nobody-handles-this'"
+
+
+def test_delivered_messages_are_kept_thirty_days_then_pruned() -> None:
+    outbox.register("tests.ok", lambda payload: None)
+    message = _enqueue("tests.ok", "p-1")
+    assert outbox.relay_due().outcomes == {"delivered": 1}
+    later = timezone.now() + outbox.KEEP_DELIVERED - timedelta(hours=1)
+    assert outbox.relay_due(now=later).pruned == 0
+    assert outbox.relay_due(now=later + timedelta(hours=2)).pruned == 1
+    assert not OutboxMessage.objects.filter(pk=message.pk).exists()
