@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import copy
 import uuid
+from datetime import datetime
 
 from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
 from accounts.roles import Area
+from authoring import presence
 from authoring.example_packages import example_documents
 from authoring.models import DraftPackage
 from ioa.validation import validate_package
@@ -137,3 +139,16 @@ def draft_change_collaborator(
     username = username.strip()
     wanted = current | {username} if add else current - {username}
     return draft_set_collaborators(draft=locked, usernames=sorted(wanted))
+
+
+def draft_presence_note(*, draft: DraftPackage, user: User, now: datetime | None = None) -> None:
+    """Record that ``user`` has ``draft`` open in the studio now (a heartbeat of the editor
+    page). Kept in the cache, under the user's display name, for ``presence.EXPIRY_SECONDS``."""
+    presence.presence_note(
+        draft_id=draft.pk, user_id=user.pk, name=user.name, now=now or timezone.now()
+    )
+
+
+def draft_presence_leave(*, draft: DraftPackage, user: User) -> None:
+    """Forget at once that ``user`` has ``draft`` open (their editor page is being left)."""
+    presence.presence_drop(draft_id=draft.pk, user_id=user.pk)

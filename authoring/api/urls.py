@@ -10,6 +10,11 @@ urlpatterns = [
         views.DraftValidateApi.as_view(),
         name="api-package-validate",
     ),
+    path(
+        "packages/<str:draft_id>/presence/",
+        views.DraftPresenceApi.as_view(),
+        name="api-package-presence",
+    ),
     path("validate/", views.ValidateDocumentApi.as_view(), name="api-validate"),
     path("schema/package/", views.PackageJsonSchemaApi.as_view(), name="api-package-schema"),
 ]

@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 from accounts.access import AreaPermission, signed_in_user
 from accounts.roles import Area
-from authoring import selectors, services
+from authoring import presence, selectors, services
 from authoring.draft_requests import draft_api_or_404, edit_conflict_response
 from authoring.models import DraftPackage
 from ioa.schema.export import build_json_schema
@@ -181,6 +181,51 @@ class DraftValidateApi(StudioApi):
         data.is_valid(raise_exception=True)
         document = data.validated_data.get("document", draft.document)
         return Response(validate_package(document).to_dict())
+
+
+class DraftPresenceApi(StudioApi):
+    """Say that you have this package open in the studio (the editor sends this every 20 s
+    while it is visible), or that you left it; answers who else has it open now.
+
+    Someone counts as having it open for 60 s after their last heartbeat, or until their page
+    says it left. Only people who may edit the package (owner, co-authors, admins) may ask.
+    """
+
+    @extend_schema_serializer(component_name="PackagePresenceBeat")
+    class InputSerializer(serializers.Serializer[object]):
+        left = serializers.BooleanField(
+            required=False, default=False, help_text="True when your editor page is closing."
+        )
+
+    @extend_schema_serializer(component_name="PackagePresence")
+    class OutputSerializer(serializers.Serializer[object]):
+        @extend_schema_serializer(component_name="PackagePresenceEditor")
+        class EditorSerializer(serializers.Serializer[object]):
+            name = serializers.CharField(help_text="Their display name.")
+            lastSeen = serializers.DateTimeField(source="last_seen")
+
+        others = EditorSerializer(many=True, help_text="Everyone else with the package open.")
+        heartbeatSec = serializers.IntegerField(help_text="Send the next heartbeat after this.")
+        expiresAfterSec = serializers.IntegerField(
+            help_text="How long after a heartbeat someone still counts as here."
+        )
+
+    @extend_schema(request=InputSerializer, responses=OutputSerializer)
+    def post(self, request: Request, draft_id: str) -> Response:
+        draft = draft_api_or_404(request, draft_id)
+        user = signed_in_user(request)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        if data.validated_data["left"]:
+            services.draft_presence_leave(draft=draft, user=user)
+        else:
+            services.draft_presence_note(draft=draft, user=user)
+        body = {
+            "others": selectors.draft_presence_others(draft=draft, user=user),
+            "heartbeatSec": presence.HEARTBEAT_SECONDS,
+            "expiresAfterSec": presence.EXPIRY_SECONDS,
+        }
+        return Response(self.OutputSerializer(body).data)
 
 
 class ValidateDocumentApi(StudioApi):

@@ -142,6 +142,12 @@ def test_another_authors_package_answers_404_in_pages_and_api() -> None:
         ).status_code
         == 404
     )
+    assert (
+        stranger.post(
+            f"/api/v1/packages/{draft.id}/presence/", {}, content_type="application/json"
+        ).status_code
+        == 404
+    )
     assert DraftPackage.objects.get(pk=draft.pk).revision == 1
 
 
@@ -152,3 +158,21 @@ def test_a_collaborator_sees_the_package() -> None:
     client = Client()
     client.force_login(collaborator)
     assert client.get(f"/api/v1/packages/{draft.id}/").status_code == 200
+    presence = client.post(
+        f"/api/v1/packages/{draft.id}/presence/", {}, content_type="application/json"
+    )
+    assert presence.status_code == 200
+
+
+# The studio's presence heartbeat on someone else's draft, per role: the studio area first
+# (401/403), then the draft endpoints' 404 for an author who may not edit it; admins edit any.
+PRESENCE = {"anonymous": 401, "candidate": 403, "author": 404, "proctor": 403, "admin": 200}
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_presence_heartbeat_by_role(role: str) -> None:
+    draft = DraftPackageFactory()
+    response = client_for(role).post(
+        f"/api/v1/packages/{draft.id}/presence/", {}, content_type="application/json"
+    )
+    assert response.status_code == PRESENCE[role], response.content
