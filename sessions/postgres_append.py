@@ -41,6 +41,7 @@ import psycopg
 from django.conf import settings
 from django.db import IntegrityError
 from django.db.backends.base.base import BaseDatabaseWrapper
+from psycopg.rows import TupleRow
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ def prepared() -> bool:
     return bool(getattr(settings, "VIVA_DB_PREPARED_STATEMENTS", True))
 
 
-def server_cursor(db: BaseDatabaseWrapper) -> psycopg.Cursor[Any]:
+def server_cursor(db: BaseDatabaseWrapper) -> psycopg.Cursor[TupleRow]:
     """A server-side-binding cursor on ``db``'s connection, prepared statements enabled on it
     when :func:`prepared` (Django leaves them off unless OPTIONS asks)."""
     db.ensure_connection()
