@@ -10,9 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ioa.compiler import compile_package
 from ioa.dry_run import dry_run
 from ioa.schema import load_package
 from ioa.validation import validate_package
+from publishing.cost_estimate import CostEstimate, estimate, measure, node_prompt_tokens
+from publishing.examiner_port import examiner_pricing
 
 
 class DryRunRefused(Exception):
@@ -32,6 +35,25 @@ def document_dry_run(*, document: object) -> dict[str, Any]:
     if not report.passed:
         raise DryRunRefused(report.to_dict())
     return dry_run(load_package(document))
+
+
+def dry_run_estimate(
+    *, document: object, report: Mapping[str, object], candidates: int
+) -> CostEstimate | None:
+    """The cost estimate of an exam of ``document`` and of a sitting of ``candidates``, from its
+    dry-run ``report`` (``publishing.cost_estimate``), priced with the examiner's price table and
+    providers; None when no examiner bot is installed to ask (``publishing.examiner_port``).
+    ``document`` passed validation (the dry run needs it)."""
+    examiner = examiner_pricing()
+    if examiner is None:
+        return None
+    package = load_package(document)
+    usage = measure(
+        report,
+        node_prompt_tokens(dict(compile_package(package))),
+        package.metadata.totalTimeBudgetSec,
+    )
+    return estimate(usage, examiner.pricing(), examiner.providers(), candidates)
 
 
 def _share(part: int, whole: int) -> str:

@@ -15,7 +15,8 @@ from accounts.roles import Area
 from authoring.draft_requests import draft_page_or_404
 from authoring.services import DraftConflict
 from publishing import selectors
-from publishing.dry_runs import DryRunRefused, document_dry_run
+from publishing.cost_estimate import CostEstimate, candidates_from
+from publishing.dry_runs import DryRunRefused, document_dry_run, dry_run_estimate
 from publishing.models import PublishedVersion
 from publishing.services import PublishRejected, version_publish
 
@@ -59,8 +60,9 @@ def package_versions(request: HttpRequest, draft_id: uuid.UUID) -> HttpResponse:
 
 @area_required(Area.STUDIO)
 def package_publish(request: HttpRequest, draft_id: uuid.UUID) -> HttpResponse:
-    """Review before publishing: the validation result and the dry run of the saved draft, and
-    the Publish button (POST, with the revision reviewed: a later save is a conflict)."""
+    """Review before publishing: the validation result, the dry run of the saved draft with the
+    cost estimate of an exam and of a sitting of ``?candidates=N`` (default 100), and the
+    Publish button (POST, with the revision reviewed: a later save is a conflict)."""
     draft = draft_page_or_404(request, draft_id)
     if request.method == "POST":
         try:
@@ -87,12 +89,22 @@ def package_publish(request: HttpRequest, draft_id: uuid.UUID) -> HttpResponse:
         draft.refresh_from_db()
     report: dict[str, object] | None = None
     validation: dict[str, object] | None = None
+    cost: CostEstimate | None = None
+    candidates = candidates_from(request.GET.get("candidates", ""))
     try:
         report = document_dry_run(document=draft.document)
     except DryRunRefused as refused:
         validation = refused.report
+    else:
+        cost = dry_run_estimate(document=draft.document, report=report, candidates=candidates)
     return render(
         request,
         "publishing/package_publish.html",
-        {"draft": draft, "report": report, "validation": validation},
+        {
+            "draft": draft,
+            "report": report,
+            "validation": validation,
+            "cost": cost,
+            "candidates": candidates,
+        },
     )

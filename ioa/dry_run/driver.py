@@ -98,6 +98,8 @@ class _Run:
     speaking: tuple[str, int] | None = None
     """(utterance id, when it ends) of the utterance being spoken."""
     presses: int = 0
+    llm_requests: dict[str, int] = field(default_factory=dict)
+    """Per node, the examiner's ``report_observation`` calls: what a live examiner asks the LLM."""
 
     # --- the bot ---------------------------------------------------------------------------
 
@@ -108,6 +110,7 @@ class _Run:
             if isinstance(effect, Speak):
                 self.queue.append(effect)
             elif isinstance(effect, PromptLlm) and depth < MAX_PROMPT_DEPTH:
+                self._count_request()
                 self.send(Observation(self._instructed(effect.instruction)), depth + 1)
             elif isinstance(effect, EndSession):
                 self.queue.clear()
@@ -143,6 +146,10 @@ class _Run:
             if self.speaking is None:
                 return
             self.advance_to(self.speaking[1])
+
+    def _count_request(self) -> None:
+        node_id = self.controller.state.current_node_id or ""
+        self.llm_requests[node_id] = self.llm_requests.get(node_id, 0) + 1
 
     # --- the examiner ------------------------------------------------------------------------
 
@@ -240,6 +247,7 @@ class _Run:
             return
         self.send(TranscriptSegment("candidate", move.text, 0.93))
         if not self.controller.completed and self.node() is node:
+            self._count_request()
             self.send(Observation(self.observe(node, move)))
 
 
@@ -252,6 +260,9 @@ class RunResult:
     events: tuple[EventEnvelope, ...]
     stuck_at: str | None
     """The node where the run stopped without ``exam_completed`` (a dead end), else None."""
+    llm_requests: tuple[tuple[str, int], ...] = ()
+    """Per node (package order of first request), the examiner's LLM requests: one per
+    candidate answer and one per runtime instruction (``PromptLlm``)."""
 
 
 def run_persona(
@@ -279,4 +290,4 @@ def run_persona(
         index += 1
     run.finish_speaking()
     stuck = None if controller.completed else controller.state.current_node_id
-    return RunResult(name, variant, tuple(run.events), stuck)
+    return RunResult(name, variant, tuple(run.events), stuck, tuple(run.llm_requests.items()))

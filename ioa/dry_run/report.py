@@ -5,7 +5,9 @@ and returns a JSON-ready dict (key order fixed, every list sorted in package ord
 same package always gives the same report, byte for byte. Its sections:
 
 ``runs``         one row per simulated session: persona, pool variant, nodes in order, how it
-                 ended, its duration, the forced exits it met, the targets it covered
+                 ended, its duration, the forced exits it met, the targets it covered, the
+                 examiner's LLM requests per node and what it said (characters, words): the
+                 measures of the cost estimate (``publishing.cost_estimate``)
 ``nodes``        per node: runs that reached it, time spent there (min/median/max seconds)
                  against its budget, exits by reason, forced exits
 ``neverReached`` nodes no run entered
@@ -42,6 +44,7 @@ def _run_row(run: RunResult) -> dict[str, Any]:
     covered: list[str] = []
     end_reason = None
     duration = 0.0
+    spoken_chars = spoken_words = 0
     for event in run.events:
         payload = event.payload
         if isinstance(payload, p.NodeEntered):
@@ -52,6 +55,9 @@ def _run_row(run: RunResult) -> dict[str, Any]:
             covered.extend(t for t in payload.targetIds if t not in covered)
         elif isinstance(payload, p.ExamCompleted):
             end_reason, duration = payload.reason, payload.totalDurationSec
+        elif isinstance(payload, p.ExaminerUtteranceFinal):
+            spoken_chars += len(payload.text)
+            spoken_words += len(payload.text.split())
     return {
         "persona": run.persona,
         "variant": run.variant,
@@ -61,6 +67,9 @@ def _run_row(run: RunResult) -> dict[str, Any]:
         "forcedExits": forced,
         "covered": covered,
         "stuckAt": run.stuck_at,
+        "llmRequests": dict(run.llm_requests),
+        "examinerChars": spoken_chars,
+        "examinerWords": spoken_words,
     }
 
 

@@ -22,7 +22,8 @@ from accounts.roles import Area
 from authoring.draft_requests import draft_api_or_404, edit_conflict_response
 from authoring.services import DraftConflict
 from publishing import selectors
-from publishing.dry_runs import DryRunRefused, document_dry_run
+from publishing.cost_estimate import DEFAULT_CANDIDATES, MAX_CANDIDATES
+from publishing.dry_runs import DryRunRefused, document_dry_run, dry_run_estimate
 from publishing.models import PublishedVersion
 from publishing.services import PublishRejected, version_publish
 from web.api.errors import unprocessable_response
@@ -140,7 +141,10 @@ class DraftDryRunApi(APIView):
     """The dry run of a draft: the stored document, or (if given) a document you are editing.
 
     Simulated candidates run through the runtime controller; nothing is stored. 422 with the
-    validation report when the package does not pass validation.
+    validation report when the package does not pass validation. ``costEstimate``: the
+    estimated cost of an exam and of a sitting of ``candidates`` (default 100) from the dry run,
+    per exam mode, with its assumptions (docs/studio.md, "Dry run"); null without an examiner
+    bot.
     """
 
     area = Area.STUDIO
@@ -148,6 +152,9 @@ class DraftDryRunApi(APIView):
 
     class DryRunInputSerializer(serializers.Serializer[object]):
         document = serializers.JSONField(required=False)
+        candidates = serializers.IntegerField(
+            required=False, min_value=1, max_value=MAX_CANDIDATES, default=DEFAULT_CANDIDATES
+        )
 
     @extend_schema(
         request=DryRunInputSerializer,
@@ -160,13 +167,17 @@ class DraftDryRunApi(APIView):
         draft = draft_api_or_404(request, draft_id)
         data = self.DryRunInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        document = data.validated_data.get("document", draft.document)
         try:
-            report = document_dry_run(document=data.validated_data.get("document", draft.document))
+            report = document_dry_run(document=document)
         except DryRunRefused as refused:
             return unprocessable_response(
                 "invalid_package", str(refused), {"report": refused.report}
             )
-        return Response(report)
+        cost = dry_run_estimate(
+            document=document, report=report, candidates=data.validated_data["candidates"]
+        )
+        return Response({**report, "costEstimate": cost.as_json() if cost else None})
 
 
 class VersionDryRunApi(APIView):
