@@ -108,6 +108,7 @@ ROUTES = [
     Route("api-package-preview", "post", "/api/v1/packages/{draft}/preview/", expect(STUDIO)),
     Route("api-package-publish", "post", "/api/v1/packages/{draft}/publish/", expect(STUDIO)),
     Route("api-package-dry-run", "post", "/api/v1/packages/{draft}/dry-run/", expect(STUDIO)),
+    Route("api-package-presence", "post", "/api/v1/packages/{draft}/presence/", expect(STUDIO)),
     Route("api-version-list", "get", "/api/v1/versions/", expect(EVERYONE, scoped=False)),
     *[
         Route(
