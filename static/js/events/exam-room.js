@@ -208,32 +208,8 @@
     },
   };
 
-  /** Fold one event (module docstring). */
-  function step(state, event, ctx) {
-    const context = ctx || {};
-    if (event && event.type === "heartbeat" && (event.seq === undefined || event.seq === null)) {
-      const at = log.at(event);
-      if (Number.isNaN(at) || typeof context.now !== "number") return { state, out: [] };
-      return { state: Object.freeze({ ...state, offset: at - context.now }), out: [] };
-    }
-    const admitted = log.admit(state.gate, event);
-    if (!admitted.fresh) return { state, out: [] };
-    const handler = Object.prototype.hasOwnProperty.call(HANDLERS, event.type) ? HANDLERS[event.type] : null;
-    const [changes, out] = handler ? handler(state, log.payload(event), log.at(event), event, context) : [null, []];
-    return { state: Object.freeze({ ...state, ...(changes || {}), gate: admitted.gate }), out };
-  }
-
-  /** Fold a whole log (a page load, a test): the state and every `out` in order. */
-  function replay(state, events, ctx) {
-    let current = state;
-    const out = [];
-    for (const event of events) {
-      const result = step(current, event, ctx);
-      current = result.state;
-      out.push(...result.out);
-    }
-    return { state: current, out };
-  }
+  // Fold one event, or a whole log (a page load, a test): log.reducer (module docstring).
+  const { step, replay } = log.reducer(HANDLERS);
 
   return { initial, step, replay, partOf };
 });

@@ -90,5 +90,44 @@
     return null;
   }
 
-  return { TERMINAL, NOT_STARTED, gate, admit, at, payload, clock, active, run, stop, remaining, reanchor, reanchoring };
+  // --- the fold both pages share ---------------------------------------------------------------
+
+  /** A page's reading of the log from its `handlers` (event type -> (state, payload, at, event,
+   * ctx) -> [changes, out]): {step, replay}. step(state, event, ctx) -> {state, out}: a heartbeat
+   * without a seq only sets `offset` (the server's clock minus ctx.now); an event the gate
+   * refuses (seen, malformed) changes nothing; an unknown type moves only the gate. `after(event,
+   * out)`, when given, may add to a fresh event's `out` (the proctor's timeline line). The state
+   * is never changed: each step returns a new frozen one. replay folds a whole log. */
+  function reducer(handlers, after) {
+    function step(state, event, ctx) {
+      const context = ctx || {};
+      if (event && event.type === "heartbeat" && !hasSeq(event)) {
+        const when = at(event);
+        if (Number.isNaN(when) || typeof context.now !== "number") return { state, out: [] };
+        return { state: Object.freeze({ ...state, offset: when - context.now }), out: [] };
+      }
+      const admitted = admit(state.gate, event);
+      if (!admitted.fresh) return { state, out: [] };
+      const handler = Object.prototype.hasOwnProperty.call(handlers, event.type) ? handlers[event.type] : null;
+      const [changes, out] = handler ? handler(state, payload(event), at(event), event, context) : [null, []];
+      const shown = [...out];
+      if (after) after(event, shown);
+      return { state: Object.freeze({ ...state, ...(changes || {}), gate: admitted.gate }), out: shown };
+    }
+
+    function replay(state, events, ctx) {
+      let current = state;
+      const out = [];
+      for (const event of events) {
+        const result = step(current, event, ctx);
+        current = result.state;
+        out.push(...result.out);
+      }
+      return { state: current, out };
+    }
+
+    return { step, replay };
+  }
+
+  return { TERMINAL, NOT_STARTED, gate, admit, at, payload, clock, active, run, stop, remaining, reanchor, reanchoring, reducer };
 });
