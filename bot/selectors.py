@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import uuid
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.db.models import Min, Sum
 
+from bot import capacity
 from bot.models import BotLease
 
 
@@ -45,4 +47,37 @@ def hosting_summary(*, now: datetime) -> HostingSummary:
         queued_starts=count,
         oldest_queued_seconds=max(0.0, (now - oldest).total_seconds()) if oldest else 0.0,
         restarts=int(restarts),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class StartQueue:
+    """Where a session's requested examiner stands (``None`` from :func:`start_queue` once it
+    runs, or when no start was requested)."""
+
+    position: int
+    """1 for the oldest start still waiting, counting every session's."""
+    waited_seconds: float
+    workers: int
+    """Workers that reported in the last half minute (0: no examiner is running anywhere)."""
+    full: bool
+    """Every reported worker hosts as many exams as it may."""
+
+
+def start_queue(*, session_id: uuid.UUID | str, now: datetime) -> StartQueue | None:
+    """The session's place among the starts no worker has taken yet, and the cluster's state
+    (``bot.capacity``); ``None`` when its bot is not waiting for a worker."""
+    key = session_id if isinstance(session_id, uuid.UUID) else uuid.UUID(str(session_id))
+    lease = BotLease.objects.filter(session_id=key, state=BotLease.State.STARTING).first()
+    if lease is None:
+        return None
+    ahead = BotLease.objects.filter(
+        state=BotLease.State.STARTING, requested_at__lt=lease.requested_at
+    ).count()
+    state = capacity.cluster()
+    return StartQueue(
+        position=ahead + 1,
+        waited_seconds=max(0.0, (now - lease.requested_at).total_seconds()),
+        workers=state.workers,
+        full=state.workers > 0 and state.full,
     )

@@ -9,10 +9,11 @@ from collections.abc import Iterable
 from django.utils import timezone
 
 from bot.models import BotLease
+from bot.selectors import start_queue
 from bot.services import bot_start
 from bot.speech_providers import resolve_speech
 from bot.voice.languages import offline_stt_available
-from sessions.bot_port import BotHealth
+from sessions.bot_port import BotHealth, StartWait
 from sessions.models import ExamSession
 
 
@@ -48,3 +49,10 @@ class SessionExaminerBot:
             )
             for session_id, state, expires in rows
         }
+
+    def start_wait(self, session_id: uuid.UUID) -> StartWait | None:
+        """From the leases and the workers' reports (``bot.selectors.start_queue``)."""
+        queue = start_queue(session_id=session_id, now=timezone.now())
+        if queue is None:
+            return None
+        return StartWait(position=queue.position, workers=queue.workers, full=queue.full)

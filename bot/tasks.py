@@ -8,7 +8,8 @@
 * ``bot.tasks.supervise_bots()`` — launches a new bot for every session whose bot died (lease
   expired, ``bot.lease.claim_expired``). Every worker that consumes the ``bots`` queue also runs
   it in a background thread every ``VIVA_BOT_SUPERVISOR_SECONDS`` (so surviving workers restart
-  the bots of a dead one); with Celery beat, schedule it too (docs/bot.md).
+  the bots of a dead one); with Celery beat, schedule it too (docs/bot.md). The same thread
+  reports this process's capacity and load to the cluster (``bot.capacity``).
 
 On a warm shutdown (SIGTERM) the host drains: its bots stop taking turns, release their leases
 and their starts go back on the queue at once, so another worker resumes them from the log
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import threading
 import time
 import uuid
@@ -31,6 +33,7 @@ from celery.signals import (
     worker_shutting_down,
 )
 
+from bot import capacity
 from bot.conf import bot_settings
 from bot.warmup import warm_on_start
 from sessions import chain_anchor
@@ -86,14 +89,33 @@ def _supervise_forever(interval: float) -> None:
     from django.db import close_old_connections, connections
 
     try:
+        report_capacity()
         while not _stop_supervisor.wait(interval):
             close_old_connections()
+            report_capacity()
             try:
                 supervise_once()
             except Exception:
                 logger.exception("bot supervisor pass failed")
     finally:
         connections.close_all()
+
+
+def report_capacity() -> None:
+    """Tell the cluster how many exams this process may host and hosts (``bot.capacity``);
+    a cache that cannot be reached is skipped (the report expires, and the next pass tries)."""
+    from bot.hosting import bot_host
+
+    host = bot_host()
+    try:
+        capacity.report(
+            worker=f"celery:{socket.gethostname()}:{os.getpid()}",
+            capacity=host.capacity,
+            hosted=len(host.hosted),
+            draining=host.draining,
+        )
+    except Exception as exc:  # the cache is Redis: an outage is logged by the layer watch
+        logger.debug("capacity not reported: %s", exc)
 
 
 def _consumes_bots(sender: object) -> bool:

@@ -10,6 +10,8 @@ answers for all of them (a handful of aggregate queries, no per-session work):
 * ``viva_bot_starts_queued`` and ``viva_bot_start_oldest_age_seconds`` — starts no worker took
   yet (a full or stopped cluster shows here first);
 * ``viva_bot_restarts_total`` — bots restarted after their worker died (lease expiries);
+* ``viva_bot_workers`` and ``viva_bot_capacity`` — the bot workers that reported in the last
+  30 s and the exams they may host in all (``bot.capacity``: admission control);
 * ``viva_inbox_pending`` and ``viva_inbox_oldest_age_seconds`` — candidate inputs no bot has
   processed (an answer waiting while its bot moves);
 * ``viva_outbox_pending{topic}``, ``viva_outbox_dead{topic}`` and
@@ -33,6 +35,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from bot import capacity
 from bot.selectors import hosting_summary
 from sessions import layer_outage, outbox
 from sessions.inbox import inbox_backlog
@@ -60,6 +63,15 @@ class ClusterCollector(Collector):
         )
         yield CounterMetricFamily(
             "viva_bot_restarts", "Bots restarted after their worker died.", value=hosting.restarts
+        )
+        cluster = capacity.cluster()
+        yield GaugeMetricFamily(
+            "viva_bot_workers", "Bot workers that reported in the last 30 s.", value=cluster.workers
+        )
+        yield GaugeMetricFamily(
+            "viva_bot_capacity",
+            "Exams the reporting, non-draining bot workers may host in all.",
+            value=cluster.capacity,
         )
         yield from _inbox(now)
         yield from _outbox(now)

@@ -29,6 +29,16 @@ class BotHealth:
     live: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class StartWait:
+    """A session whose examiner waits for a free worker: its place in the queue (1 = next) and
+    whether every running worker is full, or none is running (``workers`` 0)."""
+
+    position: int
+    workers: int
+    full: bool
+
+
 class ExaminerBot(Protocol):
     """What sessions asks of the examiner bot."""
 
@@ -45,6 +55,10 @@ class ExaminerBot(Protocol):
 
     def health(self, session_ids: Iterable[uuid.UUID | str]) -> dict[str, BotHealth]:
         """Per session id (str) that has a bot lease: its :class:`BotHealth`."""
+
+    def start_wait(self, session_id: uuid.UUID) -> StartWait | None:
+        """Where the session's requested examiner stands while no worker has taken it
+        (``None`` once it runs, or when none was requested)."""
 
 
 _registered: list[ExaminerBot] = []

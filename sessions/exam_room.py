@@ -47,7 +47,7 @@ from ioa.languages import supported_language
 from ioa.runtime.commands import gate
 from ioa.schema import AssessmentPackage, CandidateCommandPolicy, CandidateCommandType, NodeKind
 from ioa.schema.loader import load_package
-from sessions.bot_port import examiner_bot
+from sessions.bot_port import StartWait, examiner_bot
 from sessions.models import ExamSession
 from web.unavailable import is_outage
 
@@ -378,6 +378,29 @@ def voice_language_supported(session: ExamSession) -> bool:
     return bot is not None and bot.hears(page_language(session))
 
 
+def wait_message(wait: StartWait) -> str | None:
+    """What a candidate whose examiner waits for a free worker is told (in the active
+    language): every examiner busy and their place, or none running; ``None`` when a worker is
+    free (an ordinary start under way: the room keeps its own words)."""
+    if wait.workers == 0:
+        return _(
+            "No examiner is running at the moment. Please stay on this page: your exam starts "
+            "by itself as soon as one is, and your time has not started. If nothing changes "
+            "within a few minutes, contact your proctor or the exam support."
+        )
+    if not wait.full:
+        return None
+    if wait.position <= 1:
+        return _(
+            "All examiners are busy right now. You are next in the queue: your exam starts by "
+            "itself as soon as an examiner is free, and your time has not started."
+        )
+    return _(
+        "All examiners are busy right now. You are number %(position)d in the queue: your exam "
+        "starts by itself as soon as an examiner is free, and your time has not started."
+    ) % {"position": wait.position}
+
+
 def room_config(session: ExamSession) -> dict[str, object]:
     """Everything the exam room's script needs, rendered into the page as JSON."""
     structure = exam_structure(session)
@@ -393,6 +416,7 @@ def room_config(session: ExamSession) -> dict[str, object]:
             else None
         ),
         "doneUrl": step_url(session, Step.DONE),
+        "examinerWaitUrl": reverse("exam_sessions:exam-examiner-wait", args=[session.pk]),
         "examinerName": structure.examiner_name,
         "timeMultiplier": float(multiplier),
         "totalBudgetSec": structure.scaled(structure.total_budget_sec, multiplier),

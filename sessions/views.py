@@ -26,7 +26,7 @@ from collections.abc import Callable
 from functools import wraps
 
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone, translation
@@ -38,6 +38,7 @@ from django.views.decorators.http import require_http_methods
 from accounts.access import area_required
 from accounts.roles import Area
 from sessions import exam_room, previews, services, windows
+from sessions.bot_port import examiner_bot
 from sessions.exam_room import Mode, Step
 from sessions.models import ExamSession
 
@@ -187,6 +188,30 @@ def exam_window(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
         window_status=window.status(timezone.now()).value,
     )
     return render(request, "sessions/exam_window.html", context, status=403)
+
+
+@never_cache
+@exam_or_own_preview
+@require_http_methods(["GET"])
+def exam_examiner_wait(request: HttpRequest, session_id: uuid.UUID) -> JsonResponse:
+    """While the candidate waits for the examiner (issue #33, admission control): whether its
+    start waits for a free worker, the place in the queue, and what to tell the candidate in
+    the exam's language (``message``: every examiner busy, or none running; ``null`` while an
+    ordinary start is under way). The exam room asks once the start takes longer than usual."""
+    session = _session(request, session_id)
+    bot = examiner_bot()
+    wait = bot.start_wait(session.pk) if bot is not None else None
+    if wait is None:
+        return JsonResponse({"waiting": False, "message": None})
+    return JsonResponse(
+        {
+            "waiting": True,
+            "position": wait.position,
+            "workers": wait.workers,
+            "full": wait.full,
+            "message": exam_room.wait_message(wait),
+        }
+    )
 
 
 @never_cache

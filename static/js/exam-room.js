@@ -101,6 +101,7 @@
     view: events.examRoom.initial(cfg.state, cfg.totalBudgetSec),
     live: false, // caught up with the log: announce new things from now on
     botLate: false, // the examiner did not get ready within BOT_START_PATIENCE_MS
+    botWait: null, // then: why, from the server (every examiner busy and the place, or none running)
     readySent: false,
     warnedEntry: 0, // the node entry (view.nodeEntry) the one-minute warning was given for
     pendingCommands: new Map(), // commandId -> type
@@ -288,7 +289,7 @@
             ? gettext("The examiner is ready. Start when you are ready.")
             : gettext("The examiner is ready. Connecting your audio…")
           : S.botLate
-            ? gettext("The examiner is taking longer than usual to start. Please stay on this page: it starts by itself as soon as it can. If nothing changes within a few minutes, contact your proctor or the exam support.")
+            ? S.botWait || gettext("The examiner is taking longer than usual to start. Please stay on this page: it starts by itself as soon as it can. If nothing changes within a few minutes, contact your proctor or the exam support.")
             : gettext("The examiner is getting ready. This usually takes a few seconds.");
     }
     const paused = state === "paused";
@@ -1000,10 +1001,30 @@
   render();
   connect();
   startVoice();
+  // Late: ask the server why, every WAIT_POLL_MS until the examiner is ready (issue #33: every
+  // examiner busy and the candidate's place in the queue, or none running), and say it.
+  const WAIT_POLL_MS = 5000;
+  async function askWhyWaiting() {
+    if (S.view.botReady || !NOT_STARTED.has(S.view.examState) || S.view.examState === "ready") return;
+    try {
+      const response = await fetch(cfg.examinerWaitUrl, { credentials: "same-origin", headers: { Accept: "application/json" } });
+      const data = response.ok ? await response.json() : null;
+      const message = data && typeof data.message === "string" ? data.message : null;
+      if (message !== S.botWait) {
+        S.botWait = message;
+        if (message) announce(message, true);
+        render();
+      }
+    } catch (e) {
+      // offline for a moment: the room's own words stay, and the next poll asks again
+    }
+    window.setTimeout(askWhyWaiting, WAIT_POLL_MS);
+  }
   window.setTimeout(() => {
     if (S.view.botReady || !NOT_STARTED.has(S.view.examState) || S.view.examState === "ready") return;
     S.botLate = true;
     announce(gettext("The examiner is taking longer than usual to start."), true);
     render();
+    if (cfg.examinerWaitUrl) askWhyWaiting();
   }, BOT_START_PATIENCE_MS);
 })();

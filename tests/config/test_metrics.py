@@ -10,11 +10,13 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.core.cache import cache
 from django.db import transaction
 from django.test import Client
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
+from bot import capacity
 from bot.models import BotLease
 from sessions import outbox
 from sessions.models import CandidateInput, OutboxMessage
@@ -68,6 +70,9 @@ def cluster_state() -> None:
         outbox.enqueue(topic="lti.post_grade", key="s-1", payload={"sessionId": "s-1"})
         outbox.enqueue(topic="webhooks.emit", key="w-1", payload={})
     OutboxMessage.objects.filter(key="w-1").update(status="dead")
+    cache.delete(capacity.INDEX_KEY)
+    capacity.report(worker="celery:host-a:11", capacity=50, hosted=2, draining=False)
+    capacity.report(worker="celery:host-b:7", capacity=50, hosted=1, draining=True)
 
 
 def test_metrics_are_off_without_a_token(settings: Any) -> None:
@@ -96,3 +101,5 @@ def test_a_scrape_of_a_real_server_reads_the_cluster_state() -> None:
     assert got[("viva_outbox_dead", (("topic", "webhooks.emit"),))] == 1
     assert got[("viva_bot_restarts_total", ())] == 0
     assert got[("viva_channel_layer_up", ())] == 1
+    assert got[("viva_bot_workers", ())] == 2
+    assert got[("viva_bot_capacity", ())] == 50  # the draining worker offers no room
