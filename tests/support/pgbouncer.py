@@ -36,9 +36,13 @@ def pgbouncer(*, host: str, port: int, user: str) -> Iterator[int]:
     """Run PgBouncer until the block ends; yields the port it listens on."""
     binary = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
     listen = free_port()
+    # PgBouncer refuses to run as root: it runs as postgres, which must reach every file it
+    # opens, so they all live in a fresh world-writable folder (a checkout may sit under a
+    # private directory); the log is copied to test-artifacts afterwards.
     folder = Path(tempfile.mkdtemp(prefix="pgbouncer-"))
-    folder.chmod(0o777)  # PgBouncer refuses to run as root: it runs as postgres and writes here
-    log = output_log("pgbouncer", listen)
+    folder.chmod(0o777)
+    log = folder / "pgbouncer.log"
+    log.touch(mode=0o666)
     log.chmod(0o666)
     config = folder / "pgbouncer.ini"
     config.write_text(
@@ -58,4 +62,5 @@ def pgbouncer(*, host: str, port: int, user: str) -> Iterator[int]:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
+        shutil.copyfile(log, output_log("pgbouncer", listen))
         shutil.rmtree(folder, ignore_errors=True)
