@@ -82,6 +82,8 @@ class _Watch:
 _handlers: dict[str, Handler] = {}
 _queues: dict[str, str] = {}
 _watches: dict[str, _Watch] = {}
+_watched_types: list[frozenset[str]] = [frozenset()]
+"""Every type some app watches (kept with :func:`watch`: :func:`watched` runs on every append)."""
 _sweeps: dict[str, Sweep] = {}
 _kick: list[Kick] = []
 
@@ -101,6 +103,7 @@ def watch(name: str, types: Iterable[str], writer: FactWriter) -> None:
     """Call ``writer`` inside the transaction of every append that stores an event of one of
     ``types``, with those new events (``name`` keeps one registration per caller)."""
     _watches[name] = _Watch(frozenset(types), writer)
+    _watched_types[0] = frozenset().union(*(w.types for w in _watches.values()))
 
 
 def register_sweep(name: str, sweep: Sweep) -> None:
@@ -120,8 +123,8 @@ def set_kick(kick: Kick | None) -> Kick | None:
 def watched(types: Iterable[str]) -> bool:
     """Whether any app hears of one of these event types (the event store then appends in a
     transaction and calls :func:`record_facts`)."""
-    wanted = set(types)
-    return any(w.types & wanted for w in _watches.values())
+    heard = _watched_types[0]
+    return any(t in heard for t in types)
 
 
 def record_facts(session_id: uuid.UUID, events: Sequence[Mapping[str, object]]) -> None:
