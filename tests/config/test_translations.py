@@ -3,6 +3,9 @@
 * the committed ``.mo`` files are compiled from the ``.po`` files (no GNU gettext needed);
 * each catalogue entry used by a candidate-facing source is translated, not fuzzy, and keeps
   the English placeholders;
+* every de/es catalogue is complete (issue #34): ``msgfmt --check --statistics`` reports no
+  untranslated or fuzzy message and no error, and no translation drops or changes a
+  placeholder (``%(name)s``, ``%s``, ``{name}``, ``%%``) or an HTML tag of its msgid;
 * candidate templates hold no literal text outside ``{% translate %}``/``{% blocktranslate %}``,
   and every string they and the exam room's scripts mark is in the catalogues (a string added
   after the last ``make messages`` fails here, not silently in English on a German page).
@@ -11,6 +14,8 @@
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import polib
@@ -86,6 +91,99 @@ def test_every_candidate_string_is_translated(language: str, domain: str) -> Non
             assert sorted(PLACEHOLDER.findall(form)) == sorted(PLACEHOLDER.findall(entry.msgid)), (
                 f"{language}: placeholders differ in {entry.msgid!r}"
             )
+
+
+# --- every de/es catalogue is complete, with its msgids' placeholders (issue #34) -----------------
+
+FORMAT_MARKS = re.compile(r"%\(\w+\)[sdf]|%[sdf]|%%|\{\w*\}|</?[a-zA-Z][^>]*>")
+"""What a translation must carry over unchanged: ``%(name)s``, ``%s``, ``%%``, ``{name}``, tags."""
+
+SHIPPED_CATALOGUES = [p for p in catalogues() if p.parts[-3] in SHIPPED]
+
+
+def catalogue_problems(po_path: Path) -> list[str]:
+    """Untranslated or fuzzy entries of ``po_path``, and translations whose placeholders or
+    HTML tags differ from their msgid's (each plural form against msgid or msgid_plural)."""
+    problems = []
+    for entry in polib.pofile(str(po_path)):
+        if entry.obsolete:
+            continue
+        if "fuzzy" in entry.flags:
+            problems.append(f"fuzzy: {entry.msgid!r}")
+            continue
+        if not entry.translated():
+            problems.append(f"untranslated: {entry.msgid!r}")
+            continue
+        if entry.msgid_plural:
+            forms = [
+                (entry.msgid if k == 0 else entry.msgid_plural, form)
+                for k, form in sorted(entry.msgstr_plural.items())
+            ]
+        else:
+            forms = [(entry.msgid, entry.msgstr)]
+        for source, form in forms:
+            if sorted(FORMAT_MARKS.findall(form)) != sorted(FORMAT_MARKS.findall(source)):
+                problems.append(f"placeholders differ: {source!r} -> {form!r}")
+    return problems
+
+
+def msgfmt_statistics(po_path: Path) -> str:
+    """``msgfmt --check --statistics``'s summary for ``po_path``; fails on any msgfmt error."""
+    done = subprocess.run(
+        ["msgfmt", "--check", "--statistics", "-o", "/dev/null", str(po_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, f"msgfmt --check failed on {po_path}:\n{done.stderr}"
+    return done.stderr.strip().splitlines()[-1]
+
+
+def test_shipped_catalogues_are_found() -> None:
+    assert [p.relative_to(LOCALE_DIR).as_posix() for p in SHIPPED_CATALOGUES] == [
+        "de/LC_MESSAGES/django.po",
+        "de/LC_MESSAGES/djangojs.po",
+        "es/LC_MESSAGES/django.po",
+        "es/LC_MESSAGES/djangojs.po",
+    ]
+
+
+@pytest.mark.parametrize("po_path", SHIPPED_CATALOGUES, ids=lambda p: "/".join(p.parts[-3:]))
+def test_every_message_is_translated_with_its_placeholders(po_path: Path) -> None:
+    problems = catalogue_problems(po_path)
+    assert problems == [], f"{po_path}: {len(problems)} problems: {problems[:20]}"
+
+
+@pytest.mark.skipif(shutil.which("msgfmt") is None, reason="GNU gettext's msgfmt not installed")
+@pytest.mark.parametrize("po_path", SHIPPED_CATALOGUES, ids=lambda p: "/".join(p.parts[-3:]))
+def test_msgfmt_reports_no_untranslated_or_fuzzy_message(po_path: Path) -> None:
+    summary = msgfmt_statistics(po_path)
+    assert re.fullmatch(r"\d+ translated messages?\.", summary), f"{po_path}: {summary}"
+
+
+def test_the_checks_catch_a_fuzzy_an_untranslated_and_a_changed_placeholder(
+    tmp_path: Path,
+) -> None:
+    po = polib.POFile()
+    po.metadata = {"Content-Type": "text/plain; charset=UTF-8", "Language": "de"}
+    po.append(polib.POEntry(msgid="Hello %(name)s", msgstr="Hallo %(nom)s"))
+    po.append(polib.POEntry(msgid="<strong>%s</strong> left", msgstr="%s übrig"))
+    po.append(polib.POEntry(msgid="Draft", msgstr="Entwurf", flags=["fuzzy"]))
+    po.append(polib.POEntry(msgid="Save"))
+    po.append(polib.POEntry(msgid="Open {title}", msgstr="{title} öffnen"))
+    path = tmp_path / "django.po"
+    po.save(str(path))
+    problems = catalogue_problems(path)
+    assert [p.split(":")[0] for p in problems] == [
+        "placeholders differ",
+        "placeholders differ",
+        "fuzzy",
+        "untranslated",
+    ]
+    if shutil.which("msgfmt"):
+        assert msgfmt_statistics(path) == (
+            "3 translated messages, 1 fuzzy translation, 1 untranslated message."
+        )
 
 
 # --- the sources: nothing literal, nothing missing from the catalogues ----------------------------
