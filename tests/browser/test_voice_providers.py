@@ -68,6 +68,11 @@ BARGE_IN_MS = 1500
 """How long before the examiner's audio stopped the candidate's speech may have started for the
 stop to be a barge-in (the VAD's start, the interruption and the journal's record on a loaded
 machine)."""
+ONSET_LATE_MS = 300
+"""How much later than the cut a speech onset may be stored: the onset is placed on the audio's
+own clock (``bot.activity.AudioClock``), whose estimate is never earlier than the truth and is
+later by the input's backlog when every chunk reaches the VAD late (seen: an onset stored 63 ms
+after the cut it caused, on a loaded machine)."""
 
 
 class ExamCandidate:
@@ -165,7 +170,20 @@ def check_the_exam_log(log: Stored) -> list[dict[str, Any]]:
         p["nodeId"] for p in log.payloads("examiner_utterance_started", purpose="question")
     }
     assert set(visited[:-1]) <= questions, (visited, questions)
-    assert not log.payloads("recovery_resolved", resolution="skipped_to_next"), log.summary()
+    # Leaving a node closes whatever recovery is open there as ``skipped_to_next`` (an
+    # interruption episode when the answer that followed the barge-in completed the node, say):
+    # a skip for silence is a silence episode closed that way, or a node left by force.
+    skipped = {
+        p["recoveryId"]
+        for p in log.payloads("recovery_resolved")
+        if p["resolution"] == "skipped_to_next"
+    }
+    assert not [
+        p
+        for p in log.payloads("recovery_started", recoveryType="silence")
+        if p["recoveryId"] in skipped
+    ], log.summary()
+    assert not log.payloads("node_exited", reason="forced_transition"), log.summary()
     # The examiner stopped talking only when the candidate started to (a barge-in), never on
     # its own or on a phantom.
     onsets = [
@@ -176,7 +194,7 @@ def check_the_exam_log(log: Stored) -> list[dict[str, Any]]:
     for cut in log.payloads("examiner_utterance_final", interrupted=True):
         at = cut["interruptedAtMs"]
         nearest = min(onsets, key=lambda onset: abs(at - onset), default=None)
-        assert any(at - BARGE_IN_MS <= onset <= at for onset in onsets), (
+        assert any(at - BARGE_IN_MS <= onset <= at + ONSET_LATE_MS for onset in onsets), (
             f"cut at {at} ms, {cut.get('durationMs')} ms played, heard "
             f"{cut.get('spokenText')!r}; nearest speech onset {nearest} ms",
             cut,
