@@ -7,20 +7,21 @@ follows the pause is taken as the answer to the next question. The policy instea
 long a silence must last before the turn is over from what was said so far and how it sounded:
 
 * **unfinished words** (:func:`unfinished_reason`): the transcript ends on a hesitation filler
-  ("um", "äh", "eh"), on a word that cannot end a clause (a conjunction, a preposition, an
-  article: "... a priority queue of"; a subject pronoun or a clause opener: "and then we",
-  "it fails when"), on a phrase that leads on ("and then", "which means", "for example",
-  "I think that", "I would say", "es decir", "und dann"; "and so on" and "I think so" close),
-  on a request for time ("let me think", "un momento"), or on a comma, dash or ellipsis a
-  punctuating recogniser wrote. An answer that is only a discourse marker ("so", "well",
-  "basically", "also", "bueno") counts as a filler. The candidate is given the
-  whole thinking pause (:attr:`TurnTiming.thinking_secs`, default 6 s: a pause of up to ~5 s
-  inside an answer never ends it). One exception: an open last word in words the recogniser
-  is not sure of, when the acoustic model says finished, gets the hesitant pause. Measured in
-  Chromium (``bench/reply_latency.py``), the offline recogniser ended 2 of 4 natural answers
-  with a "the" that was never said, and each reply then waited the whole thinking pause
-  (6.4 s after the answer); a filler, a request for time and open punctuation keep the
-  thinking pause whatever the sound.
+  ("um", "äh", "eh"), on a word that cannot end a clause (a conjunction, a preposition, an article:
+  "... a priority queue of"; a subject pronoun or a clause opener: "and then we", "it fails when"),
+  on a phrase that leads on ("and then", "which means", "for example", "I think that", "I would
+  say", "es decir", "und dann"; "and so on" and "I think so" close), on a request for time ("let me
+  think", "un momento"), on a comma, dash or ellipsis a punctuating recogniser wrote, or without the
+  sentence end such a recogniser writes when it hears one (a transcript with any punctuation and no
+  final full stop, question or exclamation mark: "I would make each office a vertex, and each
+  network link"). An answer that is only a discourse marker ("so", "well", "basically", "also",
+  "bueno") counts as a filler. The candidate is given the whole thinking pause
+  (:attr:`TurnTiming.thinking_secs`, default 6 s: a pause of up to ~5 s inside an answer never ends
+  it). One exception: an open last word in words the recogniser is not sure of, when the acoustic
+  model says finished, gets the hesitant pause. Measured in Chromium (``bench/reply_latency.py``),
+  the offline recogniser ended 2 of 4 natural answers with a "the" that was never said, and each
+  reply then waited the whole thinking pause (6.4 s after the answer); a filler, a request for time
+  and open punctuation keep the thinking pause whatever the sound.
 * **finished words the recogniser is sure of** (confidence at least
   :data:`RELIABLE_CONFIDENCE`) end the turn :attr:`TurnTiming.finished_secs` (1.5 s) after the
   speech, once the transcript is in: a pause between two sentences of one answer is shorter.
@@ -72,6 +73,7 @@ class UnfinishedReason(StrEnum):
     OPEN_WORD = "open_word"
     ASKS_FOR_TIME = "asks_for_time"
     OPEN_PUNCTUATION = "open_punctuation"
+    UNTERMINATED = "unterminated"
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +251,9 @@ thinking pause, while a missing one costs a thinking candidate their question.""
 
 _OPEN_PUNCTUATION: Final = re.compile(r"(,|;|:|-|\u2013|\u2014|\.\.\.|\u2026)\s*$")
 """A comma, semicolon, colon, hyphen, en or em dash, or ellipsis at the end."""
+_PUNCTUATION: Final = re.compile(r"[,;:.?!\u00bf\u00a1]")
+"""Any mark a punctuating recogniser writes: text with one comes from a recogniser that ends a
+sentence with a full stop, question or exclamation mark when it hears one end."""
 
 
 def unfinished_reason(text: str, language: str = "en") -> UnfinishedReason | None:
@@ -274,6 +279,10 @@ def unfinished_reason(text: str, language: str = "en") -> UnfinishedReason | Non
         return None
     if last in cues.open_words or cues.open_endings.search(joined):
         return UnfinishedReason.OPEN_WORD
+    if _PUNCTUATION.search(stripped):
+        # A punctuating recogniser wrote no sentence end: "I would make each office a vertex,
+        # and each network link" (issue #30: it ended the turn in a 3.5-s thinking pause).
+        return UnfinishedReason.UNTERMINATED
     return None
 
 

@@ -18,6 +18,7 @@ from ioa.runtime.answer_end import (
 )
 from tests.support.json_values import json_values
 
+UNTERMINATED = UnfinishedReason.UNTERMINATED
 TIMING = TurnTiming(finished_secs=0.0, hesitant_secs=2.5, thinking_secs=6.0)
 
 # What candidates say when they stop to think (transcripts as recognisers write them: the
@@ -37,6 +38,13 @@ UNFINISHED = [
     ("en", "It uses a priority queue,", UnfinishedReason.OPEN_PUNCTUATION),
     ("en", "The first step is...", UnfinishedReason.OPEN_PUNCTUATION),
     ("en", "Negative edges break it —", UnfinishedReason.OPEN_PUNCTUATION),
+    # A punctuating recogniser wrote no sentence end: the clause after the comma is unfinished
+    # although its last word could end one (issue #30, a 3.5-s pause in Chromium).
+    ("en", "I would make each office a vertex, and each network link", UNTERMINATED),
+    ("en", "I'd model the depot and each shop as vertices, and every road", UNTERMINATED),
+    ("en", "Well, the heap gives us the closest vertex", UNTERMINATED),
+    ("de", "Jedes Büro ist ein Knoten, und jede Leitung", UnfinishedReason.UNTERMINATED),
+    ("es", "Cada oficina es un vértice, y cada enlace", UnfinishedReason.UNTERMINATED),
     ("de", "Der Algorithmus wählt immer den Knoten mit der", UnfinishedReason.OPEN_WORD),
     ("de", "Die Laufzeit ist, ähm", UnfinishedReason.FILLER),
     ("de", "Moment, lass mich kurz überlegen", UnfinishedReason.ASKS_FOR_TIME),
