@@ -2,11 +2,12 @@
 """Train the command classifier's learned stage (``ioa.runtime.command_model``) and measure how
 it reads phrasings it was not trained on (issue #31).
 
-For each language: a multinomial logistic regression (13 commands and ``none``) over the
-counts of the features of :func:`ioa.runtime.command_model.features` that occur in at least two
-training utterances, L2-regularised, fitted by full-batch Adam from zero (deterministic: no random
-start, no shuffling), then pruned (weights under :data:`PRUNE` dropped, the rest rounded) and
-measured *as pruned*, through the pure-Python model the runtime uses.
+For each language: a multinomial logistic regression (the commands the sets hold and
+``none``) over the counts of the features of :func:`ioa.runtime.command_model.features` that
+occur in at least two training utterances, L2-regularised, fitted by full-batch Adam from zero
+(deterministic: no random start, no shuffling), then pruned (weights under :data:`PRUNE`
+dropped, the rest rounded) and measured *as pruned*, through the pure-Python model the runtime
+uses.
 
 * ``--leave-out``: for each blind set (``holdout3`` ... the newest), train without it and read
   it with the rules alone, the model alone and both (rules, cue scorer, then the model). The

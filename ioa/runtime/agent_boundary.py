@@ -49,6 +49,11 @@ CONSEQUENTIAL: Final = frozenset(C) - HARMLESS
 """Everything else: it ends, pauses, resumes, skips, revises, switches language, changes the
 delivery, or calls the proctor. It needs the candidate's own act."""
 
+STATEMENTS: Final = frozenset({C.REPORT_AUDIO_ISSUE, C.CHALLENGE_PREMISE, C.SIGNAL_CONFIDENCE})
+"""Commands the candidate states rather than asks for: their opening negation is part of what
+they say ("no le oigo bien", "no estoy de acuerdo con la premisa"), not a "no" to the command,
+so :func:`declines` does not cancel them."""
+
 PROCTOR_COMMANDS: Final = frozenset({C.PAUSE, C.RESUME, C.FINISH, C.SKIP, C.EMERGENCY_STOP})
 """What a proctor may cause (as ``proctor_action`` or a proctor command envelope)."""
 
@@ -113,7 +118,9 @@ def candidate_command(
     trainer measures a model it has not written yet through it), unless they decline it ("I
     don't want to skip this question" is no skip)."""
     found = detect(text, language)
-    if found is None or (found in CONSEQUENTIAL and declines(text, found, language)):
+    if found is None or (
+        found in CONSEQUENTIAL and found not in STATEMENTS and declines(text, found, language)
+    ):
         return None
     return found
 

@@ -5,8 +5,10 @@ Two jobs, both deterministic regular expressions over the normalised text:
 * :func:`detect_command`: a short utterance that clearly is a command ("could you repeat the
   question?", "can we take a break?"). The runtime uses it only when the LLM did not report a
   command for the same turn (the LLM is the primary detector; this catches what it misses).
-  Only turns of at most :data:`MAX_COMMAND_WORDS` words are classified, so a long answer that
-  happens to contain "repeat" is never mistaken for a command. Two stages:
+  Only turns of at most :data:`MAX_COMMAND_WORDS` words are classified (up to
+  :data:`MAX_SCORED_WORDS`, the cue scorer alone reads a command-sized clause that asks: a
+  request with its reason), so a long answer that happens to contain "repeat" is never mistaken
+  for a command. Two stages:
 
   1. the **sentence rules** (:data:`CommandRules` per language, below): precise, but they read
      the phrasings they were written for (a blind set was read at 58.6 / 44.3 / 37.1 % recall,
@@ -47,7 +49,15 @@ from ioa.schema import CandidateCommandType as C
 
 MAX_COMMAND_WORDS: Final = 15
 """Turns longer than this (counted without fillers, hedges and politeness: "um", "just",
-"please", "bitte", "por favor"...) are never read as commands."""
+"please", "bitte", "por favor"...) are not read by the sentence rules or the learned stage
+(see :data:`MAX_SCORED_WORDS` for the cue scorer)."""
+
+MAX_SCORED_WORDS: Final = 20
+"""Turns longer than :data:`MAX_COMMAND_WORDS` but at most this long are read by the cue
+scorer alone, and only in a clause that is itself command-sized and asks (a request with its
+reason: "could we hold it here, my laptop is about to die and I need to find the charger"):
+content words around a cue veto it, so a long answer that mentions "skip" stays an answer;
+the sentence rules and the learned stage read only short turns."""
 
 CommandRules = tuple[tuple[C, tuple[str, ...]], ...]
 """Per command, in priority order, the regular expressions (over the *core* of the utterance:
@@ -985,7 +995,7 @@ def detect_command(text: str, language: str = DEFAULT_LANGUAGE) -> C | None:
     nothing, the learned stage (:mod:`ioa.runtime.command_model`) when it is sure."""
     found = _command_core(text, language)
     if found is None:
-        return None
+        return _long_command(text, language)
     vocabulary, core = found
     ruled = _read_rules(vocabulary, core, text)
     return ruled if ruled is not None else learned_command(text, vocabulary.language)
@@ -1000,7 +1010,22 @@ def rules_command(text: str, language: str = DEFAULT_LANGUAGE) -> C | None:
     """The command the first two stages (the sentence rules, then the cue scorer) read in a
     short utterance, or None."""
     found = _command_core(text, language)
-    return _read_rules(*found, text) if found is not None else None
+    return _read_rules(*found, text) if found is not None else _long_command(text, language)
+
+
+def _long_command(text: str, language: str) -> C | None:
+    """The cue scorer's reading of a turn a little over :data:`MAX_COMMAND_WORDS` (at most
+    :data:`MAX_SCORED_WORDS`), or None."""
+    if not text.strip():
+        return None
+    vocabulary = VOCABULARIES[exam_language(language)]
+    core = vocabulary.core(text)
+    if not core or len(words(core)) > MAX_SCORED_WORDS:
+        return None
+    scored = score(normalise(text), vocabulary.language, request_words=MAX_COMMAND_WORDS)
+    if scored is C.EMERGENCY_STOP and vocabulary.not_the_candidate.search(core):
+        return None
+    return scored
 
 
 def _command_core(text: str, language: str) -> tuple[CommandVocabulary, str] | None:
@@ -1019,6 +1044,9 @@ def _read_rules(vocabulary: CommandVocabulary, core: str, text: str) -> C | None
     """The sentence rules on ``core``, then the cue scorer on the whole of ``text``."""
     ruled = _ruled(vocabulary, core)
     said = normalise(text)
+    refined = _REFINED.get(ruled) if ruled is not None else None
+    if refined is not None and score(said, vocabulary.language) is refined:
+        return refined
     if ruled is None or (
         ruled in _OUTRANKED_BY_EMERGENCY and mentions_emergency(said, vocabulary.language)
     ):
@@ -1029,6 +1057,14 @@ def _read_rules(vocabulary: CommandVocabulary, core: str, text: str) -> C | None
             return scored
     return ruled
 
+
+_REFINED: Final = MappingProxyType(
+    {C.REPEAT: C.SLOW_DOWN, C.FINISH: C.PAUSE, C.CLARIFICATION: C.REQUEST_REPHRASE}
+)
+"""A sentence rule's reading the cue scorer may refine with the rest of the turn: "can you say
+that again, slower?" asks for the pace, "I don't understand the question, can you say it with
+easier words" for other words, "espere, llaman a la puerta, ¿podemos parar?" for a
+pause (the scorer weighs the reason and the duration the sentence rule does not read)."""
 
 _OUTRANKED_BY_EMERGENCY: Final = frozenset({C.FINISH, C.SKIP, C.PAUSE})
 """Commands the sentence rules may read in an emergency ("I need to stop right now, I feel

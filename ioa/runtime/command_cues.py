@@ -88,12 +88,18 @@ PRIORITY: Final = (
     C.SKIP,
     C.PAUSE,
     C.RESUME,
+    C.RAISE_HAND,
+    C.REPORT_AUDIO_ISSUE,
     C.THINKING_ALOUD,
     C.REQUEST_REPHRASE,
     C.REPEAT,
+    C.CHALLENGE_PREMISE,
     C.CLARIFICATION,
     C.SLOW_DOWN,
+    C.VOLUME_UP,
+    C.VOLUME_DOWN,
     C.HELP,
+    C.SIGNAL_CONFIDENCE,
 )
 """Ties between commands of the same score go to the earlier one."""
 
@@ -101,9 +107,11 @@ _DURATIONS: Final = MappingProxyType(
     {
         "en": "a an one two three five ten few couple of moment moments minute minutes min mins"
         " second seconds sec secs while bit little short quick",
-        "de": "moment minute minuten sekunde sekunden kurz kurze kurzen eine einen ein paar zwei"
+        "de": "moment augenblick minute minuten sekunde sekunden kurz kurze kurzen eine einen ein"
+        " paar zwei"
         " fünf zehn pause glas wasser",
-        "es": "un una unos dos cinco diez momento momentito minuto minutos segundo segundos",
+        "es": "un una unos dos cinco diez momento momentito minuto minutos segundo segundos"
+        " rato ratito",
     }
 )
 """Duration words: allowed around a pause, a moment to think or a resume ("for 2 min")."""
@@ -133,7 +141,7 @@ _DE_FRAME = (
     " gern gerne lieber einfach mal doch vielleicht kurz jetzt hier dann nun also ja okay ok gut"
     " sorry entschuldigung na so äh ähm hm es das ist wäre sein in ordnung möglich wenn geht"
     " eigentlich noch erst schon auch wieder denn grad gerade und aber bin sind brauche"
-    " bräuchte du kannst könntest würdest sag gib tut leid"
+    " bräuchte du kannst könntest würdest sag gib tut leid glaube denke schätze"
 )
 _DE_TAIL = (
     "die diese das dies es sie frage aufgabe teil thema hier jetzt bitte danke dann lieber"
@@ -240,7 +248,8 @@ _CLOSING: Final = MappingProxyType(
     {
         "en": r"\b(?:that'?s|that is) (?:my answer|all (?:i have|i'?ve got) (?:to say )?on (?:this"
         r"|that))\b",
-        "de": r"\b(?:das war'?s|das ist meine antwort) (?:zu|bei) (?:dieser|der) frage\b"
+        "de": r"\b(?:das war'?s|das ist meine antwort)(?: von meiner seite| von mir)? (?:zu|bei)"
+        r" (?:dieser|der) frage\b"
         r"|\bdas ist meine antwort\b",
         "es": r"\b(?:esa|esta|es) (?:es )?mi respuesta\b|\beso es todo (?:para|en) esta pregunta\b",
     }
@@ -257,11 +266,13 @@ _EXAM: Final = MappingProxyType(
 
 _LANGUAGE_NAMES = {
     "en": r"(?:english|german|spanish|french|italian|portuguese|turkish|catalan|polish|arabic"
-    r"|dutch|russian|chinese)",
+    r"|dutch|russian|chinese|my (?:native|first|own|mother) (?:language|tongue))",
     "de": r"(?:englisch|deutsch|spanisch|französisch|italienisch|portugiesisch|türkisch"
-    r"|katalanisch|polnisch|arabisch|niederländisch|russisch)",
+    r"|katalanisch|polnisch|arabisch|niederländisch|russisch|meine muttersprache"
+    r"|meine erstsprache)",
     "es": r"(?:inglés|ingles|alemán|aleman|francés|frances|español|castellano|italiano"
-    r"|portugués|portugues|catalán|catalan|gallego|euskera|turco|árabe)",
+    r"|portugués|portugues|catalán|catalan|gallego|euskera|turco|árabe"
+    r"|mi (?:lengua|idioma) (?:materna|nativo|natal)|mi (?:propio )?idioma)",
 }
 
 CueSpec = tuple[C, Strength, str]
@@ -286,7 +297,7 @@ _EN_CUES: tuple[CueSpec, ...] = (
     (
         C.FINISH,
         "weak",
-        r"\b(?:hand (?:it |this |everything |the exam |my exam )?in|submit|call it a day"
+        r"\b(?:hand (?:it |this |everything |the exam |my exam )?in|submit|call it (?:a day|quits)"
         r"|wrap (?:it |things |this )?up|give up|quit|end|ending|stop|finish|terminate"
         r"|conclude|close)\b",
     ),
@@ -411,6 +422,7 @@ _EN_CUES: tuple[CueSpec, ...] = (
         r"|\b(?:too|so|pretty|quite|really|very) (?:fast|quickly)\b",
     ),
     (C.SLOW_DOWN, "weak", r"\bslow (?:it )?down\b"),
+    (C.SLOW_DOWN, "asked", r"\b(?:a (?:bit|little) )?(?:slower|more slowly)\b"),
     (C.SLOW_DOWN, "asked", r"\b(?:not|don'?t (?:talk|speak|go|read)) (?:so|too) fast\b"),
     # revise: needs an earlier answer named (see _REVISE_REF)
     (
@@ -446,7 +458,16 @@ _EN_CUES: tuple[CueSpec, ...] = (
         "strong",
         r"\b(?:don'?t|do not) want to answer any more(?: questions)?\b|\bno more questions\b",
     ),
-    (C.RESUME, "strong", r"\b(?:i'?m|im|i am) (?:back|here again)\b"),
+    (
+        C.RESUME,
+        "strong",
+        r"\b(?:i'?m|im|i am) (?:back|here again)\b|\bthanks? (?:you )?for waiting\b",
+    ),
+    (
+        C.PAUSE,
+        "weak",
+        r"\bhold (?:it|things|everything) (?:here|there|for a (?:moment|minute|second))\b",
+    ),
     (C.THINKING_ALOUD, "framed", r"^(?:still )?thinking$"),
     (
         C.HELP,
@@ -479,6 +500,105 @@ _EN_CUES: tuple[CueSpec, ...] = (
         r"\b(?:talk|speak),? or (?:do i )?(?:type|write)\b|\bnot sure how this works\b",
     ),
     (C.REVISE_EARLIER_ANSWER, "strong", r"\bgot it wrong\b|\bwas wrong\b"),
+    # the rest of the vocabulary (issue #31, blind set 7): the examiner's sound, the proctor,
+    # a question the candidate thinks wrong, how sure they are
+    (
+        C.VOLUME_UP,
+        "asked",
+        r"\b(?:speak|talk) up\b|\b(?:turn|crank) (?:it |the volume |the sound |yourself )?up\b"
+        r"|\b(?:volume|sound) up\b|\blouder\b|\b(?:raise|increase) the (?:volume|sound)\b",
+    ),
+    (
+        C.VOLUME_UP,
+        "strong",
+        r"\b(?:you'?re|you are|it'?s|that'?s|your voice is|the (?:sound|audio|volume) is)"
+        r" (?:very |really |so |too |a bit |quite |pretty |way too )+(?:quiet|low|soft)\b",
+    ),
+    (
+        C.VOLUME_DOWN,
+        "asked",
+        r"\bturn (?:it |the volume |the sound |yourself )?down\b|\b(?:volume|sound) down\b"
+        r"|\bquieter\b|\b(?:lower|reduce|decrease) the (?:volume|sound)\b",
+    ),
+    (
+        C.VOLUME_DOWN,
+        "strong",
+        r"\b(?:you'?re|you are|it'?s|that'?s|your voice is|the (?:sound|audio|volume) is)"
+        r" (?:very |really |so |too |a bit |quite |pretty |way too |a little )+loud\b",
+    ),
+    (
+        C.REPORT_AUDIO_ISSUE,
+        "strong",
+        r"\b(?:can'?t|cannot|can barely|can hardly|can'?t really) (?:hear|understand) (?:you"
+        r"|anything|a thing|the examiner)\b|\b(?:you|your voice|the (?:audio|sound|line"
+        r"|connection)) (?:keeps? |is |are )(?:cutting|breaking|dropping) (?:out|up)\b"
+        r"|\b(?:audio|sound|voice|connection) is (?:really |very |a bit |so )?(?:choppy|glitchy"
+        r"|distorted|muffled|garbled|lagging|breaking up)\b|\b(?:lot of|lots of|so much) static\b"
+        r"|\bno (?:sound|audio)\b|\b(?:my|the) (?:audio|sound|speakers?|headphones?) (?:is|are)"
+        r" (?:not working|broken|dead)\b",
+    ),
+    (
+        C.RAISE_HAND,
+        "weak",
+        r"\b(?:talk|speak) (?:to|with) (?:a |the |an |my |someone |somebody )?(?:real |actual"
+        r" |human )?(?:proctor|invigilator|supervisor|human|person|staff|teacher|someone"
+        r"|somebody)\b|\b(?:get )?(?:the )?(?:proctor|invigilator|supervisor)'?s? attention\b"
+        r"|\b(?:call|get|need|want) (?:the|a|my) (?:proctor|invigilator|supervisor)\b",
+    ),
+    (
+        C.RAISE_HAND,
+        "strong",
+        r"\braise (?:my|a) hand\b|\b(?:someone|somebody|anyone) (?:supervising|in charge"
+        r"|from (?:the )?staff)\b",
+    ),
+    (
+        C.CHALLENGE_PREMISE,
+        "strong",
+        r"\b(?:the|this|that|your) question (?:is|seems|might be|may be) (?:wrong|incorrect"
+        r"|flawed|mistaken|misleading)\b|\b(?:mistake|error|typo) in (?:the|this|your) question\b"
+        r"|\bpremise (?:of (?:the|this|your) question )?(?:is|seems) (?:wrong|false|incorrect"
+        r"|flawed)\b|\b(?:disagree|don'?t agree|do not agree) with (?:the|this|that|your)"
+        r" (?:premise|assumption|question)(?: (?:of|in|behind) (?:the|this|that|your) question"
+        r"|(?! (?:of|in|behind|about)\b))\b|\bthe question (?:is based on|assumes) (?:a )?"
+        r"(?:wrong|false|mistaken)\b",
+    ),
+    (
+        C.SIGNAL_CONFIDENCE,
+        "framed",
+        r"\b(?:just so you know,? |for the record,? )?(?:i'?m|i am|i feel) (?:not )?(?:very"
+        r" |really |fairly |pretty |quite |totally |completely |100 ?% |not very |not really"
+        r" |not at all |not too )*(?:(?:confident|certain|unsure|uncertain)(?: about ANSWER)?"
+        r"|sure about ANSWER)\b|\b(?:that'?s|it'?s|this is) (?:correct|right)\b".replace(
+            "ANSWER", "(?:my answer|that answer|this answer|what i (?:just )?said)"
+        ),
+    ),
+    (
+        C.EMERGENCY_STOP,
+        "strong",
+        r"\b(?:i'?m|i am) not feeling (?:well|good|ok|okay)\b|\bi (?:don'?t|do not) feel"
+        r" (?:well|good|ok|okay)\b",
+    ),
+    (
+        C.THINKING_ALOUD,
+        "strong",
+        r"\bthink(?:ing)? (?:out loud|aloud)\b|\bbear with me\b|\bthink (?:this|it|that)"
+        r" through\b",
+    ),
+    (
+        C.CLARIFICATION,
+        "strong",
+        r"\b(?:does|did) (?:the question|it|that|this) mean\b",
+    ),
+    (
+        C.PAUSE,
+        "strong",
+        r"\b(?:need|have|got) to (?:get|grab|fetch) (?:some |a )?(?:water|drink|glass of water)\b",
+    ),
+    (
+        C.HELP,
+        "strong",
+        r"\b(?:lost|confused|unsure) (?:with |about |on )?how (?:this|it|the exam) works\b",
+    ),
 )
 
 _DE_CUES: tuple[CueSpec, ...] = (
@@ -647,6 +767,118 @@ _DE_CUES: tuple[CueSpec, ...] = (
         r"\b(?:mit|in) (?:anderen|einfacher\w*|leichter\w*) (?:worten|wörter\w*)\b",
     ),
     (C.HELP, "strong", r"\bwie (?:das|es) (?:hier )?funktioniert\b"),
+    # the rest of the vocabulary (issue #31, blind set 7)
+    (
+        C.VOLUME_UP,
+        "asked",
+        r"\blauter\b|\blautstärke (?:\w+ )?(?:hoch|rauf|höher|erhöhen|aufdrehen|hochdrehen"
+        r"|hochstellen)\b",
+    ),
+    (
+        C.VOLUME_UP,
+        "strong",
+        r"\b(?:sie sind|das ist|es ist|ihre stimme ist|der ton ist) (?:mir )?(?:sehr |zu |so"
+        r" |ziemlich |etwas |ein bisschen |echt |total )+leise\b",
+    ),
+    (
+        C.VOLUME_DOWN,
+        "asked",
+        r"\bleiser\b|\blautstärke (?:\w+ )?(?:runter|herunter|niedriger|reduzieren|verringern"
+        r"|senken|runterdrehen|runterstellen)\b",
+    ),
+    (
+        C.VOLUME_DOWN,
+        "strong",
+        r"\b(?:sie sind|das ist|es ist|ihre stimme ist|der ton ist) (?:mir )?(?:sehr |zu |so"
+        r" |ziemlich |etwas |ein bisschen |echt |total )+laut\b",
+    ),
+    (
+        C.REPORT_AUDIO_ISSUE,
+        "strong",
+        r"\b(?:kann|könnte) sie (?:\w+ )?(?:nicht|kaum|schlecht) (?:\w+ )?(?:hören|verstehen)\b"
+        r"|\bhöre? (?:sie |dich )?(?:gar |überhaupt )?(?:nichts|nix|kaum)\b|\b(?:ihre stimme"
+        r"|der ton|das audio|die verbindung|das mikro\w*) (?:bricht|setzt|hängt|ist|ruckelt)"
+        r"(?: \w+){0,3} (?:ab|aus|abgehackt|weg|gestört|verzerrt)\b|\bes rauscht\b"
+        r"|\b(?:verstehe|höre) sie (?:kaum|schlecht|nicht)\b|\bkein ton\b",
+    ),
+    (
+        C.RAISE_HAND,
+        "weak",
+        r"\bmit (?:der|einer|einem|dem|jemandem)(?: \w+)? (?:prüfungs)?(?:aufsicht\w*|betreuer\w*"
+        r"|menschen|mensch|person|prüfer\w*|verantwortlichen) (?:sprechen|reden)\b"
+        r"|\b(?:brauche|hole|holen|rufen|möchte) (?:die |eine )?(?:prüfungs)?aufsicht\b",
+    ),
+    (
+        C.RAISE_HAND,
+        "strong",
+        r"\bich melde mich\b|\bhand heben\b|\bder (?:die |diese )?(?:prüfung|klausur)"
+        r" (?:betreut|beaufsichtigt)\b",
+    ),
+    (
+        C.CHALLENGE_PREMISE,
+        "strong",
+        r"\b(?:die|diese) frage (?:stimmt|ist)(?: so)? (?:nicht|falsch|fehlerhaft)\b"
+        r"|\b(?:fehler|ungenauigkeit) in der frage\b|\bin der frage (?:ist|steckt) (?:ein"
+        r" )?fehler\b|\b(?:annahme|voraussetzung|prämisse)(?: in der frage| der frage)?"
+        r" (?:stimmt nicht|ist falsch|ist fehlerhaft)\b",
+    ),
+    (
+        C.SIGNAL_CONFIDENCE,
+        "framed",
+        # "sicher" needs the answer named ("da", "bei der Antwort"): a bare "ich bin mir nicht
+        # sicher" is a hedge, not a command
+        (
+            r"\b(?:(?:REF) (?:bin ich mir|ich bin mir)|(?:ich bin mir|bin mir|bin ich mir)"
+            r" (?:REF)) (?:ADV)*(?:sicher|unsicher)\b|\b(?:ich bin mir|bin mir|bin ich mir)"
+            r" (?:ADV)*unsicher\b|\bich bin (?:mir )?(?:ADV)*zuversichtlich\b|\bdass (?:das|es)"
+            r" (?:stimmt|richtig ist)\b"
+        )
+        .replace("REF", "bei (?:der|dieser|meiner) antwort|da|dabei")
+        .replace(
+            "ADV",
+            "nicht |total |ziemlich |sehr |ganz |echt |wirklich |so |überhaupt |absolut |100 ?% ",
+        ),
+    ),
+    (C.EMERGENCY_STOP, "strong", r"\bpanikattacke\b"),
+    (C.RESUME, "strong", r"\bdanke (?:fürs|für das|für ihr) warten\b"),
+    (
+        C.FINISH,
+        "framed",
+        r"\bdas war'?s (?:dann )?(?:von meiner seite|von mir|für heute)\b",
+    ),
+    (
+        C.THINKING_ALOUD,
+        "strong",
+        r"\bdenk\w* (?:\w+ )?laut (?:nach)?\b|\blaut (?:nachdenken|nachzudenken|denken)\b",
+    ),
+    (
+        C.HELP,
+        "strong",
+        r"\bwie (?:das|die prüfung|das hier|es)(?: hier)? (?:abläuft|funktioniert)\b|\bwie die"
+        r" prüfung aufgebaut ist\b",
+    ),
+    (C.REPEAT, "weak", r"\b(?:noch ?(?:ein)?mal )?vorlesen\b"),
+    (
+        C.CLARIFICATION,
+        "strong",
+        r"\bworauf (?:die frage|sie|das) hinaus\w*\b|\bwas genau soll ich\b",
+    ),
+    (
+        C.REQUEST_REPHRASE,
+        "asked",
+        r"\b(?:einfacher|anders|verständlicher) (?:ausgedrückt|formuliert|gesagt)\b",
+    ),
+    (C.RESUME, "framed", r"\b(?:jetzt |dann |so )?geht'?s weiter\b"),
+    (
+        C.EMERGENCY_STOP,
+        "strong",
+        r"\bmir geht es (?:gar |überhaupt )?nicht gut\b",
+    ),
+    (
+        C.LANGUAGE_SWITCH,
+        "strong",
+        r"\b(?:LANG) (?:sprechen|reden|weitermachen|antworten)\b",
+    ),
 )
 
 _ES_CUES: tuple[CueSpec, ...] = (
@@ -792,25 +1024,140 @@ _ES_CUES: tuple[CueSpec, ...] = (
     ),
     (C.REPEAT, "strong", r"\bme perd[ií]\b"),
     (
+        # Asked: "en palabras más simples, una función hash ..." restates the answer.
         C.REQUEST_REPHRASE,
-        "strong",
+        "asked",
         r"\bpalabras m[aá]s (?:simples?|sencillas?|f[aá]ciles)\b",
     ),
     (C.PAUSE, "strong", r"\b(?:ahorita|enseguida|ya) vuelvo\b"),
     (C.THINKING_ALOUD, "strong", r"\bordeno (?:un poco )?(?:las|mis) ideas\b"),
     (C.HELP, "strong", r"\bhablo o escribo\b"),
+    # the rest of the vocabulary (issue #31, blind set 7)
+    (
+        C.VOLUME_UP,
+        "asked",
+        r"\b(?:sub\w*|aument\w*) (?:el|un poco el) volumen\b|\bm[aá]s (?:alto|fuerte)\b",
+    ),
+    (
+        C.VOLUME_UP,
+        "strong",
+        r"^(?:se (?:le |te )?oye|se escucha|suena|est[aá]) (?:muy |demasiado |un poco )?"
+        r"(?:bajo|bajito)\b|\bse (?:le|te) oye (?:muy |demasiado |un poco )?(?:bajo|bajito)\b",
+    ),
+    (
+        C.VOLUME_DOWN,
+        "asked",
+        r"\b(?:baj\w*|reduc\w*) (?:el|un poco el) volumen\b|\b(?:lo|la) (?:puede|podría|puedes"
+        r"|podrías) bajar\b|\bb[aá]j(?:elo|alo)\b|\bm[aá]s bajo\b",
+    ),
+    (
+        C.VOLUME_DOWN,
+        "strong",
+        r"^(?:se (?:le |te )?oye|se escucha|suena) (?:muy |demasiado |un poco )?(?:alto"
+        r"|fuerte)\b|\bse (?:le|te) oye (?:muy |demasiado |un poco )?(?:alto|fuerte)\b",
+    ),
+    (
+        C.REPORT_AUDIO_ISSUE,
+        "strong",
+        r"\bno (?:le |te |lo |la )?(?:oigo|escucho|oímos)\b|\bno se (?:oye|escucha) (?:nada"
+        r"|bien)\b|\bse (?:le |te )?corta (?:la voz|el audio|el sonido|la conexión)\b"
+        r"|\bentrecortad[oa]\b|\bapenas (?:le |te )?(?:entiendo|oigo|escucho)\b"
+        r"|\b(?:el audio|el sonido|el micro\w*) (?:falla|no funciona|se corta)\b",
+    ),
+    (
+        C.RAISE_HAND,
+        "weak",
+        r"\bhablar con (?:el|la|un|una|algún|alguna)(?: \w+)? (?:supervisor\w*|vigilante"
+        r"|responsable|persona|profesor\w*|examinador\w*|humano|encargad\w*)(?: de verdad"
+        r"| real)?\b|\bnecesito (?:al|a la|a un|a una) (?:supervisor\w*|vigilante|responsable"
+        r"|profesor\w*)\b",
+    ),
+    (
+        C.RAISE_HAND,
+        "strong",
+        r"\blevant\w* la mano\b|\balguien (?:vigilando|supervisando|responsable|encargado)\b",
+    ),
+    (
+        C.CHALLENGE_PREMISE,
+        "strong",
+        r"\b(?:la|esta|esa) pregunta (?:est[aá]|es) (?:mal|incorrecta|err[oó]nea|equivocada)\b"
+        r"|\berror en la pregunta\b|\bla premisa (?:de la pregunta )?(?:es|est[aá])"
+        r" (?:falsa|mal|incorrecta)\b|\b(?:no estoy de acuerdo|discrepo|no comparto)"
+        r" (?:con )?(?:lo que (?:supone|asume|plantea) la pregunta|la premisa|el planteamiento"
+        r"|la pregunta)\b",
+    ),
+    (
+        C.SIGNAL_CONFIDENCE,
+        "framed",
+        # "seguro" needs the answer named ("de eso", "de esa respuesta"): a bare "no estoy
+        # seguro" is a hedge, not a command
+        (
+            r"\b(?:de eso |de esto )(?:no )?estoy (?:ADV)*segur[oa]\b|\b(?:no )?estoy (?:ADV)*"
+            r"segur[oa] de (?:REF)\b|\b(?:no )?estoy (?:ADV)*(?:convencid[oa]|insegur[oa])"
+            r"(?: de (?:REF))?\b|\btengo (?:muchas |algunas |bastantes )?dudas (?:con|sobre|de)"
+            r" (?:esta|esa|mi) respuesta\b|\bque (?:es|está) (?:correcto|bien)\b"
+        )
+        .replace("REF", "eso|esto|esa respuesta|mi respuesta|lo que dije")
+        .replace("ADV", "muy |bastante |del todo |totalmente |completamente |nada |tan "),
+    ),
+    (
+        C.THINKING_ALOUD,
+        "strong",
+        r"\b(?:pensar|pienso|pensando) en voz alta\b",
+    ),
+    (
+        C.HELP,
+        "strong",
+        r"\bc[oó]mo (?:va|funciona) (?:esto|el examen|la prueba)\b|\bel formato del examen\b",
+    ),
+    (C.PAUSE, "weak", r"\binterrumpir\w*\b"),
+    (
+        C.FINISH,
+        "framed",
+        r"\b(?:ya )?(?:he|hemos) (?:terminado|acabado)\b|\bya (?:terminé|acabé)\b|\blo"
+        r" (?:dejo|dejamos) aquí\b",
+    ),
+    (C.CLARIFICATION, "strong", r"\b(?:solo )?para asegurarme\b"),
+    (C.RESUME, "strong", r"\bgracias por esperar\b"),
+    (C.PAUSE, "strong", r"\b(?:están llamando|llaman|tocan) a la puerta\b"),
+    (C.REPEAT, "weak", r"\bvuelve(?:s)? a (?:leer|decir|repetir)\w*\b"),
+    (
+        C.CLARIFICATION,
+        "strong",
+        r"\bqu[eé] (?:me )?est[aá] preguntando\b|\bqu[eé] es exactamente lo que\b",
+    ),
+    (
+        C.REQUEST_REPHRASE,
+        "asked",
+        r"\b(?:manera|forma) m[aá]s (?:sencilla|simple|f[aá]cil) de (?:preguntar|decir"
+        r"|plantear)\w*\b",
+    ),
+    (C.SLOW_DOWN, "asked", r"\bm[aá]s despacito\b"),
+    (C.THINKING_ALOUD, "strong", r"\blo estoy pensando\b"),
+    (C.SKIP, "framed", r"\b(?:prefiero|preferiría) no (?:contestar|responder)\b"),
+    (C.SKIP, "weak", r"\b(?:a )?otra cosa\b"),
+    (C.REVISE_EARLIER_ANSWER, "strong", r"\barregl\w*\b|\bcontest[eé] mal\b"),
+    (
+        C.EMERGENCY_STOP,
+        "strong",
+        r"\bno me (?:encuentro|siento) bien\b|\bataque de p[aá]nico\b|\bestoy mareado\b"
+        r"|\bestoy mareada\b",
+    ),
 )
 
 _REVISE_REF: Final = MappingProxyType(
     {
         "en": r"\b(?:my|the) (?:last|earlier|previous|first|second|other) (?:answer|question"
-        r"|response)\b|\bwhat i said (?:earlier|before)\b|\bquestion (?:one|two|three|1|2|3)\b",
+        r"|response|one)\b|\bwhat i said (?:about \w+(?: \w+)? )?(?:earlier|before)\b"
+        r"|\bquestion (?:one|two|three|1|2|3)\b",
         "de": r"\b(?:meine|die|meiner|der|zur) (?:letzte|letzten|frühere|früheren|vorherige"
         r"|vorherigen|erste|ersten) (?:antwort|frage)\b|\bfrage (?:eins|zwei|drei|1|2|3)\b"
-        r"|\bantwort von (?:vorhin|eben|vorher)\b|\bfrage (?:von )?(?:vorhin|eben|vorher|davor)\b",
+        r"|\bantwort von (?:vorhin|eben|vorher)\b|\bfrage (?:von )?(?:vorhin|eben|vorher|davor)\b"
+        r"|\b(?:bei|zu|in) der (?:letzten|vorherigen|ersten)\b"
+        r"|\bwas ich (?:vorhin|eben|vorher|davor) gesagt\b",
         "es": r"\b(?:mi|la) (?:última|ultima|anterior|primera) (?:respuesta|pregunta)\b|\bla"
         r" pregunta (?:uno|dos|tres|1|2|3)\b|\blo que (?:respondí|contesté|dije)(?: antes)?\b"
-        r"|\bpregunta (?:de antes|anterior)\b",
+        r"|\bpregunta (?:de antes|anterior)\b|\bla de antes\b",
     }
 )
 """Revising needs an earlier answer named besides the verb ("my last answer", "question two")."""
@@ -886,14 +1233,27 @@ _ME: Final = MappingProxyType(
 
 _APOLOGY: Final = MappingProxyType(
     {
-        "en": r"(?:sorry|apologies|excuse me)\b",
-        "de": r"(?:sorry|entschuldigung|entschuldigen sie|verzeihung)\b",
-        "es": r"(?:perdón|perdone|perdona|disculpe|disculpa|lo siento)\b",
+        "en": r"(?:sorry|apologies|excuse me|just so you know|for the record)\b",
+        "de": r"(?:sorry|entschuldigung|entschuldigen sie|verzeihung|nur damit sie'?s? (?:es )?"
+        r"wissen|nur zur info)\b",
+        "es": r"(?:perdón|perdone|perdona|disculpe|disculpa|lo siento|para que lo sepa)\b",
     }
 )
 """An apology clause ("sorry for the wait", "Entschuldigung für die Unterbrechung") goes with a
 command as frame words do."""
 
+
+_INVERTED: Final = MappingProxyType(
+    {
+        "en": r"(?:is there|are there|is it|can you|could you|would you|will you|do you|can we"
+        r"|could we|can i|could i|may i)\b",
+        "de": r"(?:gibt es|können sie|könnten sie|würden sie|kann ich|darf ich|können wir"
+        r"|könnten wir|ist es|wäre es)\b",
+        "es": r"(?:me |nos |lo |la )?(?:puede|podría|podrías|puedes|podemos|podríamos|puedo)\b",
+    }
+)
+"""A clause that opens as a question ("is there a simpler way to ask that"): asked, even
+when a spoken transcript or a typed turn has no question mark."""
 
 _FOLDS: Final = MappingProxyType(
     {
@@ -948,6 +1308,7 @@ class Lexicon:
     addressee: re.Pattern[str]
     me: re.Pattern[str]
     apology: re.Pattern[str]
+    inverted: re.Pattern[str]
 
     @classmethod
     def compile(cls, language: str, cues: tuple[CueSpec, ...], frame: str, tail: str) -> Lexicon:
@@ -981,6 +1342,7 @@ class Lexicon:
             addressee=folded(_ADDRESSEE[language]),
             me=folded(_ME[language]),
             apology=folded(_APOLOGY[language]),
+            inverted=folded(_INVERTED[language]),
         )
 
     def framed(self, words: list[str], command: C, before: bool, timed: bool = True) -> bool:
@@ -1049,7 +1411,13 @@ _LOOSE_SPELLINGS: Final = MappingProxyType(
             "gonna": "going to",
         },
         "de": {"grad": "gerade", "hab": "habe", "glaub": "glaube", "nen": "einen", "ne": "eine"},
-        "es": {"no se": "no sé", "porfi": "porfa", "xfa": "por favor", "q": "que"},
+        "es": {
+            "no se": "no sé",
+            "porfi": "porfa",
+            "por fa": "porfa",
+            "xfa": "por favor",
+            "q": "que",
+        },
     }
 )
 """Loose spellings read as their standard form before the cues ("u", "pls", "brb")."""
@@ -1078,8 +1446,11 @@ _REPEATS: Final = re.compile(r"\b(\w+(?: \w+){0,2})(?: \1\b)+")
 """A spoken false start said again ("can we can we skip"): read once."""
 
 
-def score(text: str, language: str) -> C | None:
-    """The command the cues of ``text`` (normalised, short) add up to, or None."""
+def score(text: str, language: str, *, request_words: int | None = None) -> C | None:
+    """The command the cues of ``text`` (normalised, short) add up to, or None.
+    ``request_words`` (a turn over the sentence rules' length): only clauses of at most that
+    many words, asked, polite or with a request frame, count ("could we hold it here, my laptop
+    is about to die ...")."""
     lexicon = LEXICONS[language]
     text = _REPEATS.sub(r"\1", fold(loosen(text, language), language))
     polite = bool(lexicon.polite.search(text))
@@ -1091,14 +1462,21 @@ def score(text: str, language: str) -> C | None:
         if not tries:
             continue
         about_others = bool(lexicon.others.search(clause))
-        if asked and _answered_after(lexicon, pieces, index, polite=polite):
-            continue  # a question the candidate answers themselves
+        asked = asked or bool(lexicon.inverted.match(clause))
+        if request_words is not None and (
+            len(clause.split()) > request_words
+            or not (asked or polite or lexicon.request.search(clause))
+        ):
+            continue
+        answered = asked and _answered_after(lexicon, pieces, index, polite=polite)
         rest = [other for i, (other, _) in enumerate(pieces) if i != index]
         ends: dict[int, int] = {}  # per cue, where its last match ended (no overlaps)
         for number, start in tries:
             cue = lexicon.cues[number]
             if start < ends.get(number, 0) or (about_others and cue.command is not C.CLARIFICATION):
                 continue
+            if answered and cue.command not in _WELFARE:
+                continue  # a question the candidate answers themselves
             match = cue.pattern.match(clause, start)
             if match is None:
                 continue
@@ -1114,6 +1492,14 @@ def score(text: str, language: str) -> C | None:
                 others=rest,
             ):
                 totals[cue.command] = totals.get(cue.command, 0) + WEIGHTS[cue.strength]
+    return _settle(lexicon, totals, text, polite=polite, give_up=give_up)
+
+
+def _settle(
+    lexicon: Lexicon, totals: dict[C, int], text: str, *, polite: bool, give_up: bool
+) -> C | None:
+    """The command the cue totals of ``text`` add up to, after the combinations (see the
+    module docstring), or None."""
     if not totals:
         return None
     if C.EMERGENCY_STOP in totals and lexicon.me.search(text):
@@ -1126,6 +1512,8 @@ def score(text: str, language: str) -> C | None:
             totals[C.LANGUAGE_SWITCH] += 2  # a language asked for is the decisive cue
         else:
             del totals[C.LANGUAGE_SWITCH]
+    if C.SLOW_DOWN in totals and totals.pop(C.REPEAT, 0):
+        totals[C.SLOW_DOWN] += 1  # "say it again, slower": the pace is what is asked
     if give_up and C.RESUME in totals:
         totals[C.SKIP] = totals.get(C.SKIP, 0) + totals.pop(C.RESUME)
     if lexicon.closing.search(text) and not lexicon.exam.search(text):
@@ -1140,6 +1528,14 @@ def score(text: str, language: str) -> C | None:
 
 
 _WORD_START: Final = re.compile(r"\b\w")
+
+_NEGATION_KEEPS: Final = frozenset({C.REPEAT, C.HELP})
+"""Commands a negation before the cue does not cancel: "I didn't get that, once more", "I
+don't know how this works", "ich weiß nicht, wie das hier abläuft"."""
+
+_WELFARE: Final = frozenset({C.RAISE_HAND, C.REPORT_AUDIO_ISSUE, C.EMERGENCY_STOP})
+"""Commands a question asks for even when a statement follows it: the statement is the
+reason ("is there someone supervising? I have a problem", "hello? I can't hear anything")."""
 
 
 def _cue_tries(lexicon: Lexicon, clause: str) -> list[tuple[int, int]]:
@@ -1179,6 +1575,20 @@ def _answered_after(
     )
 
 
+def _alone(lexicon: Lexicon, cue: Cue, others: list[str]) -> bool:
+    """Whether every other clause of the turn is an apology or frame words (not an answer)."""
+    return all(
+        lexicon.apology.match(other)
+        or lexicon.framed(
+            cue.pattern.sub(" ", other).split(),
+            cue.command,
+            before=False,
+            timed=cue.command in (C.PAUSE, C.THINKING_ALOUD),
+        )
+        for other in others
+    )
+
+
 def _accepts(
     lexicon: Lexicon,
     cue: Cue,
@@ -1192,10 +1602,10 @@ def _accepts(
 ) -> bool:
     """Whether one cue match counts (see the module docstring)."""
     before_text = clause[: match.start()]
-    if lexicon.negation.search(before_text) and cue.command is not C.REPEAT:
+    if lexicon.negation.search(before_text) and cue.command not in _NEGATION_KEEPS:
         return False
     if cue.strength == "strong":
-        return True
+        return cue.command is not C.THINKING_ALOUD or _alone(lexicon, cue, others)
     requested = asked or polite or bool(lexicon.request.search(clause))
     if cue.strength == "asked":  # the examiner asked, not "I would go slower"
         return asked or polite or bool(lexicon.addressee.search(clause))
@@ -1213,17 +1623,8 @@ def _accepts(
     # kleinsten Distanz kommt zuerst", "I'm done with the first part, now the second part...")
     if cue.command is C.EMERGENCY_STOP:
         return True  # safety first: "Notfall, ich brauche Hilfe"
-    alone = all(
-        lexicon.apology.match(other)
-        or lexicon.framed(
-            cue.pattern.sub(" ", other).split(),
-            cue.command,
-            before=False,
-            timed=cue.command is C.PAUSE,
-        )
-        for other in others
-    )
-    if cue.command is C.THINKING_ALOUD and not alone:
+    alone = _alone(lexicon, cue, others)
+    if cue.command in (C.THINKING_ALOUD, C.SIGNAL_CONFIDENCE) and not alone:
         return False  # thinking aloud, then the answer: "let me think, the heap is a tree"
     if requested or give_up:
         return True

@@ -13,6 +13,7 @@ from ioa.runtime.agent_boundary import candidate_command, declines, read_consent
 from ioa.runtime.classifier import (
     CONSENT_VOCABULARIES,
     MAX_COMMAND_WORDS,
+    MAX_SCORED_WORDS,
     VOCABULARIES,
     detect_command,
     detect_injection,
@@ -146,8 +147,24 @@ def test_classifier_never_fails(text: str, language: str) -> None:
 @given(st.sampled_from([lang for lang in COMMANDS]), st.data())
 def test_long_turns_are_never_commands(language: str, data: st.DataObject) -> None:
     text, _ = data.draw(st.sampled_from(COMMANDS[language]))
-    padding = " ".join(["und"] * (MAX_COMMAND_WORDS + 1))
+    padding = " ".join(["und"] * (MAX_SCORED_WORDS + 1))
     assert detect_command(f"{padding} {text}", language) is None
+
+
+@given(st.sampled_from([lang for lang in COMMANDS]), st.data())
+def test_a_turn_a_little_long_is_read_only_as_a_request(language: str, data: st.DataObject) -> None:
+    """Over the sentence rules' length, only the cue scorer reads, and only a clause that asks:
+    content padding in the command's own clause vetoes it."""
+    text, _ = data.draw(st.sampled_from(COMMANDS[language]))
+    padding = "Dijkstra relaxes every edge once and the heap keeps the nearest vertex on top of it"
+    assert len(padding.split()) > MAX_COMMAND_WORDS
+    assert detect_command(f"{padding} {text}", language) is None
+
+
+def test_a_request_with_its_reason_is_read_over_the_rules_length() -> None:
+    said = "could we hold it here, my laptop is about to die and I need to find the charger"
+    assert len(said.split()) > MAX_COMMAND_WORDS
+    assert detect_command(said, "en") is C.PAUSE
 
 
 # --- a German exam through the runtime -----------------------------------------------------------
