@@ -31,6 +31,18 @@
   const addKind = document.getElementById("flow-add-kind");
   const addId = document.getElementById("flow-add-id");
   const words = window.VivaStudioWords || null;
+  // Translations: Django's JavaScript catalogue (/jsi18n/<lang>/, loaded by base.html) in the
+  // page's language; the English text itself when it is missing. Sentences built from parts are
+  // one catalogue string with named placeholders. The package's own names (ids, titles, node
+  // kinds, the schema's field names) are shown as they are.
+  const i18n = window.django || {
+    gettext: (text) => text,
+    ngettext: (one, many, n) => (n === 1 ? one : many),
+    interpolate: (text, values) => text.replace(/%\((\w+)\)s/g, (_, key) => String(values[key])),
+  };
+  const gettext = (text) => i18n.gettext(text);
+  const ngettext = (one, many, n) => i18n.ngettext(one, many, n);
+  const tf = (text, values) => i18n.interpolate(text, values, true);
   const LANGUAGES = JSON.parse((document.getElementById("studio-languages") || {}).textContent || "[]");
 
   let schema = null;
@@ -77,13 +89,13 @@
   function conditionText(condition) {
     if (!condition || typeof condition !== "object") return "?";
     switch (condition.type) {
-      case "always": return "always";
-      case "evidence_satisfied": return "evidence: " + (condition.targetIds || []).join(", ");
-      case "evidence_sufficient": return "evidence sufficient";
-      case "turn_count_reached": return "after " + condition.count + " turns";
-      case "time_elapsed": return "after " + condition.seconds + " s";
-      case "candidate_command": return "command: " + condition.command;
-      case "policy_escalation": return "escalation: " + condition.escalation;
+      case "always": return gettext("always");
+      case "evidence_satisfied": return tf(gettext("evidence: %(targets)s"), { targets: (condition.targetIds || []).join(", ") });
+      case "evidence_sufficient": return gettext("evidence sufficient");
+      case "turn_count_reached": return tf(gettext("after %(count)s turns"), { count: condition.count });
+      case "time_elapsed": return tf(gettext("after %(seconds)s s"), { seconds: condition.seconds });
+      case "candidate_command": return tf(gettext("command: %(command)s"), { command: condition.command });
+      case "policy_escalation": return tf(gettext("escalation: %(escalation)s"), { escalation: condition.escalation });
       default: return String(condition.type);
     }
   }
@@ -116,8 +128,8 @@
     const errors = list.filter((f) => f.severity === "error").length;
     const warnings = list.length - errors;
     const parts = [];
-    if (errors) parts.push(errors + " error" + (errors > 1 ? "s" : ""));
-    if (warnings) parts.push(warnings + " warning" + (warnings > 1 ? "s" : ""));
+    if (errors) parts.push(tf(ngettext("%(n)s error", "%(n)s errors", errors), { n: errors }));
+    if (warnings) parts.push(tf(ngettext("%(n)s warning", "%(n)s warnings", warnings), { n: warnings }));
     return parts.join(", ");
   }
 
@@ -137,9 +149,9 @@
     }
     for (const p of pools()) {
       if (!p || !p.poolId) continue;
-      out.push({ data: { id: "n:" + p.poolId, label: "pool " + p.poolId + "\n" + (p.nodeIds || []).length + " variants" }, classes: "pool" + (findingsAt(p.poolId).length ? " has-errors" : "") });
+      out.push({ data: { id: "n:" + p.poolId, label: tf(gettext("pool %(id)s"), { id: p.poolId }) + "\n" + tf(ngettext("%(n)s variant", "%(n)s variants", (p.nodeIds || []).length), { n: (p.nodeIds || []).length }) }, classes: "pool" + (findingsAt(p.poolId).length ? " has-errors" : "") });
       for (const member of p.nodeIds || []) {
-        if (ids.has(member)) out.push({ data: { id: "v:" + p.poolId + ":" + member, source: "n:" + p.poolId, target: "n:" + member, label: "variant" }, classes: "variant" });
+        if (ids.has(member)) out.push({ data: { id: "v:" + p.poolId + ":" + member, source: "n:" + p.poolId, target: "n:" + member, label: gettext("variant") }, classes: "variant" });
       }
     }
     for (const n of nodes()) {
@@ -246,7 +258,7 @@
     } else return;
     event.preventDefault();
     select(next, { focusForm: false });
-    say("Selected " + describe(next) + ". Press Enter to edit it.");
+    say(tf(gettext("Selected %(part)s. Press Enter to edit it."), { part: describe(next) }));
   });
 
   // --- the outline (text alternative) --------------------------------------------------------
@@ -280,18 +292,21 @@
   }
 
   function describe(sel) {
-    if (!sel) return "nothing";
+    if (!sel) return gettext("nothing");
     if (sel.type === "node") {
       const n = nodes().find((x) => x.nodeId === sel.id);
-      return n ? (n.kind + " node " + n.nodeId + (n.title ? " (" + n.title + ")" : "")) : sel.id;
+      if (!n) return sel.id;
+      return n.title
+        ? tf(gettext("%(kind)s node %(id)s (%(title)s)"), { kind: n.kind, id: n.nodeId, title: n.title })
+        : tf(gettext("%(kind)s node %(id)s"), { kind: n.kind, id: n.nodeId });
     }
     if (sel.type === "edge") {
       const n = nodes().find((x) => x.nodeId === sel.id);
       const t = n && (n.transitions || [])[sel.edge];
-      return t ? "transition " + t.id + " from " + sel.id + " to " + t.targetNodeId + " (" + conditionText(t.condition) + ")" : "transition";
+      return t ? tf(gettext("transition %(id)s from %(from)s to %(to)s (%(condition)s)"), { id: t.id, from: sel.id, to: t.targetNodeId, condition: conditionText(t.condition) }) : gettext("transition");
     }
-    if (sel.type === "pool") return "question pool " + sel.id;
-    if (sel.type === "package") return "package settings";
+    if (sel.type === "pool") return tf(gettext("question pool %(id)s"), { id: sel.id });
+    if (sel.type === "package") return gettext("package settings");
     return sel.type;
   }
 
@@ -318,14 +333,14 @@
     list.className = "flow-outline-list";
     for (const n of nodeOrder()) {
       const item = document.createElement("li");
-      const initial = doc.initialNodeId === n.nodeId ? "start · " : "";
+      const initial = doc.initialNodeId === n.nodeId ? gettext("start") + " · " : "";
       const label = initial + n.kind + (n.kind === "end" && n.endType ? " (" + n.endType + ")" : "") + ": " + (n.title ? n.title + " · " : "") + n.nodeId;
       item.append(outlineButton(label, { type: "node", id: n.nodeId }, countText(findingsAt(n.nodeId, null))));
       const edges = document.createElement("ul");
       (n.transitions || []).forEach((t, i) => {
         if (!t) return;
         const li = document.createElement("li");
-        li.append(outlineButton("→ " + t.targetNodeId + " when " + conditionText(t.condition) + " · " + t.id, { type: "edge", id: n.nodeId, edge: i }, countText(findingsAt(n.nodeId, i))));
+        li.append(outlineButton(tf(gettext("→ %(target)s when %(condition)s · %(id)s"), { target: t.targetNodeId, condition: conditionText(t.condition), id: t.id }), { type: "edge", id: n.nodeId, edge: i }, countText(findingsAt(n.nodeId, i))));
         edges.append(li);
       });
       if (edges.children.length) item.append(edges);
@@ -334,12 +349,12 @@
     for (const p of pools()) {
       if (!p) continue;
       const item = document.createElement("li");
-      item.append(outlineButton("question pool " + p.poolId + ": one of " + (p.nodeIds || []).join(", "), { type: "pool", id: p.poolId }, countText(findingsAt(p.poolId))));
+      item.append(outlineButton(tf(gettext("question pool %(id)s: one of %(nodes)s"), { id: p.poolId, nodes: (p.nodeIds || []).join(", ") }), { type: "pool", id: p.poolId }, countText(findingsAt(p.poolId))));
       list.append(item);
     }
     if (!list.children.length) {
       const empty = document.createElement("p");
-      empty.textContent = "No nodes yet. Add the first one above; it becomes the start of the exam.";
+      empty.textContent = gettext("No nodes yet. Add the first one above; it becomes the start of the exam.");
       outline.append(empty);
     } else outline.append(list);
   }
@@ -408,14 +423,14 @@
     fieldNo = 0;
     const path = pathOfSelection();
     if (!schema || !doc || path === null) {
-      formHeading.textContent = "Edit";
+      formHeading.textContent = gettext("Edit");
       const hint = document.createElement("p");
       hint.className = "hint";
-      hint.textContent = !schema ? "Loading the package schema…" : !doc ? "Fix the JSON syntax to use the forms." : "Select a node or a transition in the picture or the outline, or open the package settings.";
+      hint.textContent = !schema ? gettext("Loading the package schema…") : !doc ? gettext("Fix the JSON syntax to use the forms.") : gettext("Select a node or a transition in the picture or the outline, or open the package settings.");
       formBox.append(hint);
       return;
     }
-    formHeading.textContent = "Edit " + describe(selection);
+    formHeading.textContent = tf(gettext("Edit %(part)s"), { part: describe(selection) });
     const sub = selection.type === "node" ? defs("Node") : selection.type === "edge" ? defs("Transition") : selection.type === "pool" ? defs("QuestionPool") : schema;
     formBox.append(actionsFor(selection));
     const skip = selection.type === "package" ? ["nodes", "questionPools"] : selection.type === "node" ? skippedFor(getAt(path)) : [];
@@ -448,7 +463,7 @@
     const box = document.createElement("div");
     box.className = "form-findings";
     box.setAttribute("role", "group");
-    box.setAttribute("aria-label", "Findings here");
+    box.setAttribute("aria-label", gettext("Findings here"));
     const list = document.createElement("ul");
     for (const f of here) {
       const li = document.createElement("li");
@@ -466,7 +481,7 @@
   function annotate() {
     const path = doc && schema ? pathOfSelection() : null;
     if (path === null || !annotated.length) { if (!formBox.contains(document.activeElement) && !pending.size) drawForm(); return; }
-    formHeading.textContent = "Edit " + describe(selection);
+    formHeading.textContent = tf(gettext("Edit %(part)s"), { part: describe(selection) });
     const old = formBox.querySelector(":scope > .form-findings");
     const box = findingsBox(path);
     if (old && box) old.replaceWith(box);
@@ -581,15 +596,17 @@
       const inner = resolve(opt);
       if ((inner.type === "object" || inner.properties) && !opts.required) {
         // Inside a list entry the buttons name it: several entries may lack the same part.
-        const whose = opts.owner ? " of " + opts.owner : "";
+        const part = humanise(name).toLowerCase();
         if (value === undefined || value === null) {
-          return addButton("Add " + humanise(name).toLowerCase() + (opts.owner ? " to " + opts.owner : ""), () => {
+          const addText = opts.owner ? tf(gettext("Add %(part)s to %(owner)s"), { part, owner: opts.owner }) : tf(gettext("Add %(part)s"), { part });
+          return addButton(addText, () => {
             focusAfterDraw = path;
-            commit(path, defaultFor(inner), humanise(name) + " added.");
+            commit(path, defaultFor(inner), tf(gettext("%(part)s added."), { part: humanise(name) }));
           });
         }
         const box = objectField(inner, value, path, name, opts);
-        box.append(removeButton("Remove " + humanise(name).toLowerCase() + whose, () => commit(path, undefined, humanise(name) + " removed.")));
+        const removeText = opts.owner ? tf(gettext("Remove %(part)s of %(owner)s"), { part, owner: opts.owner }) : tf(gettext("Remove %(part)s"), { part });
+        box.append(removeButton(removeText, () => commit(path, undefined, tf(gettext("%(part)s removed."), { part: humanise(name) }))));
         return box;
       }
       return field(opt, value, path, { ...opts, required: false, description: opts.description || r.description });
@@ -610,6 +627,11 @@
   // The field's name in plain words: studio-words.js's label, else the humanised schema name.
   function nameOf(name, path) {
     return (words && words.label(wordKey(path))) || humanise(name);
+  }
+
+  // A field's label with the mark of a required field.
+  function requiredLabel(text, required) {
+    return required ? tf(gettext("%(label)s (required)"), { label: text }) : text;
   }
 
   // The help under a field is the lecturer's (studio-words.js), never the schema's description,
@@ -692,13 +714,13 @@
 
   function choiceField(choices, value, path, name, opts) {
     const select = document.createElement("select");
-    if (!opts.required) select.append(new Option("(not set)", ""));
+    if (!opts.required) select.append(new Option(gettext("(not set)"), ""));
     const options = value && !choices.includes(value) ? [value, ...choices] : choices;
-    if (opts.required && !value) select.append(new Option("(choose)", ""));
+    if (opts.required && !value) select.append(new Option(gettext("(choose)"), ""));
     for (const option of options) select.append(new Option(choiceLabel(path, option), option));
     select.value = value || "";
     select.addEventListener("change", () => commit(path, select.value === "" ? (opts.required ? "" : undefined) : select.value));
-    return wrap(nameOf(name, path) + (opts.required ? " (required)" : ""), select, path);
+    return wrap(requiredLabel(nameOf(name, path), opts.required), select, path);
   }
 
   function checkboxes(options, items, path, name, opts, raw = false) {
@@ -706,7 +728,7 @@
     if (!options.length) {
       const none = document.createElement("p");
       none.className = "hint";
-      none.textContent = "Nothing to choose from yet.";
+      none.textContent = gettext("Nothing to choose from yet.");
       box.append(none);
     }
     for (const option of options) {
@@ -763,16 +785,16 @@
       return text;
     };
     input.addEventListener("input", onInput(path, read, opts.required && !numeric));
-    return wrap(nameOf(name, path) + (opts.required ? " (required)" : ""), input, path);
+    return wrap(requiredLabel(nameOf(name, path), opts.required), input, path);
   }
 
   function enumField(r, value, path, name, opts) {
     const select = document.createElement("select");
-    if (!opts.required) select.append(new Option("(not set)", ""));
+    if (!opts.required) select.append(new Option(gettext("(not set)"), ""));
     for (const option of r.enum) select.append(new Option(humanise(option), option));
     select.value = value === undefined || value === null ? "" : String(value);
     select.addEventListener("change", () => commit(path, select.value === "" ? undefined : select.value));
-    return wrap(nameOf(name, path) + (opts.required ? " (required)" : ""), select, path);
+    return wrap(requiredLabel(nameOf(name, path), opts.required), select, path);
   }
 
   function fieldset(legendText) {
@@ -807,7 +829,7 @@
     const select = document.createElement("select");
     for (const option of Object.keys(mapping)) select.append(new Option(humanise(option), option));
     select.value = current || "";
-    select.addEventListener("change", () => commit(path, defaultFor({ $ref: mapping[select.value] }), humanise(name) + " is now " + humanise(select.value).toLowerCase() + "."));
+    select.addEventListener("change", () => commit(path, defaultFor({ $ref: mapping[select.value] }), tf(gettext("%(part)s is now %(value)s."), { part: humanise(name), value: humanise(select.value).toLowerCase() })));
     box.append(wrap(humanise(key), select, [...path, key]));
     if (current && mapping[current]) {
       const chosen = resolve({ $ref: mapping[current] });
@@ -834,21 +856,21 @@
         return lines.length || opts.required ? lines : undefined;
       };
       input.addEventListener("input", onInput(path, read));
-      return wrap(nameOf(name, path) + " (one per line)", input, path);
+      return wrap(tf(gettext("%(label)s (one per line)"), { label: nameOf(name, path) }), input, path);
     }
     const box = fieldset(humanise(name) + " (" + items.length + ")");
     items.forEach((item, index) => {
       const label = item && (item.id || item.nodeId || item.poolId || item.scenario || item.command);
       const owner = label || singular(name).toLowerCase() + " " + (index + 1);
       const entry = objectField(itemSchema.oneOf ? r.items : itemSchema, item || {}, [...path, index], singular(name) + " " + (index + 1) + (label ? ": " + label : ""), { owner });
-      entry.append(removeButton("Remove " + singular(name).toLowerCase() + " " + (index + 1), () => commit([...path, index], undefined, singular(name) + " removed.")));
+      entry.append(removeButton(tf(gettext("Remove %(part)s %(number)s"), { part: singular(name).toLowerCase(), number: index + 1 }), () => commit([...path, index], undefined, tf(gettext("%(part)s removed."), { part: singular(name) }))));
       box.append(entry);
     });
-    box.append(addButton("Add " + singular(name).toLowerCase(), () => {
+    box.append(addButton(tf(gettext("Add %(part)s"), { part: singular(name).toLowerCase() }), () => {
       flushPending();
       const now = getAt(path);
       focusAfterDraw = [...path, Array.isArray(now) ? now.length : 0]; // the new entry's first field
-      commit(path, (now) => [...(Array.isArray(now) ? now : []), newItem(itemSchema, name)], singular(name) + " added.");
+      commit(path, (now) => [...(Array.isArray(now) ? now : []), newItem(itemSchema, name)], tf(gettext("%(part)s added."), { part: singular(name) }));
     }));
     return box;
   }
@@ -897,33 +919,33 @@
     bar.className = "form-actions";
     if (sel.type === "node") {
       const n = nodes().find((x) => x.nodeId === sel.id);
-      if (n && n.kind !== "end" && doc.initialNodeId !== n.nodeId) bar.append(addButton("Start the exam here", () => { flushPending(); doc.initialNodeId = n.nodeId; write(n.nodeId + " is now the first node."); }));
+      if (n && n.kind !== "end" && doc.initialNodeId !== n.nodeId) bar.append(addButton(gettext("Start the exam here"), () => { flushPending(); doc.initialNodeId = n.nodeId; write(tf(gettext("%(id)s is now the first node."), { id: n.nodeId })); }));
       if (n && n.kind !== "end") {
         const select = document.createElement("select");
         for (const id of allIds()) if (id !== n.nodeId) select.append(new Option(id, id));
-        const wrapBox = wrap("Connect to", select, ["nodes", nodeIndex(n.nodeId), "transitions"]);
+        const wrapBox = wrap(gettext("Connect to"), select, ["nodes", nodeIndex(n.nodeId), "transitions"]);
         wrapBox.classList.add("inline-field");
         // Named after the chosen target: the transitions list below has its own "Add transition".
         const connectButton = addButton("", () => connect(n.nodeId, select.value));
-        const nameConnect = () => { connectButton.textContent = "Add a transition to " + (select.value || "…"); };
+        const nameConnect = () => { connectButton.textContent = tf(gettext("Add a transition to %(target)s"), { target: select.value || "…" }); };
         select.addEventListener("change", nameConnect);
         nameConnect();
         bar.append(wrapBox, connectButton);
       }
-      bar.append(removeButton("Delete node " + sel.id, () => removeNode(sel.id)));
+      bar.append(removeButton(tf(gettext("Delete node %(id)s"), { id: sel.id }), () => removeNode(sel.id)));
     } else if (sel.type === "edge") {
-      bar.append(removeButton("Delete this transition", () => {
+      bar.append(removeButton(gettext("Delete this transition"), () => {
         flushPending();
         doc.nodes[nodeIndex(sel.id)].transitions.splice(sel.edge, 1);
         selection = { type: "node", id: sel.id };
-        write("Transition deleted.");
+        write(gettext("Transition deleted."));
       }));
     } else if (sel.type === "pool") {
-      bar.append(removeButton("Delete pool " + sel.id, () => {
+      bar.append(removeButton(tf(gettext("Delete pool %(id)s"), { id: sel.id }), () => {
         flushPending();
         doc.questionPools.splice(poolIndex(sel.id), 1);
         selection = null;
-        write("Pool deleted.");
+        write(gettext("Pool deleted."));
       }));
     }
     return bar;
@@ -938,7 +960,7 @@
     const id = uniqueId(n.nodeId + "-to-" + target);
     n.transitions.push({ id, targetNodeId: target, condition: { type: "always" } });
     selection = { type: "edge", id: n.nodeId, edge: n.transitions.length - 1 };
-    write("Transition " + id + " added from " + n.nodeId + " to " + target + ".");
+    write(tf(gettext("Transition %(id)s added from %(from)s to %(to)s."), { id, from: n.nodeId, to: target }));
   }
 
   function removeNode(id) {
@@ -948,7 +970,7 @@
     for (const p of pools()) if (Array.isArray(p.nodeIds)) p.nodeIds = p.nodeIds.filter((m) => m !== id);
     if (doc.initialNodeId === id) doc.initialNodeId = "";
     selection = null;
-    write("Node " + id + " deleted, with the transitions into it.");
+    write(tf(gettext("Node %(id)s deleted, with the transitions into it."), { id }));
   }
 
   // What a new question or scenario starts with: the policies the validator asks every
@@ -971,7 +993,7 @@
 
   function addNode() {
     flushPending();
-    if (!doc) { say("Fix the JSON syntax first."); return; }
+    if (!doc) { say(gettext("Fix the JSON syntax first.")); return; }
     const kind = addKind.value;
     const wanted = addId.value.trim().replace(/[^a-zA-Z0-9_-]+/g, "-") || kind;
     const id = uniqueId(wanted);
@@ -988,7 +1010,7 @@
     }
     selection = { type: "node", id };
     addId.value = "";
-    write(kind + " node " + id + " added" + (doc.initialNodeId === id ? " as the first node" : "") + ".");
+    write(tf(doc.initialNodeId === id ? gettext("%(kind)s node %(id)s added as the first node.") : gettext("%(kind)s node %(id)s added."), { kind, id }));
   }
 
   function addPool() {
@@ -998,14 +1020,14 @@
     const id = uniqueId("pool");
     doc.questionPools.push({ poolId: id, nodeIds: [], selection: "random_one" });
     selection = { type: "pool", id };
-    write("Question pool " + id + " added: list its nodes in the form.");
+    write(tf(gettext("Question pool %(id)s added: list its nodes in the form."), { id }));
   }
 
   function updateToolbar() {
     const connectBox = document.getElementById("flow-add-connect");
     const fromNode = selection && selection.type === "node";
     connectBox.disabled = !fromNode;
-    document.getElementById("flow-add-connect-label").textContent = fromNode ? "and connect " + selection.id + " to it" : "and connect the selected node to it";
+    document.getElementById("flow-add-connect-label").textContent = fromNode ? tf(gettext("and connect %(id)s to it"), { id: selection.id }) : gettext("and connect the selected node to it");
   }
 
   // The dry run of what is in the editor (saved or not): the highlights here, the full report
@@ -1014,9 +1036,9 @@
     const button = document.getElementById("flow-dry-run");
     const box = document.getElementById("flow-dry-run-result");
     flushPending();
-    if (!doc) { say("Fix the JSON syntax first."); return; }
+    if (!doc) { say(gettext("Fix the JSON syntax first.")); return; }
     button.disabled = true;
-    say("Running the simulated candidates…");
+    say(gettext("Running the simulated candidates…"));
     let response;
     try {
       response = await fetch(button.dataset.url, {
@@ -1027,7 +1049,7 @@
       });
     } catch (e) {
       button.disabled = false;
-      say("The server could not be reached; try again.");
+      say(gettext("The server could not be reached; try again."));
       return;
     }
     const data = await response.json().catch(() => null);
@@ -1038,18 +1060,19 @@
     const list = document.createElement("ul");
     const line = (text) => { const li = document.createElement("li"); li.textContent = text; list.append(li); };
     if (!response.ok) {
-      heading.textContent = "Dry run not possible";
-      line((data && data.error && data.error.message) || "The dry run failed (" + response.status + ").");
+      heading.textContent = gettext("Dry run not possible");
+      line((data && data.error && data.error.message) || tf(gettext("The dry run failed (%(status)s)."), { status: response.status }));
     } else {
-      heading.textContent = "Dry run: " + data.runCount + " simulated candidates";
-      line("Never reached: " + (data.neverReached.join(", ") || "none"));
-      line("Transitions never fired: " + (data.neverFired.join(", ") || "none"));
-      line("Dead ends: " + (data.deadEnds.map((d) => d.nodeId + " (" + d.persona + ")").join(", ") || "none"));
+      const none = gettext("none");
+      heading.textContent = tf(gettext("Dry run: %(count)s simulated candidates"), { count: data.runCount });
+      line(tf(gettext("Never reached: %(ids)s"), { ids: data.neverReached.join(", ") || none }));
+      line(tf(gettext("Transitions never fired: %(ids)s"), { ids: data.neverFired.join(", ") || none }));
+      line(tf(gettext("Dead ends: %(ids)s"), { ids: data.deadEnds.map((d) => d.nodeId + " (" + d.persona + ")").join(", ") || none }));
       for (const node of data.nodes) {
-        if (node.forcedExits) line(node.nodeId + ": " + node.forcedExits + " forced exit(s) of " + node.reached + " visits");
+        if (node.forcedExits) line(tf(gettext("%(node)s: %(exits)s forced exit(s) of %(visits)s visits"), { node: node.nodeId, exits: node.forcedExits, visits: node.reached }));
       }
       for (const target of data.targets) {
-        if (target.reached) line(target.targetId + ": evidence from " + target.covered + " of " + target.reached);
+        if (target.reached) line(tf(gettext("%(target)s: evidence from %(covered)s of %(reached)s"), { target: target.targetId, covered: target.covered, reached: target.reached }));
       }
     }
     box.append(heading, list);
@@ -1098,7 +1121,7 @@
   fetch(root.dataset.schemaUrl, { headers: { Accept: "application/json" } })
     .then((r) => (r.ok ? r.json() : Promise.reject(new Error(String(r.status)))))
     .then((s) => { schema = s; drawForm(); })
-    .catch(() => { formBox.textContent = "The package schema could not be loaded; the forms are unavailable. The JSON editor still works."; });
+    .catch(() => { formBox.textContent = gettext("The package schema could not be loaded; the forms are unavailable. The JSON editor still works."); });
 
   if (!window.VivaStudioGraph) graphBox.hidden = true;
   redraw();

@@ -7,6 +7,15 @@
   const root = document.getElementById("preview");
   if (!root) return;
   const csrf = root.querySelector("input[name=csrfmiddlewaretoken]").value;
+  // Translations: Django's JavaScript catalogue (/jsi18n/<lang>/, loaded by base.html); the
+  // English text itself when it is missing. Sentences built from parts use named placeholders.
+  const i18n = window.django || {
+    gettext: (text) => text,
+    ngettext: (one, many, n) => (n === 1 ? one : many),
+    interpolate: (text, values) => text.replace(/%\((\w+)\)s/g, (_, key) => String(values[key])),
+  };
+  const gettext = (text) => i18n.gettext(text);
+  const tf = (text, values) => i18n.interpolate(text, values, true);
   const conversation = document.getElementById("preview-conversation");
   const decisions = document.getElementById("preview-decisions");
   const stateBox = document.getElementById("preview-state");
@@ -20,7 +29,7 @@
   async function replay() {
     busy = true;
     send.disabled = true;
-    status.textContent = "The examiner is answering…";
+    status.textContent = gettext("The examiner is answering…");
     let response;
     try {
       response = await fetch(root.dataset.previewUrl, {
@@ -30,7 +39,7 @@
         body: JSON.stringify({ inputs }),
       });
     } catch (e) {
-      status.textContent = "The server could not be reached; try again.";
+      status.textContent = gettext("The server could not be reached; try again.");
       inputs.pop();
       busy = false;
       send.disabled = false;
@@ -41,7 +50,7 @@
     send.disabled = false;
     if (!response.ok) {
       inputs.pop();
-      status.textContent = (data && data.error && data.error.message) || "Preview failed (" + response.status + ").";
+      status.textContent = (data && data.error && data.error.message) || tf(gettext("Preview failed (%(status)s)."), { status: response.status });
       return;
     }
     render(data);
@@ -53,7 +62,7 @@
       const item = document.createElement("li");
       item.className = "preview-line preview-" + line.speaker;
       const who = document.createElement("strong");
-      who.textContent = line.speaker === "examiner" ? "Examiner: " : "You: ";
+      who.textContent = (line.speaker === "examiner" ? gettext("Examiner:") : gettext("You:")) + " ";
       item.append(who, line.command ? "[" + line.command.replace(/_/g, " ") + "]" : line.text);
       conversation.append(item);
     }
@@ -67,12 +76,16 @@
     }
     const s = data.state;
     const rows = [
-      ["Node", s.completed ? "finished" : (s.nodeId || "–") + (s.nodeKind ? " (" + s.nodeKind + ")" : "")],
-      ["Evidence here", s.targets.length ? s.covered.length + " of " + s.targets.length + (s.covered.length ? ": " + s.covered.join(", ") : "") : "no targets"],
-      ["Follow-ups", s.followUpsUsed + " of " + s.maxFollowUps],
-      ["Time at node", s.nodeElapsedSec === null ? "–" : s.nodeElapsedSec + " s" + (s.nodeBudgetSec ? " of " + s.nodeBudgetSec + " s" : "")],
-      ["Next timer", s.nextTimerInSec === null ? "none" : "in " + s.nextTimerInSec + " s"],
-      ["Guardrails fired", String(s.guardrails)],
+      [gettext("Node"), s.completed ? gettext("finished") : (s.nodeId || "–") + (s.nodeKind ? " (" + s.nodeKind + ")" : "")],
+      [gettext("Evidence here"), !s.targets.length ? gettext("no targets")
+        : s.covered.length ? tf(gettext("%(covered)s of %(targets)s: %(ids)s"), { covered: s.covered.length, targets: s.targets.length, ids: s.covered.join(", ") })
+          : tf(gettext("%(covered)s of %(targets)s"), { covered: 0, targets: s.targets.length })],
+      [gettext("Follow-ups"), tf(gettext("%(used)s of %(allowed)s"), { used: s.followUpsUsed, allowed: s.maxFollowUps })],
+      [gettext("Time at node"), s.nodeElapsedSec === null ? "–" : s.nodeBudgetSec
+        ? tf(gettext("%(elapsed)s s of %(budget)s s"), { elapsed: s.nodeElapsedSec, budget: s.nodeBudgetSec })
+        : tf(gettext("%(elapsed)s s"), { elapsed: s.nodeElapsedSec })],
+      [gettext("Next timer"), s.nextTimerInSec === null ? gettext("none") : tf(gettext("in %(seconds)s s"), { seconds: s.nextTimerInSec })],
+      [gettext("Guardrails fired"), String(s.guardrails)],
     ];
     stateBox.replaceChildren();
     for (const [term, value] of rows) {
@@ -82,7 +95,7 @@
       dd.textContent = value;
       stateBox.append(dt, dd);
     }
-    status.textContent = s.completed ? "The exam is over. Start again to try another path." : "Your turn.";
+    status.textContent = s.completed ? gettext("The exam is over. Start again to try another path.") : gettext("Your turn.");
   }
 
   function push(input) {

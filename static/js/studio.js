@@ -22,6 +22,16 @@
   const publishButton = document.getElementById("publish");
   const actionStatus = document.getElementById("action-status");
   const csrf = root.querySelector("input[name=csrfmiddlewaretoken]").value;
+  // Translations: Django's JavaScript catalogue (/jsi18n/<lang>/, loaded by base.html) in the
+  // page's language; the English text itself when it is missing. Sentences built from parts are
+  // one catalogue string with named placeholders (word order differs between languages).
+  const i18n = window.django || {
+    gettext: (text) => text,
+    ngettext: (one, many, n) => (n === 1 ? one : many),
+    interpolate: (text, values) => text.replace(/%\((\w+)\)s/g, (_, key) => String(values[key])),
+  };
+  const gettext = (text) => i18n.gettext(text);
+  const tf = (text, values) => i18n.interpolate(text, values, true);
   let revision = Number(root.dataset.revision);
   let lastReport = JSON.parse(document.getElementById("initial-report").textContent || "null");
   let timer = null;
@@ -49,7 +59,7 @@
         body: body === undefined ? undefined : JSON.stringify(body),
       });
     } catch (e) {
-      return { status: 0, data: { error: { message: "The server could not be reached. Check your connection and try again." } } };
+      return { status: 0, data: { error: { message: gettext("The server could not be reached. Check your connection and try again.") } } };
     }
     let data = null;
     try { data = await response.json(); } catch (e) { data = null; }
@@ -61,7 +71,7 @@
   }
 
   function showCursor(pos, help) {
-    cursorPosition.textContent = "Line " + pos.line + ", column " + pos.column + ".";
+    cursorPosition.textContent = tf(gettext("Line %(line)s, column %(column)s."), { line: pos.line, column: pos.column });
     if (help === undefined || !window.VivaStudioEditor) return;
     // What the schema says about the field at the cursor (the hover tooltip, for the keyboard).
     fieldHelp.replaceChildren();
@@ -99,9 +109,9 @@
       .then((r) => (r.ok ? r.json() : Promise.reject(new Error(String(r.status)))))
       .then((schema) => {
         editor.setSchema(schema);
-        schemaStatus.textContent = "Schema hints on.";
+        schemaStatus.textContent = gettext("Schema hints on.");
       })
-      .catch(() => { schemaStatus.textContent = "Schema hints unavailable; server validation still runs."; });
+      .catch(() => { schemaStatus.textContent = gettext("Schema hints unavailable; server validation still runs."); });
     return {
       kind: "codemirror",
       view: editor.view,
@@ -215,7 +225,7 @@
       const one = list.endsWith("ies") ? list.slice(0, -3) + "y" : list.replace(/s$/, "");
       parts.push(one + " " + (/^\d+$/.test(m[1]) ? Number(m[1]) + 1 : m[1]));
     }
-    return parts.length ? parts.join(", ") : "the package";
+    return parts.length ? parts.join(", ") : gettext("the package");
   }
 
   function jumpTo(path) {
@@ -224,22 +234,24 @@
     if (!place) return;
     const where = placeInWords(path);
     actionStatus.textContent = place.found
-      ? "Moved to " + where + " in the JSON (line " + place.line + ")."
-      : where + " is not in the JSON yet; moved to the closest place (line " + place.line + ").";
+      ? tf(gettext("Moved to %(place)s in the JSON (line %(line)s)."), { place: where, line: place.line })
+      : tf(gettext("%(place)s is not in the JSON yet; moved to the closest place (line %(line)s)."), { place: where, line: place.line });
   }
 
   function renderReport(report) {
     lastReport = report;
     editor.setReport(report);
     findingsBox.replaceChildren();
-    if (!report) { summary.textContent = "Not validated yet."; updateButtons(); return; }
+    if (!report) { summary.textContent = gettext("Not validated yet."); updateButtons(); return; }
     const s = report.summary || {};
-    summary.textContent = (report.result === "pass" ? "Passes. " : "Rejected. ") +
-      `${s.errors || 0} error(s), ${s.warnings || 0} warning(s), ${s.info || 0} note(s).`;
+    const counts = { errors: s.errors || 0, warnings: s.warnings || 0, notes: s.info || 0 };
+    summary.textContent = report.result === "pass"
+      ? tf(gettext("Passes. %(errors)s error(s), %(warnings)s warning(s), %(notes)s note(s)."), counts)
+      : tf(gettext("Rejected. %(errors)s error(s), %(warnings)s warning(s), %(notes)s note(s)."), counts);
     for (const [kind, list] of [["error", report.errors], ["warning", report.warnings], ["info", report.info]]) {
       if (!list || !list.length) continue;
       const heading = document.createElement("h3");
-      heading.textContent = { error: "Errors", warning: "Warnings", info: "Notes" }[kind];
+      heading.textContent = { error: gettext("Errors"), warning: gettext("Warnings"), info: gettext("Notes") }[kind];
       findingsBox.appendChild(heading);
       const items = document.createElement("ul");
       items.className = "findings";
@@ -257,7 +269,7 @@
           const go = document.createElement("button");
           go.type = "button";
           go.className = "secondary";
-          go.textContent = "Go to " + placeInWords(f.path);
+          go.textContent = tf(gettext("Go to %(place)s"), { place: placeInWords(f.path) });
           go.title = f.path; // the precise place, for integrators
           go.setAttribute("aria-describedby", text.id); // which finding, when several share a path
           go.addEventListener("click", () => jumpTo(f.path));
@@ -280,25 +292,25 @@
     const p = parsed();
     const hasErrors = !p.ok || !lastReport || lastReport.result !== "pass";
     publishButton.disabled = hasErrors;
-    publishButton.title = !p.ok ? "Fix the JSON syntax before publishing."
-      : hasErrors ? "Fix every error before publishing." : "";
+    publishButton.title = !p.ok ? gettext("Fix the JSON syntax before publishing.")
+      : hasErrors ? gettext("Fix every error before publishing.") : "";
     saveButton.disabled = !p.ok;
   }
 
   async function validateNow() {
     const p = parsed();
     if (!p.ok) {
-      parseStatus.textContent = "Not valid JSON: " + p.error;
+      parseStatus.textContent = tf(gettext("Not valid JSON: %(error)s"), { error: p.error });
       updateButtons();
       return;
     }
-    parseStatus.textContent = editor.getText() === savedText ? "" : "Unsaved changes.";
+    parseStatus.textContent = editor.getText() === savedText ? "" : gettext("Unsaved changes.");
     const mine = ++requestNo;
-    summary.textContent = "Validating…";
+    summary.textContent = gettext("Validating…");
     const { status, data } = await api(root.dataset.validateUrl, "POST", { document: p.value });
     if (mine !== requestNo) return; // a newer edit is being validated
     if (status === 200) renderReport(data);
-    else summary.textContent = errorMessage(data, "Validation failed (" + status + ").");
+    else summary.textContent = errorMessage(data, tf(gettext("Validation failed (%(status)s)."), { status }));
   }
 
   function onEdit() {
@@ -334,14 +346,14 @@
     clearTimeout(autosaveTimer);
     if (conflict) return; // the message stays until the page is reloaded
     if (editor.getText() === savedText) {
-      if (!saving && !failedText) showSaveState("saved", "All changes saved");
+      if (!saving && !failedText) showSaveState("saved", gettext("All changes saved"));
       return;
     }
     if (!parsed().ok) {
-      showSaveState("error", "Not saved: the JSON is not valid. It is saved once it is.");
+      showSaveState("error", gettext("Not saved: the JSON is not valid. It is saved once it is."));
       return;
     }
-    if (!saving && !failedText) showSaveState("pending", "Unsaved changes");
+    if (!saving && !failedText) showSaveState("pending", gettext("Unsaved changes"));
     autosaveTimer = setTimeout(() => save(false), AUTOSAVE_MS);
   }
 
@@ -358,8 +370,8 @@
     const current = await api(root.dataset.saveUrl, "GET");
     if (current.status !== 200 || !window.VivaMerge || !current.data) {
       conflict = why;
-      showSaveState("error", "Not saved: " + why + " Autosave is off; your changes are still here, copy them before reloading.");
-      if (manual) actionStatus.textContent = why + " Your text is still in the editor: copy it before reloading.";
+      showSaveState("error", tf(gettext("Not saved: %(reason)s Autosave is off; your changes are still here, copy them before reloading."), { reason: why }));
+      if (manual) actionStatus.textContent = tf(gettext("%(reason)s Your text is still in the editor: copy it before reloading."), { reason: why });
       return false;
     }
     const base = JSON.parse(savedText);
@@ -372,8 +384,8 @@
       failedText = null;
       const saved = await saveNow(manual);
       if (saved) {
-        const note = "Someone else saved changes meanwhile; they are merged with yours and saved (revision " + revision + ").";
-        showSaveState("saved", "Merged and saved");
+        const note = tf(gettext("Someone else saved changes meanwhile; they are merged with yours and saved (revision %(revision)s)."), { revision });
+        showSaveState("saved", gettext("Merged and saved"));
         actionStatus.textContent = note;
       }
       return saved;
@@ -392,27 +404,27 @@
 
   function showConflicts(mine, theirs, base) {
     const places = conflict.map((c) => placeInWords(c.path));
-    showSaveState("error", "Not saved: someone else changed the same places (" + places.join("; ") + "). Choose below.");
+    showSaveState("error", tf(gettext("Not saved: someone else changed the same places (%(places)s). Choose below."), { places: places.join("; ") }));
     mergeBox.replaceChildren();
     const heading = document.createElement("h2");
     heading.id = "merge-heading";
-    heading.textContent = "Someone else saved this package meanwhile";
+    heading.textContent = gettext("Someone else saved this package meanwhile");
     const intro = document.createElement("p");
-    intro.textContent = "Their other changes are merged with yours. You both changed these places; the editor shows yours:";
+    intro.textContent = gettext("Their other changes are merged with yours. You both changed these places; the editor shows yours:");
     const list = document.createElement("ul");
     for (const c of conflict) {
       const item = document.createElement("li");
-      item.textContent = placeInWords(c.path) + ": yours " + brief(c.mine) + ", theirs " + brief(c.theirs) + ".";
+      item.textContent = tf(gettext("%(place)s: yours %(mine)s, theirs %(theirs)s."), { place: placeInWords(c.path), mine: brief(c.mine), theirs: brief(c.theirs) });
       item.title = c.path;
       list.append(item);
     }
     const keep = document.createElement("button");
     keep.type = "button";
-    keep.textContent = "Keep mine in these places and save";
+    keep.textContent = gettext("Keep mine in these places and save");
     keep.addEventListener("click", () => resolveConflicts(null));
     const take = document.createElement("button");
     take.type = "button";
-    take.textContent = "Take theirs in these places and save";
+    take.textContent = gettext("Take theirs in these places and save");
     take.addEventListener("click", () => resolveConflicts({ mine, theirs, base }));
     mergeBox.append(heading, intro, list, keep, take);
     mergeBox.hidden = false;
@@ -421,7 +433,7 @@
   }
 
   function brief(value) {
-    if (value === undefined) return "(removed)";
+    if (value === undefined) return gettext("(removed)");
     const text = typeof value === "string" ? "“" + value + "”" : JSON.stringify(value);
     return text.length > 80 ? text.slice(0, 77) + "…" : text;
   }
@@ -443,7 +455,7 @@
   // publish): it reports in the action status too. Returns whether everything is saved.
   function save(manual = true) {
     flushEdits();
-    if (manual) actionStatus.textContent = "Saving…";
+    if (manual) actionStatus.textContent = gettext("Saving…");
     const run = queue.then(() => saveNow(manual));
     queue = run.catch(() => false);
     return run;
@@ -462,19 +474,19 @@
     clearTimeout(retryTimer);
     const p = parsed();
     if (!p.ok) {
-      showSaveState("error", "Not saved: the JSON is not valid. It is saved once it is.");
-      if (manual) actionStatus.textContent = "Not saved: fix the JSON syntax first.";
+      showSaveState("error", gettext("Not saved: the JSON is not valid. It is saved once it is."));
+      if (manual) actionStatus.textContent = gettext("Not saved: fix the JSON syntax first.");
       return false;
     }
     const text = editor.getText();
     if (text === savedText) {
-      if (!conflict) showSaveState("saved", "All changes saved");
-      if (manual) actionStatus.textContent = "Saved (revision " + revision + ").";
+      if (!conflict) showSaveState("saved", gettext("All changes saved"));
+      if (manual) actionStatus.textContent = tf(gettext("Saved (revision %(revision)s)."), { revision });
       return true;
     }
     if (conflict && !manual) return false;
     saving++;
-    showSaveState("saving", "Saving…");
+    showSaveState("saving", gettext("Saving…"));
     let result;
     try {
       result = await api(root.dataset.saveUrl, "PUT", { document: p.value, revision });
@@ -493,27 +505,27 @@
         requestNo++; // a validation still in flight is for an older text
         renderReport(data.lastReport);
         parseStatus.textContent = "";
-        showSaveState("saved", "All changes saved");
+        showSaveState("saved", gettext("All changes saved"));
       } else {
         scheduleAutosave(); // typed while it was saving
-        showSaveState("pending", "Unsaved changes");
+        showSaveState("pending", gettext("Unsaved changes"));
       }
-      if (manual) actionStatus.textContent = "Saved (revision " + revision + ").";
+      if (manual) actionStatus.textContent = tf(gettext("Saved (revision %(revision)s)."), { revision });
       return true;
     }
     failedText = text;
-    if (status === 409) return mergeTheirs(p.value, manual, errorMessage(data, "Someone else saved this package first."));
-    const reason = status === 0 ? "the server could not be reached." : errorMessage(data, "the server answered " + status + ".");
+    if (status === 409) return mergeTheirs(p.value, manual, errorMessage(data, gettext("Someone else saved this package first.")));
+    const reason = status === 0 ? gettext("the server could not be reached.") : errorMessage(data, tf(gettext("the server answered %(status)s."), { status }));
     const retry = status === 0 || status === 408 || status === 429 || status >= 500;
     if (retry) {
       const wait = RETRY_MS[Math.min(retries, RETRY_MS.length - 1)];
       retries++;
       retryTimer = setTimeout(() => save(false), wait);
-      showSaveState("error", "Not saved: " + reason + " Your changes are kept; trying again in " + Math.round(wait / 1000) + " s.");
+      showSaveState("error", tf(gettext("Not saved: %(reason)s Your changes are kept; trying again in %(seconds)s s."), { reason, seconds: Math.round(wait / 1000) }));
     } else {
-      showSaveState("error", "Not saved: " + reason);
+      showSaveState("error", tf(gettext("Not saved: %(reason)s"), { reason }));
     }
-    if (manual) actionStatus.textContent = "Not saved: " + reason;
+    if (manual) actionStatus.textContent = tf(gettext("Not saved: %(reason)s"), { reason });
     return false;
   }
 
@@ -552,7 +564,7 @@
     }
     event.preventDefault();
     if (await save(false)) window.location.assign(link.href);
-    else actionStatus.textContent = "The page was not left because your changes are not saved. Follow the link again to leave anyway.";
+    else actionStatus.textContent = gettext("The page was not left because your changes are not saved. Follow the link again to leave anyway.");
   });
   let submitting = false;
   document.addEventListener("submit", async (event) => {
@@ -563,7 +575,7 @@
     if (await save(false)) {
       submitting = true;
       try { form.requestSubmit(submitter || undefined); } finally { submitting = false; }
-    } else actionStatus.textContent = "The page was not left because your changes are not saved. Send the form again to leave anyway.";
+    } else actionStatus.textContent = gettext("The page was not left because your changes are not saved. Send the form again to leave anyway.");
   });
 
   function versionsLink(text) {
@@ -573,30 +585,40 @@
     return link;
   }
 
+  // A translated sentence with a link in it: the text around the placeholder %(link)s, and the
+  // link between (its place in the sentence is the translator's).
+  function withLink(sentence, link) {
+    const at = sentence.indexOf("%(link)s");
+    if (at < 0) return [sentence, " ", link];
+    return [sentence.slice(0, at), link, sentence.slice(at + "%(link)s".length)].filter((part) => part !== "");
+  }
+
   function publishedMessage(text, number) {
-    actionStatus.replaceChildren(text + " ", versionsLink("See all versions"));
-    document.getElementById("published-info").replaceChildren("· latest published: ", versionsLink("version " + number));
+    actionStatus.replaceChildren(text + " ", versionsLink(gettext("See all versions")));
+    document.getElementById("published-info").replaceChildren(
+      ...withLink(gettext("· latest published: %(link)s"), versionsLink(tf(gettext("version %(number)s"), { number }))),
+    );
   }
 
   saveButton.addEventListener("click", () => save(true));
   publishButton.addEventListener("click", async () => {
     flushEdits();
     if (editor.getText() !== savedText && !(await save())) return;
-    actionStatus.textContent = "Publishing…";
+    actionStatus.textContent = gettext("Publishing…");
     const { status, data } = await api(root.dataset.publishUrl, "POST", { revision });
     if (status === 201 || status === 200) {
       publishedMessage(status === 201
-        ? "Published as version " + data.number + "."
-        : "Unchanged since version " + data.number + "; nothing new to publish.", data.number);
+        ? tf(gettext("Published as version %(number)s."), { number: data.number })
+        : tf(gettext("Unchanged since version %(number)s; nothing new to publish."), { number: data.number }), data.number);
     } else if (status === 422) {
       renderReport(data.error.details.report);
-      actionStatus.textContent = "Not published: " + data.error.message;
+      actionStatus.textContent = tf(gettext("Not published: %(message)s"), { message: data.error.message });
     } else {
-      actionStatus.textContent = errorMessage(data, "Publish failed (" + status + ").");
+      actionStatus.textContent = errorMessage(data, tf(gettext("Publish failed (%(status)s)."), { status }));
     }
   });
 
   showCursor(editor.cursor(), editor.fieldHelp ? editor.fieldHelp() : undefined);
   renderReport(lastReport);
-  showSaveState("saved", "All changes saved");
+  showSaveState("saved", gettext("All changes saved"));
 })();
