@@ -17,12 +17,16 @@ answers for all of them (a handful of aggregate queries, no per-session work):
 * ``viva_outbox_pending{topic}``, ``viva_outbox_dead{topic}`` and
   ``viva_outbox_oldest_age_seconds`` — side effects waiting (marking, grades, webhooks);
 * ``viva_channel_layer_up`` and ``viva_channel_layer_outages_total`` — this web process's view
-  of the Redis channel layer.
+  of the Redis channel layer;
+* ``viva_reply_latency_seconds{mode}`` — how long candidates waited for the examiner's reply,
+  over the turns of the last 15 minutes (``sessions.reply_latency``): a snapshot of the window,
+  not a running total (read its buckets directly, without ``rate()``).
 """
 
 from __future__ import annotations
 
 import hmac
+import math
 from collections.abc import Iterator
 from datetime import datetime
 
@@ -32,19 +36,25 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 from prometheus_client.registry import Collector
 
 from bot import capacity
 from bot.selectors import hosting_summary
 from sessions import layer_outage, outbox
 from sessions.inbox import inbox_backlog
+from sessions.reply_latency import WINDOW, reply_latency_histograms
 
 
 class ClusterCollector(Collector):
     """The figures of the module docstring, read at each scrape."""
 
-    def collect(self) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
+    def collect(self) -> Iterator[Metric]:
         now = timezone.now()
         hosting = hosting_summary(now=now)
         hosted = GaugeMetricFamily(
@@ -85,6 +95,7 @@ class ClusterCollector(Collector):
             "Channel-layer outages this process noticed.",
             value=layer_outage.outages(),
         )
+        yield _reply_latency(now)
 
 
 def _inbox(now: datetime) -> Iterator[GaugeMetricFamily]:
@@ -116,6 +127,28 @@ def _outbox(now: datetime) -> Iterator[GaugeMetricFamily]:
         "How long the oldest pending side effect has waited.",
         value=waiting.oldest_pending_seconds,
     )
+
+
+def _reply_latency(now: datetime) -> HistogramMetricFamily:
+    minutes = WINDOW.total_seconds() / 60
+    family = HistogramMetricFamily(
+        "viva_reply_latency_seconds",
+        f"Seconds from the end of a candidate's turn to the start of the examiner's reply, "
+        f"over the turns of the last {minutes:g} minutes (a snapshot of the window, not a total).",
+        labels=["mode"],
+    )
+    for mode, waits in reply_latency_histograms(now=now).items():
+        family.add_metric(
+            [mode],
+            buckets=[(_le(bound), count) for bound, count in waits.buckets],
+            sum_value=waits.total_seconds,
+        )
+    return family
+
+
+def _le(bound: float) -> str:
+    """A bucket's ``le`` label as Prometheus writes it (``0.5``, ``1.0``, ``+Inf``)."""
+    return "+Inf" if math.isinf(bound) else repr(float(bound))
 
 
 REGISTRY = CollectorRegistry(auto_describe=False)

@@ -21,6 +21,7 @@ from bot.models import BotLease
 from sessions import outbox
 from sessions.models import CandidateInput, OutboxMessage
 from tests.sessions.factories import ExamSessionFactory
+from tests.sessions.reply_turns import voice_and_text_exams
 from tests.support.outbox import held_relay
 from tests.support.processes import asgi_server
 
@@ -103,3 +104,39 @@ def test_a_scrape_of_a_real_server_reads_the_cluster_state() -> None:
     assert got[("viva_channel_layer_up", ())] == 1
     assert got[("viva_bot_workers", ())] == 2
     assert got[("viva_bot_capacity", ())] == 50  # the draining worker offers no room
+
+
+def test_a_scrape_reads_the_reply_latencies_of_recent_turns_by_mode() -> None:
+    """tests/sessions/reply_turns.py: voice waits 1.2 and 2.5 s, text 0.7 and 4.0 s; an
+    unanswered turn, turns before the 15-minute window and a preview are not counted."""
+    voice_and_text_exams()
+    with asgi_server(VIVA_METRICS_TOKEN=TOKEN) as address:
+        assert scrape(address, None) == (404, "")  # still nothing without the token
+        status, text = scrape(address, TOKEN)
+    assert status == 200
+    got = samples(text)
+
+    def buckets(mode: str) -> dict[str, float]:
+        return {
+            dict(labels)["le"]: value
+            for (name, labels), value in got.items()
+            if name == "viva_reply_latency_seconds_bucket" and dict(labels)["mode"] == mode
+        }
+
+    assert buckets("voice") == {
+        "0.5": 0, "1.0": 0, "1.5": 1, "2.0": 1, "3.0": 2,
+        "5.0": 2, "8.0": 2, "13.0": 2, "30.0": 2, "+Inf": 2,
+    }  # fmt: skip
+    assert buckets("text") == {
+        "0.5": 0, "1.0": 1, "1.5": 1, "2.0": 1, "3.0": 1,
+        "5.0": 2, "8.0": 2, "13.0": 2, "30.0": 2, "+Inf": 2,
+    }  # fmt: skip
+    for mode, total in (("voice", 3.7), ("text", 4.7)):
+        assert got[("viva_reply_latency_seconds_count", (("mode", mode),))] == 2
+        assert got[("viva_reply_latency_seconds_sum", (("mode", mode),))] == pytest.approx(total)
+    help_text = next(
+        f.documentation
+        for f in text_string_to_metric_families(text)
+        if f.name == "viva_reply_latency_seconds"
+    )
+    assert "last 15 minutes" in help_text
