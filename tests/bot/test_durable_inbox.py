@@ -11,7 +11,7 @@ import signal
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import pytest
@@ -186,18 +186,20 @@ def test_a_worker_killed_mid_turn_leaves_the_answer_stored_once_and_answered_aft
     use_celery(settings)
     session_id = exam_session.pk
     text = ANSWERS["q-dijkstra"][0]
-    with asgi_server(**WORKER_ENV) as address:
+    with asgi_server(**WORKER_ENV) as address, ExitStack() as candidate_page:
         with celery_worker(queues=QUEUES, **WORKER_ENV) as first:
             start_exam(address, exam_session, first)
             pid = bot_pid(session_id, first)
-            with room(address, exam_session) as candidate:
-                candidate.answer(text)
-                # Kill the worker the moment the answer is stored, before it is answered.
-                deadline = time.monotonic() + 30
-                while not transcripts(stored(session_id), text):
-                    assert time.monotonic() < deadline, "the answer was never stored"
-                    time.sleep(0.002)
-                os.kill(pid, signal.SIGKILL)
+            # The candidate stays in the room, waiting for the examiner, while the worker dies
+            # and another takes over (a candidate who leaves pauses the exam instead).
+            candidate = candidate_page.enter_context(room(address, exam_session))
+            candidate.answer(text)
+            # Kill the worker the moment the answer is stored, before it is answered.
+            deadline = time.monotonic() + 30
+            while not transcripts(stored(session_id), text):
+                assert time.monotonic() < deadline, "the answer was never stored"
+                time.sleep(0.002)
+            os.kill(pid, signal.SIGKILL)
             killed = stored(session_id)
 
         with celery_worker(queues=QUEUES, **WORKER_ENV):
