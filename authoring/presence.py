@@ -2,8 +2,9 @@
 
 The cache is Redis in production and local memory in the embedded default; nothing here is
 stored in the database. While the editor page is open and visible it sends a heartbeat every
-``HEARTBEAT_SECONDS``; each person's entry, ``studio-presence:<draft>:<user id>`` (their display
-name and when they were last seen), expires ``EXPIRY_SECONDS`` after their last heartbeat, or
+``HEARTBEAT_SECONDS`` (and at once when the author opens another node); each person's entry,
+``studio-presence:<draft>:<user id>`` (their display name, when they were last seen and the node
+their editor has open), expires ``EXPIRY_SECONDS`` after their last heartbeat, or
 is removed at once when their page says it is leaving.
 
 A per-draft index lists the user ids whose entries may exist, so a read is two cache round
@@ -21,19 +22,29 @@ from datetime import datetime, timedelta
 from django.core.cache import cache
 
 HEARTBEAT_SECONDS = 20
-"""How often an open editor page says it is still open."""
+"""How often an open editor page says it is still open, while nobody else has the draft open."""
+
+SHARED_HEARTBEAT_SECONDS = 5
+"""How often it does while someone else has the draft open too: each answer carries the draft's
+saved revision, so another author's save reaches this page within this time."""
 
 EXPIRY_SECONDS = 60
 """How long after their last heartbeat someone still counts as having the draft open."""
 
 
+NODE_ID_MAX = 200
+"""The longest node id a heartbeat may name (longer ones are refused by the API)."""
+
+
 @dataclass(frozen=True)
 class PresenceEntry:
-    """One person with the draft open: their user id, display name and last heartbeat."""
+    """One person with the draft open: their user id, display name, last heartbeat and the node
+    their editor has open (``None``: the package settings, a pool, or nothing selected)."""
 
     user_id: int
     name: str
     last_seen: datetime
+    node_id: str | None = None
 
 
 def _index_key(draft_id: uuid.UUID) -> str:
@@ -53,17 +64,25 @@ def _indexed_entries(draft_id: uuid.UUID) -> dict[int, PresenceEntry]:
     for user_id in ids:
         stored = found.get(_entry_key(draft_id, user_id))
         if isinstance(stored, dict):
+            node = stored.get("node_id")
             entries[user_id] = PresenceEntry(
-                user_id=user_id, name=str(stored["name"]), last_seen=stored["last_seen"]
+                user_id=user_id,
+                name=str(stored["name"]),
+                last_seen=stored["last_seen"],
+                node_id=node if isinstance(node, str) else None,
             )
     return entries
 
 
-def presence_note(*, draft_id: uuid.UUID, user_id: int, name: str, now: datetime) -> None:
-    """Record that ``user_id`` (shown as ``name``) has the draft open at ``now``; the entry
-    expires ``EXPIRY_SECONDS`` later unless a newer heartbeat replaces it."""
+def presence_note(
+    *, draft_id: uuid.UUID, user_id: int, name: str, now: datetime, node_id: str | None = None
+) -> None:
+    """Record that ``user_id`` (shown as ``name``) has the draft open at ``now``, at node
+    ``node_id``; the entry expires ``EXPIRY_SECONDS`` later unless a newer heartbeat replaces it."""
     cache.set(
-        _entry_key(draft_id, user_id), {"name": name, "last_seen": now}, timeout=EXPIRY_SECONDS
+        _entry_key(draft_id, user_id),
+        {"name": name, "last_seen": now, "node_id": node_id or None},
+        timeout=EXPIRY_SECONDS,
     )
     ids = sorted({*_indexed_entries(draft_id), user_id})
     cache.set(_index_key(draft_id), ids, timeout=EXPIRY_SECONDS)

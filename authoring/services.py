@@ -141,11 +141,18 @@ def draft_change_collaborator(
     return draft_set_collaborators(draft=locked, usernames=sorted(wanted))
 
 
-def draft_presence_note(*, draft: DraftPackage, user: User, now: datetime | None = None) -> None:
+def draft_presence_note(
+    *, draft: DraftPackage, user: User, node_id: str | None = None, now: datetime | None = None
+) -> None:
     """Record that ``user`` has ``draft`` open in the studio now (a heartbeat of the editor
-    page). Kept in the cache, under the user's display name, for ``presence.EXPIRY_SECONDS``."""
+    page), at node ``node_id`` if their editor has one open. Kept in the cache, under the
+    user's display name, for ``presence.EXPIRY_SECONDS``."""
     presence.presence_note(
-        draft_id=draft.pk, user_id=user.pk, name=user.name, now=now or timezone.now()
+        draft_id=draft.pk,
+        user_id=user.pk,
+        name=user.name,
+        now=now or timezone.now(),
+        node_id=node_id,
     )
 
 

@@ -185,7 +185,9 @@ class DraftValidateApi(StudioApi):
 
 class DraftPresenceApi(StudioApi):
     """Say that you have this package open in the studio (the editor sends this every 20 s
-    while it is visible), or that you left it; answers who else has it open now.
+    while it is visible, every 5 s while someone else has it open too), or that you left it;
+    answers who else has it open now and the package's saved revision (a newer one than the
+    page holds: someone else saved, and the editor brings their changes in).
 
     Someone counts as having it open for 60 s after their last heartbeat, or until their page
     says it left. Only people who may edit the package (owner, co-authors, admins) may ask.
@@ -196,6 +198,14 @@ class DraftPresenceApi(StudioApi):
         left = serializers.BooleanField(
             required=False, default=False, help_text="True when your editor page is closing."
         )
+        nodeId = serializers.CharField(
+            required=False,
+            allow_null=True,
+            allow_blank=True,
+            default=None,
+            max_length=presence.NODE_ID_MAX,
+            help_text="The node your editor has open (shown to the others); empty for none.",
+        )
 
     @extend_schema_serializer(component_name="PackagePresence")
     class OutputSerializer(serializers.Serializer[object]):
@@ -203,9 +213,18 @@ class DraftPresenceApi(StudioApi):
         class EditorSerializer(serializers.Serializer[object]):
             name = serializers.CharField(help_text="Their display name.")
             lastSeen = serializers.DateTimeField(source="last_seen")
+            nodeId = serializers.CharField(
+                source="node_id", allow_null=True, help_text="The node they have open, if any."
+            )
 
         others = EditorSerializer(many=True, help_text="Everyone else with the package open.")
-        heartbeatSec = serializers.IntegerField(help_text="Send the next heartbeat after this.")
+        heartbeatSec = serializers.IntegerField(
+            help_text="Send the next heartbeat after this (sooner while others have it open)."
+        )
+        revision = serializers.IntegerField(
+            help_text="The draft's saved revision now: a newer one than your page holds means "
+            "someone else saved."
+        )
         expiresAfterSec = serializers.IntegerField(
             help_text="How long after a heartbeat someone still counts as here."
         )
@@ -219,10 +238,16 @@ class DraftPresenceApi(StudioApi):
         if data.validated_data["left"]:
             services.draft_presence_leave(draft=draft, user=user)
         else:
-            services.draft_presence_note(draft=draft, user=user)
+            services.draft_presence_note(
+                draft=draft, user=user, node_id=data.validated_data["nodeId"] or None
+            )
+        others = selectors.draft_presence_others(draft=draft, user=user)
         body = {
-            "others": selectors.draft_presence_others(draft=draft, user=user),
-            "heartbeatSec": presence.HEARTBEAT_SECONDS,
+            "others": others,
+            "heartbeatSec": (
+                presence.SHARED_HEARTBEAT_SECONDS if others else presence.HEARTBEAT_SECONDS
+            ),
+            "revision": draft.revision,
             "expiresAfterSec": presence.EXPIRY_SECONDS,
         }
         return Response(self.OutputSerializer(body).data)

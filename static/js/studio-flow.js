@@ -31,18 +31,8 @@
   const addKind = document.getElementById("flow-add-kind");
   const addId = document.getElementById("flow-add-id");
   const words = window.VivaStudioWords || null;
-  // Translations: Django's JavaScript catalogue (/jsi18n/<lang>/, loaded by base.html) in the
-  // page's language; the English text itself when it is missing. Sentences built from parts are
-  // one catalogue string with named placeholders. The package's own names (ids, titles, node
-  // kinds, the schema's field names) are shown as they are.
-  const i18n = window.django || {
-    gettext: (text) => text,
-    ngettext: (one, many, n) => (n === 1 ? one : many),
-    interpolate: (text, values) => text.replace(/%\((\w+)\)s/g, (_, key) => String(values[key])),
-  };
-  const gettext = (text) => i18n.gettext(text);
-  const ngettext = (one, many, n) => i18n.ngettext(one, many, n);
-  const tf = (text, values) => i18n.interpolate(text, values, true);
+  // Translations: static/js/i18n.js (the page's JavaScript catalogue, English without it).
+  const { gettext, ngettext, tf } = window.vivaI18n;
   const LANGUAGES = JSON.parse((document.getElementById("studio-languages") || {}).textContent || "[]");
 
   let schema = null;
@@ -227,6 +217,17 @@
     return null;
   }
 
+  // Which node this author has open (a node or one of its transitions), for the sign that tells
+  // co-authors (studio-presence.js): window.vivaStudioNode, and a "studio:node" event on change.
+  let announcedNode;
+  function announceNode() {
+    const nodeId = selection && (selection.type === "node" || selection.type === "edge") ? selection.id : null;
+    if (nodeId === announcedNode) return;
+    announcedNode = nodeId;
+    window.vivaStudioNode = nodeId;
+    document.dispatchEvent(new CustomEvent("studio:node", { detail: { nodeId } }));
+  }
+
   function markSelection() {
     if (!cy) return;
     cy.elements().unselect();
@@ -328,6 +329,7 @@
   }
 
   function drawOutline() {
+    announceNode();
     outline.replaceChildren();
     const list = document.createElement("ol");
     list.className = "flow-outline-list";
@@ -517,10 +519,26 @@
     return String(name).replace(/([a-z])([A-Z])/g, "$1 $2").replace(/_/g, " ").replace(/^./, (c) => c.toUpperCase());
   }
 
+  const RUBRIC_LEVELS = ["excellent", "satisfactory", "partial", "absent"];
+
+  // A new rubric level is named after its place ("Excellent", German "Ausgezeichnet"): the
+  // author writes what an answer at that level contains and may rename it.
+  function levelDefault(level) {
+    return { label: (words && words.label("levels." + level)) || humanise(level), description: "" };
+  }
+
   function defaultFor(s, name) {
     const r = resolve(s);
     const opt = optionalOf(r);
     if (opt) return defaultFor(opt, name);
+    // "Add marking levels" gives all four levels at once (EVD-006 asks for each), their
+    // descriptions to be written: four fields instead of four "Add" clicks and eight fields.
+    if (r.properties && RUBRIC_LEVELS.every((level) => level in r.properties)) {
+      return Object.fromEntries(RUBRIC_LEVELS.map((level) => [level, levelDefault(level)]));
+    }
+    if (RUBRIC_LEVELS.includes(name) && r.properties && "label" in r.properties && "description" in r.properties) {
+      return levelDefault(name);
+    }
     if (r.oneOf && r.discriminator) return defaultFor(r.oneOf[0], name);
     if (r.enum) return r.enum[0];
     if (r.const !== undefined) return r.const;
@@ -595,18 +613,21 @@
     if (opt) {
       const inner = resolve(opt);
       if ((inner.type === "object" || inner.properties) && !opts.required) {
-        // Inside a list entry the buttons name it: several entries may lack the same part.
-        const part = humanise(name).toLowerCase();
+        // Named in the author's words (studio-words.js: "Add what the examiner says", German
+        // "Was die Prüferin sagt hinzufügen"). Inside a list entry the buttons name it: several
+        // entries may lack the same part.
+        const label = nameOf(name, path);
+        const part = inSentence(label);
         if (value === undefined || value === null) {
           const addText = opts.owner ? tf(gettext("Add %(part)s to %(owner)s"), { part, owner: opts.owner }) : tf(gettext("Add %(part)s"), { part });
           return addButton(addText, () => {
             focusAfterDraw = path;
-            commit(path, defaultFor(inner), tf(gettext("%(part)s added."), { part: humanise(name) }));
+            commit(path, defaultFor(inner), tf(gettext("%(part)s added."), { part: label }));
           });
         }
         const box = objectField(inner, value, path, name, opts);
         const removeText = opts.owner ? tf(gettext("Remove %(part)s of %(owner)s"), { part, owner: opts.owner }) : tf(gettext("Remove %(part)s"), { part });
-        box.append(removeButton(removeText, () => commit(path, undefined, tf(gettext("%(part)s removed."), { part: humanise(name) }))));
+        box.append(removeButton(removeText, () => commit(path, undefined, tf(gettext("%(part)s removed."), { part: label }))));
         return box;
       }
       return field(opt, value, path, { ...opts, required: false, description: opts.description || r.description });
@@ -627,6 +648,32 @@
   // The field's name in plain words: studio-words.js's label, else the humanised schema name.
   function nameOf(name, path) {
     return (words && words.label(wordKey(path))) || humanise(name);
+  }
+
+  // A choice's value in plain words (studio-words.js), else the humanised JSON value.
+  function valueName(value) {
+    return (words && words.value(value)) || humanise(value);
+  }
+
+  // One entry of a list by its number from 1 ("transition 2", "Übergang 2"): studio-words.js's
+  // entry name, else the humanised singular of the list's name.
+  function entryName(listName, number) {
+    const entry = words && words.item(listName);
+    return entry ? tf(entry, { id: number }) : singular(listName).toLowerCase() + " " + number;
+  }
+
+  // A label inside a sentence ("Time limit" -> "Add time limit"): its first letter in lower case,
+  // except in German, whose nouns keep their capital ("Zeitlimit hinzufügen"), and for a word in
+  // capitals ("LLM settings").
+  function inSentence(text) {
+    if ((document.documentElement.lang || "").toLowerCase().startsWith("de")) return text;
+    if (text.length > 1 && text.charAt(1) !== text.charAt(1).toLowerCase()) return text;
+    return text.charAt(0).toLowerCase() + text.slice(1);
+  }
+
+  // The first letter in upper case ("transition 2" -> "Transition 2" as a legend).
+  function capitalised(text) {
+    return text.charAt(0).toUpperCase() + text.slice(1);
   }
 
   // A field's label with the mark of a required field.
@@ -672,6 +719,7 @@
     const key = JSON.stringify(path);
     return () => {
       pending.set(key, { path, read, required });
+      studio.editing();
       clearTimeout(inputTimer);
       inputTimer = setTimeout(flushPending, 250);
     };
@@ -724,7 +772,7 @@
   }
 
   function checkboxes(options, items, path, name, opts, raw = false) {
-    const box = fieldset(humanise(name));
+    const box = fieldset(nameOf(name, path));
     if (!options.length) {
       const none = document.createElement("p");
       none.className = "hint";
@@ -747,7 +795,7 @@
       const label = document.createElement("label");
       label.htmlFor = id;
       label.className = "check-label";
-      label.textContent = raw ? choiceLabel(path, option) : humanise(option);
+      label.textContent = raw ? choiceLabel(path, option) : valueName(option);
       const row = document.createElement("div");
       row.className = "check-row";
       row.append(check, label);
@@ -791,7 +839,7 @@
   function enumField(r, value, path, name, opts) {
     const select = document.createElement("select");
     if (!opts.required) select.append(new Option(gettext("(not set)"), ""));
-    for (const option of r.enum) select.append(new Option(humanise(option), option));
+    for (const option of r.enum) select.append(new Option(valueName(option), option));
     select.value = value === undefined || value === null ? "" : String(value);
     select.addEventListener("change", () => commit(path, select.value === "" ? undefined : select.value));
     return wrap(requiredLabel(nameOf(name, path), opts.required), select, path);
@@ -809,7 +857,8 @@
   }
 
   function objectField(r, value, path, name, opts) {
-    const box = name === null ? document.createElement("div") : fieldset(humanise(name));
+    // A list entry's name ("Evidence target 1: t1") is its own; a field's is its label.
+    const box = name === null ? document.createElement("div") : fieldset(typeof path[path.length - 1] === "string" ? nameOf(name, path) : name);
     const props = r.properties || {};
     const required = new Set(r.required || []);
     const order = [...(r.required || []), ...Object.keys(props).filter((k) => !required.has(k))];
@@ -822,15 +871,15 @@
   }
 
   function unionField(r, value, path, name) {
-    const box = fieldset(humanise(name));
+    const box = fieldset(nameOf(name, path));
     const mapping = r.discriminator.mapping;
     const key = r.discriminator.propertyName;
     const current = value && value[key];
     const select = document.createElement("select");
-    for (const option of Object.keys(mapping)) select.append(new Option(humanise(option), option));
+    for (const option of Object.keys(mapping)) select.append(new Option(valueName(option), option));
     select.value = current || "";
-    select.addEventListener("change", () => commit(path, defaultFor({ $ref: mapping[select.value] }), tf(gettext("%(part)s is now %(value)s."), { part: humanise(name), value: humanise(select.value).toLowerCase() })));
-    box.append(wrap(humanise(key), select, [...path, key]));
+    select.addEventListener("change", () => commit(path, defaultFor({ $ref: mapping[select.value] }), tf(gettext("%(part)s is now %(value)s."), { part: nameOf(name, path), value: valueName(select.value) })));
+    box.append(wrap(nameOf(key, [...path, key]), select, [...path, key]));
     if (current && mapping[current]) {
       const chosen = resolve({ $ref: mapping[current] });
       const rest = { ...chosen, properties: { ...chosen.properties }, required: (chosen.required || []).filter((k) => k !== key) };
@@ -858,19 +907,23 @@
       input.addEventListener("input", onInput(path, read));
       return wrap(tf(gettext("%(label)s (one per line)"), { label: nameOf(name, path) }), input, path);
     }
-    const box = fieldset(humanise(name) + " (" + items.length + ")");
+    const box = fieldset(nameOf(name, path) + " (" + items.length + ")");
     items.forEach((item, index) => {
       const label = item && (item.id || item.nodeId || item.poolId || item.scenario || item.command);
-      const owner = label || singular(name).toLowerCase() + " " + (index + 1);
-      const entry = objectField(itemSchema.oneOf ? r.items : itemSchema, item || {}, [...path, index], singular(name) + " " + (index + 1) + (label ? ": " + label : ""), { owner });
-      entry.append(removeButton(tf(gettext("Remove %(part)s %(number)s"), { part: singular(name).toLowerCase(), number: index + 1 }), () => commit([...path, index], undefined, tf(gettext("%(part)s removed."), { part: singular(name) }))));
+      // Named in the author's words (studio-words.js ITEMS): "Transition 2: t2", "Remove transition 2".
+      const entryText = entryName(name, index + 1);
+      const owner = label || entryText;
+      const entry = objectField(itemSchema.oneOf ? r.items : itemSchema, item || {}, [...path, index], capitalised(entryText) + (label ? ": " + label : ""), { owner });
+      entry.append(removeButton(tf(gettext("Remove %(part)s"), { part: entryText }), () => commit([...path, index], undefined, tf(gettext("%(part)s removed."), { part: capitalised(entryText) }))));
       box.append(entry);
     });
-    box.append(addButton(tf(gettext("Add %(part)s"), { part: singular(name).toLowerCase() }), () => {
+    const addText = (words && words.add(name)) || tf(gettext("Add %(part)s"), { part: singular(name).toLowerCase() });
+    box.append(addButton(addText, () => {
       flushPending();
       const now = getAt(path);
-      focusAfterDraw = [...path, Array.isArray(now) ? now.length : 0]; // the new entry's first field
-      commit(path, (now) => [...(Array.isArray(now) ? now : []), newItem(itemSchema, name)], tf(gettext("%(part)s added."), { part: singular(name) }));
+      const index = Array.isArray(now) ? now.length : 0;
+      focusAfterDraw = [...path, index]; // the new entry's first field
+      commit(path, (now) => [...(Array.isArray(now) ? now : []), newItem(itemSchema, name)], tf(gettext("%(part)s added."), { part: capitalised(entryName(name, index + 1)) }));
     }));
     return box;
   }
@@ -999,7 +1052,11 @@
     const id = uniqueId(wanted);
     if (!Array.isArray(doc.nodes)) doc.nodes = [];
     const node = (NEW_NODE[kind] || NEW_NODE.question)(id);
-    for (const key of Object.keys(node.prompt || {})) if (node.prompt[key] === "") delete node.prompt[key];
+    // A question's (or scenario's) opening is the question itself: its field is there to be
+    // written at once (a finding until it is). Other kinds' empty prompt parts go: their
+    // examiner opens them from the instructions.
+    const keeps = kind === "question" || kind === "scenario" ? ["opening"] : [];
+    for (const key of Object.keys(node.prompt || {})) if (node.prompt[key] === "" && !keeps.includes(key)) delete node.prompt[key];
     if (node.prompt && !Object.keys(node.prompt).length) delete node.prompt;
     doc.nodes.push(node);
     if (!doc.initialNodeId && kind !== "end") doc.initialNodeId = id;

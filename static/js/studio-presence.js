@@ -2,10 +2,17 @@
  * docs/studio.md). While the editor page is open and visible it tells the server every 20 s that
  * this author has the draft open (POST /api/v1/packages/<id>/presence/); the answer lists the
  * other people who have it open now, and the polite live region beside the Save bar
- * (#studio-presence) says so: "Maria Lopez is also editing this package", "Maria Lopez and
- * 2 others are also editing this package", or nothing. A hidden page stops its heartbeats (its
+ * (#studio-presence) says so: "Maria Lopez is also editing this package", "… in node q2" when
+ * her editor has a node open, "Maria Lopez is also editing this node (q2)" when it is the node
+ * this author has open, "Maria Lopez and 2 others are also editing this package" (each one's node
+ * in the sign's title), or nothing. The heartbeat names the node this page has open
+ * (window.vivaStudioNode, set by studio-flow.js) and is sent at once, 0.5 s after the author
+ * opens another node ("studio:node"). A hidden page stops its heartbeats (its
  * entry expires after 60 s) and beats again when it is shown; leaving the page (pagehide) says
- * "left" with a keepalive request, so the others' sign goes at their next heartbeat.
+ * "left" with a keepalive request, so the others' sign goes at their next heartbeat. While
+ * someone else has the draft open the server asks for a heartbeat every 5 s; each answer carries
+ * the draft's saved revision, announced as "studio:revision" for studio.js to bring their saved
+ * changes in (live updates).
  *
  * presenceSentence(others, i18n) is the wording, a pure function: under Node (frontend/test,
  * `node --test`) this file is a CommonJS module exporting it; in the page it runs the heartbeat.
@@ -25,11 +32,19 @@
     interpolate: (text, values) => text.replace(/%\((\w+)\)s/g, (_, key) => String(values[key])),
   };
 
-  // others: [{name, lastSeen}], most recently seen first. "" when nobody else is here.
-  function presenceSentence(others, i18n = ENGLISH) {
+  // others: [{name, lastSeen, nodeId}], most recently seen first; mine: the node this page has
+  // open (or null). "" when nobody else is here.
+  function presenceSentence(others, i18n = ENGLISH, mine = null) {
     if (!others || !others.length) return "";
     const name = others[0].name;
+    const node = others[0].nodeId || null;
     if (others.length === 1) {
+      if (node && node === mine) {
+        return i18n.interpolate(i18n.gettext("%(name)s is also editing this node (%(node)s)"), { name, node }, true);
+      }
+      if (node) {
+        return i18n.interpolate(i18n.gettext("%(name)s is also editing this package, in node %(node)s"), { name, node }, true);
+      }
       return i18n.interpolate(i18n.gettext("%(name)s is also editing this package"), { name }, true);
     }
     const n = others.length - 1;
@@ -71,10 +86,14 @@
 
     const send = (body, keepalive) => post(win, url, csrf, body, keepalive);
 
-    function show(others) {
-      const text = presenceSentence(others, i18n);
+    let others = [];
+    let soon = null;
+    const mine = () => win.vivaStudioNode || null;
+
+    function show() {
+      const text = presenceSentence(others, i18n, mine());
       if (sign.textContent !== text) sign.textContent = text;
-      sign.title = others.length > 1 ? others.map((o) => o.name).join(", ") : "";
+      sign.title = others.length > 1 ? others.map((o) => (o.nodeId ? o.name + " (" + o.nodeId + ")" : o.name)).join(", ") : "";
     }
 
     // One heartbeat, then the next one; none while the page is hidden or being left. A beat that
@@ -84,11 +103,16 @@
       timer = null;
       if (leaving || doc.visibilityState !== "visible") return;
       try {
-        const response = await send({}, false);
+        const response = await send({ nodeId: mine() }, false);
         if (response.ok) {
           const data = await response.json();
           if (data.heartbeatSec > 0) every = data.heartbeatSec * 1000;
-          if (!leaving) show(data.others || []);
+          others = data.others || [];
+          if (!leaving) show();
+          // The draft's saved revision: studio.js brings in what someone else saved.
+          if (Number.isInteger(data.revision)) {
+            doc.dispatchEvent(new win.CustomEvent("studio:revision", { detail: { revision: data.revision } }));
+          }
         }
       } catch (e) {
         // the next heartbeat tries again
@@ -97,6 +121,13 @@
       if (!leaving && doc.visibilityState === "visible") timer = win.setTimeout(beat, every);
     }
 
+    // Another node opened: the sign's wording at once, the others told half a second later
+    // (one heartbeat for a quick run of clicks).
+    doc.addEventListener("studio:node", () => {
+      show();
+      win.clearTimeout(soon);
+      soon = win.setTimeout(beat, 500);
+    });
     doc.addEventListener("visibilitychange", () => {
       if (doc.visibilityState === "visible") beat();
       else win.clearTimeout(timer);

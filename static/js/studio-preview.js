@@ -7,15 +7,8 @@
   const root = document.getElementById("preview");
   if (!root) return;
   const csrf = root.querySelector("input[name=csrfmiddlewaretoken]").value;
-  // Translations: Django's JavaScript catalogue (/jsi18n/<lang>/, loaded by base.html); the
-  // English text itself when it is missing. Sentences built from parts use named placeholders.
-  const i18n = window.django || {
-    gettext: (text) => text,
-    ngettext: (one, many, n) => (n === 1 ? one : many),
-    interpolate: (text, values) => text.replace(/%\((\w+)\)s/g, (_, key) => String(values[key])),
-  };
-  const gettext = (text) => i18n.gettext(text);
-  const tf = (text, values) => i18n.interpolate(text, values, true);
+  // Translations: static/js/i18n.js (the page's JavaScript catalogue, English without it).
+  const { gettext, tf } = window.vivaI18n;
   const conversation = document.getElementById("preview-conversation");
   const decisions = document.getElementById("preview-decisions");
   const stateBox = document.getElementById("preview-state");

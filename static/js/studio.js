@@ -22,16 +22,8 @@
   const publishButton = document.getElementById("publish");
   const actionStatus = document.getElementById("action-status");
   const csrf = root.querySelector("input[name=csrfmiddlewaretoken]").value;
-  // Translations: Django's JavaScript catalogue (/jsi18n/<lang>/, loaded by base.html) in the
-  // page's language; the English text itself when it is missing. Sentences built from parts are
-  // one catalogue string with named placeholders (word order differs between languages).
-  const i18n = window.django || {
-    gettext: (text) => text,
-    ngettext: (one, many, n) => (n === 1 ? one : many),
-    interpolate: (text, values) => text.replace(/%\((\w+)\)s/g, (_, key) => String(values[key])),
-  };
-  const gettext = (text) => i18n.gettext(text);
-  const tf = (text, values) => i18n.interpolate(text, values, true);
+  // Translations: static/js/i18n.js (the page's JavaScript catalogue, English without it).
+  const { gettext, tf } = window.vivaI18n;
   let revision = Number(root.dataset.revision);
   let lastReport = JSON.parse(document.getElementById("initial-report").textContent || "null");
   let timer = null;
@@ -205,6 +197,13 @@
     save: () => save(true),
     onFlush(flush) { flushers.push(flush); },
     flush: flushEdits,
+    // A form field changed and its flush is still pending: the status says so at once (never
+    // "All changes saved" over typing that is not in the draft yet), and no autosave starts
+    // before the flush.
+    editing() {
+      clearTimeout(autosaveTimer);
+      if (!conflict && !saving && !failedText) showSaveState("pending", gettext("Unsaved changes"));
+    },
   };
   for (const id of ["preview-link", "review-publish"]) {
     const link = document.getElementById(id);
@@ -214,16 +213,33 @@
 
   // --- Report ---------------------------------------------------------------------------------
 
-  // A finding's path in words: "nodes[q1].followUpPolicy.maxFollowUps" is
-  // "node q1, follow up policy, max follow ups" (the path itself is the button's title).
+  // A finding's path in words: "nodes[q1].followUpPolicy.maxFollowUps" is "node q1, follow-up
+  // questions, maximum number of follow-up questions" (the path itself is the button's title).
+  // Each part is the form's label for it and each list entry its name, both from
+  // static/js/studio-words.js in the page's language; a part without one is its humanised name.
+  // Labels start lower case inside the sentence, except in German, where nouns keep theirs.
   function placeInWords(path) {
+    const words = window.VivaStudioWords || null;
+    const nounsCapitalised = /^de\b/i.test(document.documentElement.lang || "");
+    const inSentence = (label) => (nounsCapitalised || /^.[A-Z]/.test(label) ? label : label.charAt(0).toLowerCase() + label.slice(1));
     const parts = [];
+    let parent = null; // the name of the last named part, as the forms' "<parent>.<field>" keys
+    let listName = null; // the name of the part just read, when an entry of it may follow
     for (const m of (path || "").matchAll(/\[([^\]]*)\]|([^.[\]]+)/g)) {
       if (m[2] === "$") continue;
-      if (m[2] !== undefined) { parts.push(m[2].replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase()); continue; }
+      if (m[2] !== undefined) {
+        const label = words && words.label(parent ? parent + "." + m[2] : m[2]);
+        parts.push(label ? inSentence(label) : m[2].replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase());
+        parent = listName = m[2];
+        continue;
+      }
+      const id = /^\d+$/.test(m[1]) ? Number(m[1]) + 1 : m[1];
+      const entry = listName && words && words.item(listName);
+      listName = null;
       const list = parts.pop() || "";
+      if (entry) { parts.push(tf(entry, { id })); continue; }
       const one = list.endsWith("ies") ? list.slice(0, -3) + "y" : list.replace(/s$/, "");
-      parts.push(one + " " + (/^\d+$/.test(m[1]) ? Number(m[1]) + 1 : m[1]));
+      parts.push(one + " " + id);
     }
     return parts.length ? parts.join(", ") : gettext("the package");
   }
@@ -393,6 +409,34 @@
     conflict = conflicts;
     showConflicts(mine, theirs, base);
     return false;
+  }
+
+  // --- Someone else saved: their changes come in (live updates) ------------------------------
+  //
+  // The presence heartbeat (studio-presence.js, every 5 s while someone else has the draft open)
+  // tells the saved revision. When it is newer than this page's and nothing is unsaved here,
+  // their version is loaded into the editor (and the form redrawn). With unsaved edits here
+  // nothing happens now: the autosave after the author's pause meets their version as a 409 and
+  // merges (above), so a clash is never judged on half-typed words. Through the save queue, so it
+  // never runs beside a save.
+  document.addEventListener("studio:revision", (event) => {
+    const theirs = event.detail && event.detail.revision;
+    if (!Number.isInteger(theirs) || theirs <= revision || conflict) return;
+    const run = queue.then(() => catchUp(theirs));
+    queue = run.catch(() => false);
+  });
+
+  async function catchUp(theirs) {
+    if (theirs <= revision || conflict || unsaved()) return true;
+    const current = await api(root.dataset.saveUrl, "GET");
+    if (current.status !== 200 || !current.data || current.data.revision <= revision) return false;
+    if (unsaved()) return true; // typed while their version was on its way: the autosave merges
+    adoptSaved(current.data.document, current.data.revision);
+    editor.setText(savedText);
+    if (current.data.lastReport) renderReport(current.data.lastReport);
+    showSaveState("saved", gettext("All changes saved"));
+    actionStatus.textContent = tf(gettext("Someone else saved changes to this package; they are shown here (revision %(revision)s)."), { revision });
+    return true;
   }
 
   // What the server holds now becomes what this page has saved (the base of the next merge).

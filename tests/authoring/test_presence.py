@@ -53,12 +53,27 @@ def test_the_owner_and_a_co_author_each_see_the_other_never_themselves() -> None
     draft, colleague = shared_draft()
     owner, co_author = _client(draft.owner), _client(colleague)
     alone = beat(owner, draft)
-    assert alone == {"others": [], "heartbeatSec": 20, "expiresAfterSec": 60}
+    assert alone == {"others": [], "heartbeatSec": 20, "expiresAfterSec": 60, "revision": 1}
     seen_by_colleague = beat(co_author, draft)
     assert names(seen_by_colleague) == ["Maria Lopez"]
     others = seen_by_colleague["others"]
-    assert isinstance(others, list) and set(others[0]) == {"name", "lastSeen"}
+    assert isinstance(others, list) and set(others[0]) == {"name", "lastSeen", "nodeId"}
     assert names(beat(owner, draft)) == ["Lena Berg"]
+
+
+def test_with_someone_else_there_the_beats_come_faster_and_tell_their_saves() -> None:
+    """Live updates (issue #34): while a co-author has the draft open too, each heartbeat is
+    asked for after 5 s instead of 20, and carries the saved revision, so a page learns of the
+    other's save within 5 s."""
+    draft, colleague = shared_draft()
+    owner, co_author = _client(draft.owner), _client(colleague)
+    assert beat(owner, draft)["heartbeatSec"] == 20
+    assert beat(co_author, draft)["heartbeatSec"] == 5
+    services.draft_save(draft=draft, document=draft.document, expected_revision=1)
+    answer = beat(owner, draft)
+    assert (answer["heartbeatSec"], answer["revision"]) == (5, 2)
+    beat(co_author, draft, left=True)
+    assert beat(owner, draft)["heartbeatSec"] == 20
 
 
 def test_a_stranger_gets_404_and_is_not_recorded() -> None:
@@ -132,3 +147,27 @@ def test_presence_is_per_draft() -> None:
     beat(_client(colleague), other_draft)
     assert names(beat(_client(draft.owner), draft)) == []
     assert names(beat(_client(draft.owner), other_draft)) == ["Lena Berg"]
+
+
+def test_each_sees_which_node_the_other_has_open() -> None:
+    draft, colleague = shared_draft()
+    owner, other = _client(draft.owner), _client(colleague)
+    beat(other, draft, nodeId="q-dijkstra")
+    [lena] = beat(owner, draft, nodeId="warmup")["others"]
+    assert (lena["name"], lena["nodeId"]) == ("Lena Berg", "q-dijkstra")
+    [maria] = beat(other, draft, nodeId="")["others"]  # Lena went to the package settings
+    assert (maria["name"], maria["nodeId"]) == ("Maria Lopez", "warmup")
+    [lena] = beat(owner, draft)["others"]
+    assert lena["nodeId"] is None
+
+
+@pytest.mark.parametrize("node_id", [["q1"], {"id": "q1"}, "x" * 201])
+def test_a_node_id_that_is_not_a_short_text_is_refused_by_name(node_id: object) -> None:
+    draft, _ = shared_draft()
+    response = _client(draft.owner).post(
+        f"/api/v1/packages/{draft.id}/presence/",
+        {"nodeId": node_id},
+        content_type="application/json",
+    )
+    assert response.status_code == 400
+    assert "nodeId" in response.content.decode()

@@ -61,3 +61,25 @@ def test_co_author_buttons_are_named_in_the_author_s_language(
     assert f'aria-label="{remove}"' in page
     assert f">{add}</button>" in page
     assert "Remove bob-co" not in page
+
+
+@pytest.mark.parametrize(
+    ("language", "unpublished", "published"),
+    [
+        ("de", "· noch nicht veröffentlicht", "· zuletzt veröffentlicht: <a href="),
+        ("es", "· aún no publicado", "· última publicada: <a href="),
+    ],
+)
+def test_the_published_line_is_in_the_author_s_language(
+    language: str, unpublished: str, published: str
+) -> None:
+    draft = DraftPackageFactory()
+    client = Client(HTTP_ACCEPT_LANGUAGE=language)
+    client.force_login(draft.owner)
+    assert unpublished in client.get(f"/studio/{draft.id}/").content.decode()
+    version_publish(draft=draft, user=draft.owner)
+    page = client.get(f"/studio/{draft.id}/").content.decode()
+    line = re.search(r'<span id="published-info">(.*?)</span>', page, re.S)
+    assert line and line.group(1).startswith(published), page
+    assert f'/studio/{draft.id}/versions/">' in line.group(1)
+    assert "latest published" not in page and "not published yet" not in page

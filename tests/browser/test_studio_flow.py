@@ -62,7 +62,7 @@ def add_node(page: Page, kind: str, node_id: str) -> None:
 
 def add_target(page: Page, node_id: str, label: str) -> None:
     form(page).get_by_role("button", name="Add evidence target").click()
-    target = form(page).get_by_role("group", name=f"Evidence Target 1: {node_id}-target")
+    target = form(page).get_by_role("group", name=f"Evidence target 1: {node_id}-target")
     target.get_by_label("Label (required)", exact=True).fill(label)
 
 
@@ -87,10 +87,9 @@ def test_an_author_builds_a_two_question_package_with_the_flow_and_forms_and_pub
     add_node(page, "Question", "q1")
     expect(flow_status(page)).to_contain_text("as the first node")
     form(page).get_by_label("Title", exact=True).fill("Hash tables")
-    form(page).get_by_label("Prompt Seed (required)", exact=True).fill(
+    form(page).get_by_label("Instructions for the examiner (required)", exact=True).fill(
         "Ask the candidate how a hash table resolves collisions."
     )
-    form(page).get_by_role("button", name="Add prompt").click()
     form(page).get_by_label("Opening", exact=True).fill(
         "How does a hash table deal with two keys that collide?"
     )
@@ -98,10 +97,9 @@ def test_an_author_builds_a_two_question_package_with_the_flow_and_forms_and_pub
     # Question 2, connected from question 1 (selected), then the end, connected from question 2.
     add_node(page, "Question", "q2")
     form(page).get_by_label("Title", exact=True).fill("Load factor")
-    form(page).get_by_label("Prompt Seed (required)", exact=True).fill(
+    form(page).get_by_label("Instructions for the examiner (required)", exact=True).fill(
         "Ask the candidate what the load factor of a hash table is and why it matters."
     )
-    form(page).get_by_role("button", name="Add prompt").click()
     form(page).get_by_label("Opening", exact=True).fill("What is the load factor of a hash table?")
     add_target(page, "q2", "Relates load factor to lookup cost")
     add_node(page, "End", "finish")
@@ -120,10 +118,10 @@ def test_an_author_builds_a_two_question_package_with_the_flow_and_forms_and_pub
     page.keyboard.press("Home")
     expect(flow_status(page)).to_contain_text("Selected question node q1 (Hash tables)")
     page.keyboard.press("Enter")
-    expect(form(page).get_by_label("Node Id (required)", exact=True)).to_be_focused()
+    expect(form(page).get_by_label("Node name (required)", exact=True)).to_be_focused()
     # Ids are chosen, never typed: a transition's target is a choice among the nodes.
     outline.get_by_role("button", name="→ q2 when always").click()
-    target = form(page).get_by_label("Target Node Id (required)", exact=True)
+    target = form(page).get_by_label("Goes to (required)", exact=True)
     expect(target).to_have_value("q2")
     assert target.locator("option").all_inner_texts() == ["q2", "finish"]
     outline.get_by_role("button", name="start · question: Hash tables · q1").click()
@@ -227,7 +225,7 @@ def test_the_flow_reflects_json_edits_and_findings_are_pinned_on_nodes(
     expect(item).to_contain_text("error")
     item.click()
     # The finding is shown once, beside the field it concerns.
-    target = form(page).get_by_label("Target Node Id (required)", exact=True)
+    target = form(page).get_by_label("Goes to (required)", exact=True)
     expect(target).to_have_attribute("aria-invalid", "true")
     expect(form(page).locator(".field-finding")).to_contain_text("nowhere")
     # The dry run needs a valid package: it says so, then runs once the edit is undone.

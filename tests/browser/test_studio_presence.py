@@ -10,6 +10,8 @@ Both pages are axe-clean with the sign shown.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
@@ -107,3 +109,88 @@ def test_a_german_co_author_reads_the_sign_in_german(
         assert violations == [], violations
     finally:
         context.close()
+
+
+def open_node(page: Page, node_id: str) -> None:
+    """Open ``node_id``'s form from the outline, as an author clicks it."""
+    page.get_by_role("navigation", name="Outline").get_by_role(
+        "button", name=re.compile(rf"· {re.escape(node_id)}\b")
+    ).click()
+
+
+def test_each_author_sees_which_node_the_other_is_editing(
+    page: Page, sign_in: SignIn, browser: Browser, live_asgi_server: str
+) -> None:
+    """ "Lena is editing node q2": the sign names the node the other author has open, and says
+    when it is the one this author has open too, so two people do not edit one node unawares."""
+    draft, colleague = shared_draft()
+    page.clock.install()
+    sign_in(draft.owner)
+    owner_sign = open_studio(page, draft)
+    with page.expect_response(lambda r: r.url.endswith("/presence/") and r.ok):
+        open_node(page, "q-dijkstra")  # told to the others half a second later
+    with second_person_page(browser, live_asgi_server) as other:
+        sign_in_on(other, colleague)
+        colleague_sign = open_studio(other, draft)
+        expect(colleague_sign).to_have_text(
+            "Maria Lopez is also editing this package, in node q-dijkstra"
+        )
+        open_node(other, "q-dijkstra")
+        # Her own sign changes at once; Maria's at her next heartbeat.
+        expect(colleague_sign).to_have_text("Maria Lopez is also editing this node (q-dijkstra)")
+        assert next_heartbeat_shows(page, "Lena Berg is also editing this node (q-dijkstra)")
+        open_node(other, "warmup")
+        assert next_heartbeat_shows(page, "Lena Berg is also editing this package, in node warmup")
+        violations = axe_violations(other, impacts=ALL_IMPACTS)
+        assert violations == [], violations
+    expect(owner_sign).to_have_attribute("aria-live", "polite")
+
+
+def test_a_co_author_s_saved_change_comes_into_the_other_editor(
+    page: Page, sign_in: SignIn, browser: Browser, live_asgi_server: str
+) -> None:
+    """Live updates (issue #34): Lena renames question q-dijkstra and her page saves it; Maria,
+    who has the same node open with nothing unsaved, sees the new title in her form at her next
+    heartbeat, told in the action status, without reloading and without saving anything herself."""
+    draft, colleague = shared_draft()
+    renamed = "Dijkstra's algorithm with a binary heap"
+    page.clock.install()
+    sign_in(draft.owner)
+    open_studio(page, draft)
+    open_node(page, "q-dijkstra")
+    owner_title = node_form(page).get_by_label("Title", exact=True)
+    expect(owner_title).not_to_have_value(renamed)
+    with second_person_page(browser, live_asgi_server) as other:
+        sign_in_on(other, colleague)
+        open_studio(other, draft)
+        open_node(other, "q-dijkstra")
+        title = node_form(other).get_by_label("Title", exact=True)
+        title.click()
+        title.press("Control+a")
+        title.press_sequentially(renamed, delay=40)
+        expect(other.locator("#autosave-status")).to_have_text("All changes saved", timeout=15_000)
+        expect(other.locator("#revision")).to_have_text("2")
+
+        def caught_up() -> bool:
+            with page.expect_response(lambda r: r.url.endswith("/presence/")):
+                page.clock.fast_forward(HEARTBEAT_MS)
+            return page.locator("#revision").text_content() == "2"
+
+        assert eventually(caught_up, timeout=15)
+        expect(owner_title).to_have_value(renamed)
+        expect(page.locator("#action-status")).to_contain_text(
+            "Someone else saved changes to this package; they are shown here (revision 2)."
+        )
+        expect(page.locator("#autosave-status")).to_have_text("All changes saved")
+        # Maria's page saved nothing of its own: the stored draft is Lena's save.
+        stored = DraftPackage.objects.get(pk=draft.pk)
+        assert stored.revision == 2
+        node = next(n for n in stored.document["nodes"] if n["nodeId"] == "q-dijkstra")
+        assert node["title"] == renamed
+        violations = axe_violations(page, impacts=ALL_IMPACTS)
+        assert violations == [], violations
+
+
+def node_form(page: Page) -> Locator:
+    """The studio's form region (the selected node's fields)."""
+    return page.get_by_role("region", name="Edit", exact=False)

@@ -84,9 +84,9 @@ def test_learning_outcomes_typed_then_added_or_saved_at_once_are_kept(
     ]
     form(page).get_by_role("button", name="Add learning outcome").click()
     for number, (outcome_id, text) in enumerate(outcomes, start=1):
-        group = form(page).get_by_role("group", name=re.compile(rf"^Learning Outcome {number}\b"))
-        type_into(group.get_by_label("Id (required)", exact=True), outcome_id)
-        type_into(group.get_by_label("Text (required)", exact=True), text)
+        group = form(page).get_by_role("group", name=re.compile(rf"^Learning outcome {number}\b"))
+        type_into(group.get_by_label("Code (required)", exact=True), outcome_id)
+        type_into(group.get_by_label("Outcome (required)", exact=True), text)
         if number < len(outcomes):
             # Straight after the last key: the next outcome.
             form(page).get_by_role("button", name="Add learning outcome").click()
@@ -107,8 +107,15 @@ def test_rubric_levels_typed_then_the_next_level_added_at_once_are_kept(
     page.get_by_role("navigation", name="Outline").get_by_role(
         "button", name=re.compile(r"· q-dijkstra\b")
     ).click()
-    target = form(page).get_by_role("group", name="Evidence Target 2: tgt-complexity")
-    target.get_by_role("button", name="Add rubric descriptor").click()
+    target = form(page).get_by_role("group", name="Evidence target 2: tgt-complexity")
+    target.get_by_role("button", name="Add marking levels").click()
+    # The four levels come at once, named after their place; this author begins with one and
+    # adds the others one by one, each straight after typing the last.
+    for level in ("Excellent", "Satisfactory", "Partial", "Absent"):
+        group = target.get_by_role("group", name=level, exact=True)
+        expect(group.get_by_label("Label (required)", exact=True)).to_have_value(level)
+    for level in ("excellent", "partial", "absent"):
+        target.get_by_role("button", name=f"Remove {level} of tgt-complexity").click()
 
     levels = {
         "satisfactory": (
@@ -118,7 +125,6 @@ def test_rubric_levels_typed_then_the_next_level_added_at_once_are_kept(
         "partial": ("Partly right", "Calls it fast or quadratic with no reasoning about the heap."),
         "absent": ("Missing", "Says nothing about the running time or guesses without reason."),
     }
-    target.get_by_role("button", name="Add satisfactory").click()
     names = list(levels)
     for i, (level, (label, description)) in enumerate(levels.items()):
         group = target.get_by_role("group", name=level.capitalize(), exact=True)
@@ -150,27 +156,29 @@ def test_typing_goes_on_while_validation_replies_arrive(
     expect(page.get_by_role("heading", name="Edit question node q-typed")).to_be_visible()
 
     typed = {
-        "Prompt Seed (required)": "Ask the candidate how a priority queue speeds up Dijkstra.",
+        "Instructions for the examiner (required)": (
+            "Ask the candidate how a priority queue speeds up Dijkstra."
+        ),
         "Title": "Priority queues in Dijkstra's algorithm",
     }
     for label, text in typed.items():
         type_into(form(page).get_by_label(label, exact=True), text)
 
     form(page).get_by_role("button", name="Add evidence target").click()
-    target = form(page).get_by_role("group", name=re.compile(r"^Evidence Target 1\b"))
+    target = form(page).get_by_role("group", name=re.compile(r"^Evidence target 1\b"))
     label = "Relates the heap to the running time"
     description = "Candidate links each decrease-key to a heap operation."
     type_into(target.get_by_label("Label (required)", exact=True), label)
     type_into(target.get_by_label("Description", exact=True), description)
     # The form's fields still show what was typed before anything is saved.
-    expect(form(page).get_by_label("Prompt Seed (required)", exact=True)).to_have_value(
-        typed["Prompt Seed (required)"]
-    )
+    expect(
+        form(page).get_by_label("Instructions for the examiner (required)", exact=True)
+    ).to_have_value(typed["Instructions for the examiner (required)"])
     expect(target.get_by_label("Description", exact=True)).to_have_value(description)
 
     document = save(page, draft.id)
     node = next(n for n in document["nodes"] if n["nodeId"] == "q-typed")
-    assert node["promptSeed"] == typed["Prompt Seed (required)"]
+    assert node["promptSeed"] == typed["Instructions for the examiner (required)"]
     assert node["title"] == typed["Title"]
     assert [(t["label"], t.get("description")) for t in node["evidenceTargets"]] == [
         (label, description)

@@ -112,7 +112,7 @@ def test_marking_criteria_are_chosen_among_the_learning_outcomes(
     draft = DraftPackageFactory()
     open_studio(page, sign_in, draft)
     open_node(page, "q-dijkstra")
-    target = form(page).get_by_role("group", name="Evidence Target 1: tgt-greedy-choice")
+    target = form(page).get_by_role("group", name="Evidence target 1: tgt-greedy-choice")
     criteria = target.get_by_role("group", name=re.compile(r"^Marking criteria", re.I))
     lo2 = criteria.get_by_role("checkbox", name=re.compile(r"Explain and analyse classic"))
     lo4 = criteria.get_by_role("checkbox", name=re.compile(r"Choose an appropriate graph"))
@@ -129,8 +129,8 @@ def test_a_new_learning_outcome_has_a_generated_id(page: Page, sign_in: SignIn) 
     open_studio(page, sign_in, DraftPackageFactory())
     page.get_by_role("button", name="Package settings").click()
     form(page).get_by_role("button", name="Add learning outcome").click()
-    group = form(page).get_by_role("group", name=re.compile(r"^Learning Outcome 3\b"))
-    outcome_id = group.get_by_role("textbox", name=re.compile(r"^Id\b"))
+    group = form(page).get_by_role("group", name=re.compile(r"^Learning outcome 3\b"))
+    outcome_id = group.get_by_role("textbox", name=re.compile(r"^Code\b"))
     expect(outcome_id).not_to_have_value("id")
     expect(outcome_id).to_have_value("LO5")  # LO2 and LO4 exist; the next free number
 
@@ -156,7 +156,7 @@ def test_focus_moves_to_the_new_evidence_target(page: Page, sign_in: SignIn) -> 
     open_studio(page, sign_in, DraftPackageFactory())
     open_node(page, "q-dijkstra")
     form(page).get_by_role("button", name="Add evidence target").click()
-    target = form(page).get_by_role("group", name=re.compile(r"^Evidence Target 4\b"))
+    target = form(page).get_by_role("group", name=re.compile(r"^Evidence target 4\b"))
     expect(target.get_by_role("textbox").first).to_be_focused()
 
 

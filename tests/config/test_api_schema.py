@@ -88,10 +88,14 @@ def test_each_operation_documents_its_own_bodies(schema: dict[str, Any]) -> None
     publish = request_body(schema, paths["/api/v1/packages/{draft_id}/publish/"]["post"])
     assert set(publish["properties"]) == {"revision"}
     presence = paths["/api/v1/packages/{draft_id}/presence/"]["post"]
-    assert set(request_body(schema, presence)["properties"]) == {"left"}
+    assert set(request_body(schema, presence)["properties"]) == {"left", "nodeId"}
     here = body(schema, presence, "200")["properties"]
-    assert set(here) == {"others", "heartbeatSec", "expiresAfterSec"}
-    assert set(resolve(schema, here["others"]["items"])["properties"]) == {"name", "lastSeen"}
+    assert set(here) == {"others", "heartbeatSec", "expiresAfterSec", "revision"}
+    assert set(resolve(schema, here["others"]["items"])["properties"]) == {
+        "name",
+        "lastSeen",
+        "nodeId",
+    }
     creator = body(schema, paths["/api/v1/sittings/"]["post"], "201")["properties"]["createdBy"]
     decision = body(
         schema, paths["/api/v1/marking/sessions/{session_id}/overrides/"]["post"], "201"

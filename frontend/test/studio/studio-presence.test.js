@@ -36,3 +36,15 @@ test("the words come from the catalogue it is given", () => {
   assert.equal(presenceSentence([{ name: "Lena" }], german), "Lena bearbeitet dieses Paket auch");
   assert.equal(presenceSentence([{ name: "Lena" }, { name: "Tom" }, { name: "Ana" }], german), "Lena und 2 weitere Personen");
 });
+
+test("the node the other person has open is named, and said when it is mine too", () => {
+  const lena = { name: "Lena Berg", lastSeen: seen, nodeId: "q-dijkstra" };
+  assert.equal(presenceSentence([lena]), "Lena Berg is also editing this package, in node q-dijkstra");
+  assert.equal(presenceSentence([lena], undefined, "warmup"), "Lena Berg is also editing this package, in node q-dijkstra");
+  assert.equal(presenceSentence([lena], undefined, "q-dijkstra"), "Lena Berg is also editing this node (q-dijkstra)");
+  assert.equal(presenceSentence([{ ...lena, nodeId: null }], undefined, "q-dijkstra"), "Lena Berg is also editing this package");
+  assert.equal(
+    presenceSentence([lena, { name: "Tom", lastSeen: seen, nodeId: null }], undefined, "q-dijkstra"),
+    "Lena Berg and 1 other are also editing this package",
+  );
+});
