@@ -16,10 +16,12 @@ email, answers, or a proctor's free-text reason.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.utils.dateparse import parse_datetime
 
 from ioa.events import EventType
@@ -29,7 +31,9 @@ from sessions.event_store import StoredEvent
 from sessions.models import ExamSession
 from webhooks.events import WebhookEvent
 from webhooks.models import WebhookEndpoint
-from webhooks.services import emit
+from webhooks.services import emit, resend_due
+
+logger = logging.getLogger(__name__)
 
 
 def _when(event: StoredEvent) -> datetime:
@@ -123,6 +127,20 @@ def emit_message(payload: Mapping[str, object]) -> None:
     )
 
 
+def sweep_lost_deliveries(now: datetime) -> int:
+    """The relay's sweep for deliveries whose Celery task was lost: pending and not attempted,
+    or overdue, for more than ``VIVA_WEBHOOK_RESEND_GRACE_SECONDS`` (a task published just
+    before Redis restarted without persistence, or taken by a worker that was killed), enqueued
+    again (``webhooks.services.resend_due``; the attempt's claim lets one task run). Returns
+    how many; with the broker down, none (the next pass tries again)."""
+    grace = timedelta(seconds=settings.VIVA_WEBHOOK_RESEND_GRACE_SECONDS)
+    try:
+        return len(resend_due(now=now, grace=grace))
+    except Exception as exc:  # the broker is down: the deliveries wait for the next pass
+        logger.warning("lost webhook deliveries wait for the next relay pass: %s", exc)
+        return 0
+
+
 def connect() -> None:
     """Subscribe (idempotent: each registration is kept once, by name)."""
     outbox.watch(
@@ -131,4 +149,5 @@ def connect() -> None:
         on_facts,
     )
     outbox.register(EMIT, emit_message)
+    outbox.register_sweep("webhooks.lost_deliveries", sweep_lost_deliveries)
     marking_signals.marks_locked.connect(on_marks_locked, dispatch_uid="webhooks.marks_locked")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime, timedelta
+from functools import partial
 
 from django.db import transaction
 from django.db.models import Q
@@ -36,8 +37,16 @@ def emit(
             )
             if new:
                 created.append(delivery)
-                tasks.deliver.delay_on_commit(delivery.pk, 1)
+                transaction.on_commit(partial(_first_attempt, delivery.pk), robust=True)
     return created
+
+
+def _first_attempt(delivery_id: str) -> None:
+    """Enqueue a new delivery's first attempt. Run on commit with ``robust``: with the broker
+    down the error is logged and the committed delivery waits for the relay's sweep
+    (``webhooks.receivers.sweep_lost_deliveries``); raised, it would fail whatever committed
+    the delivery (it killed ``relay_outbox`` during a Redis outage, issue #33)."""
+    tasks.deliver.delay(delivery_id, 1)
 
 
 def resend_due(*, now: datetime, grace: timedelta) -> list[tuple[str, int]]:

@@ -72,8 +72,10 @@ def anchors(settings: Any, tmp_path: Path) -> Path:
 
 @pytest.fixture(autouse=True)
 def no_webhook_sending(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Deliveries are stored (their bodies are searched); nothing is sent."""
-    monkeypatch.setattr(webhook_tasks.deliver, "delay_on_commit", lambda *a, **k: None)
+    """Deliveries are stored (their bodies are searched); nothing is sent: no delivery task is
+    enqueued (webhooks.services enqueues the first attempt with ``delay`` from a robust
+    on-commit hook since d0dc317; the test stores an attempt of its own)."""
+    monkeypatch.setattr(webhook_tasks.deliver, "delay", lambda *a, **k: None)
 
 
 def text_columns() -> Iterator[tuple[type[models.Model], models.Field[Any, Any]]]:

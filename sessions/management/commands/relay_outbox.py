@@ -5,6 +5,7 @@ service with ``--loop``; running several at once is safe (a message is locked wh
 
 from __future__ import annotations
 
+import logging
 import time
 from argparse import ArgumentParser
 from typing import Any
@@ -12,6 +13,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from sessions.outbox import relay_due
+
+logger = logging.getLogger(__name__)
 
 
 class Command(BaseCommand):
@@ -31,7 +34,14 @@ class Command(BaseCommand):
         if every < 0:
             raise CommandError("--loop takes a number of seconds of 0 or more")
         while True:
-            done = relay_due()
+            try:
+                done = relay_due()
+            except Exception:  # a pass that failed (the database or broker away): the next one
+                if every == 0:
+                    raise
+                logger.exception("relay pass failed; the next pass in %s s", every)
+                time.sleep(every)
+                continue
             if done.swept or done.outcomes:
                 parts = [f"{n} {what}" for what, n in sorted(done.outcomes.items())]
                 self.stdout.write(f"swept {done.swept}; " + (", ".join(parts) or "nothing due"))
