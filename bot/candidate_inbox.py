@@ -156,6 +156,6 @@ def unanswered_turn(events: Sequence[EventEnvelope], node_id: str | None) -> str
         payload = event.payload
         if isinstance(payload, p.TranscriptFinal) and payload.speaker == "candidate":
             said.append(payload.text)
-        elif isinstance(payload, ANSWERED_BY):
-            said = []
+        elif isinstance(payload, ANSWERED_BY) and getattr(payload, "purpose", None) != "bridge":
+            said = []  # linking words ("Welcome back.") answer nothing (runtime: answered_upto)
     return " ".join(said) or None

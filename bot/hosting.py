@@ -51,6 +51,9 @@ class BotHost:
         self.draining = False
         self._lock = threading.Lock()
         self._bots: dict[uuid.UUID, Future[Outcome]] = {}
+        self.on_place_freed: Callable[[], None] | None = None
+        """Called (from the host's thread) when a bot ended: a waiting start may take its
+        place (``bot.tasks.host_queued``)."""
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="bot-host", daemon=True)
         self._thread.start()
@@ -83,6 +86,8 @@ class BotHost:
                 del self._bots[key]
         if not bot.cancelled() and bot.exception() is not None:
             logger.error("bot %s: failed: %s", key, bot.exception())
+        if self.on_place_freed is not None:
+            self.on_place_freed()
 
     def drain(self, *, timeout: float, relaunch: Callable[[uuid.UUID], None] | None) -> list[str]:
         """Stop hosting (module docstring); returns the sessions handed back."""

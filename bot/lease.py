@@ -11,6 +11,10 @@
   ``failed``.
 * :func:`claim_expired` — the supervisor: leases whose bot died, for sessions that are not over,
   are marked ``starting`` again (each claimed once) so a new bot can be launched.
+* :func:`queue_start` / :func:`take_queued` — admission control (issue #33): a start that found
+  its worker full waits in the database (``starting``, holder :data:`QUEUED`), never circulating
+  between full workers; a worker with a free place takes the oldest waiting starts, in the order
+  they were requested (the place the room shows: ``bot.selectors.start_queue``).
 
 Two bots can never both hold a live lease: acquisition is serialised by the row lock and the
 heartbeat cannot renew a generation that is no longer current. Writes to the session log are
@@ -36,6 +40,12 @@ from ioa.events import TERMINAL_STATES
 from sessions.models import ExamSession
 
 TERMINAL: frozenset[str] = frozenset(s.value for s in TERMINAL_STATES)
+
+
+QUEUED = "queued"
+"""The holder of a start that waits for a free place (:func:`queue_start`)."""
+QUEUED_TTL = timedelta(days=1)
+"""A waiting start is not a lost one: the supervisor does not relaunch it before this."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +219,43 @@ def release(lease: Lease, *, state: str, error: str = "") -> bool:
     return updated == 1
 
 
+def queue_start(session_id: uuid.UUID) -> bool:
+    """The session's start found no free place: it waits (``starting``, holder
+    :data:`QUEUED`) and keeps its place. ``False`` when it needs no bot any more (a bot took
+    the lease, or the exam is over)."""
+    with transaction.atomic():
+        row = BotLease.objects.select_for_update().filter(session_id=session_id).first()
+        if row is None or row.state != BotLease.State.STARTING:
+            return False
+        if _session_state(session_id) in TERMINAL:
+            return False
+        row.holder = QUEUED
+        row.expires_at = timezone.now() + QUEUED_TTL
+        row.save(update_fields=["holder", "expires_at"])
+        return True
+
+
+def take_queued(*, limit: int, grace_seconds: float) -> list[uuid.UUID]:
+    """Up to ``limit`` waiting starts, oldest request first, for the caller to host now: each
+    is taken once (its holder cleared, ``grace_seconds`` to be acquired before the supervisor
+    counts it lost). Starts of exams that are over are left out."""
+    if limit <= 0:
+        return []
+    now = timezone.now()
+    with transaction.atomic():
+        rows = list(
+            BotLease.objects.select_for_update(skip_locked=True)
+            .filter(state=BotLease.State.STARTING, holder=QUEUED)
+            .exclude(session__state__in=sorted(TERMINAL))
+            .order_by("requested_at")[:limit]
+        )
+        for row in rows:
+            row.holder = ""
+            row.expires_at = now + timedelta(seconds=grace_seconds)
+            row.save(update_fields=["holder", "expires_at"])
+    return [row.session_id for row in rows]
+
+
 def claim_expired(*, grace_seconds: float, limit: int = 100) -> list[uuid.UUID]:
     """Sessions whose bot died (lease ``running`` or ``starting`` and expired) and that are not
     over: each is marked ``starting`` again and returned once, for the caller to launch."""
@@ -228,8 +275,9 @@ def claim_expired(*, grace_seconds: float, limit: int = 100) -> list[uuid.UUID]:
             # Only a running bot whose heartbeat stopped died; a ``starting`` lease is a start
             # no bot took up yet (or one a draining host handed back): no restart is counted.
             died = row.state == BotLease.State.RUNNING
+            if died:
+                row.requested_at = now  # a lost start keeps its place in the queue
             row.state = BotLease.State.STARTING
-            row.requested_at = now
             row.expires_at = now + timedelta(seconds=grace_seconds)
             if died and row.holder and not row.holder.startswith("dead:"):
                 row.holder = f"dead:{row.holder}"[:200]

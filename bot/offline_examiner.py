@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Final, TypedDict
 from bot.offline_matching import confidence, node_matcher
 from ioa.languages import DEFAULT_LANGUAGE, directive_language
 from ioa.runtime.agent_boundary import candidate_command, read_consent
-from ioa.runtime.texts import for_language
+from ioa.runtime.texts import OWED_ANSWER_INSTRUCTION, for_language
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -410,6 +410,10 @@ def read_conversation(messages: Sequence[Mapping[str, object]]) -> Conversation:
         elif role in ("developer", "system") and text:
             conversation.instruction = text
     conversation.answer = " ".join(t.strip() for t in pending if t.strip())
+    if not conversation.answer and OWED_ANSWER_INSTRUCTION in (conversation.instruction or ""):
+        # Asked to respond at last to a turn the exam paused before answering (a report made
+        # meanwhile was ignored, ``model_late_report``): that turn is the answer.
+        conversation.answer = conversation.last_answer
     return conversation
 
 

@@ -171,6 +171,8 @@ class PipelineCore(Protocol):
 
     def utterance_unplayed(self, utterance_id: str) -> None: ...
 
+    def utterances_dropped(self, utterance_ids: tuple[str, ...]) -> None: ...
+
     def utterance_finished(
         self, utterance_id: str, duration_ms: int, *, interruption: Interruption | None = None
     ) -> None: ...
@@ -523,15 +525,19 @@ class SpeechReporter(FrameProcessor):
     def _interrupted(self) -> None:
         """The candidate barged in: the controller hears of it (an interruption recovery,
         when the node has a handler), what was being said ends now with what was heard of it;
-        queued utterances are dropped by the interruption and never reported (never recorded
-        as spoken). An uninterruptible utterance (a closing) ends as before, not as cut."""
+        queued interruptible utterances are dropped by the interruption and reported dropped
+        (never recorded: nothing of them was heard, and the runtime knows a question dropped so
+        was not asked). An uninterruptible utterance (a closing) ends as before, not as cut."""
         current = self._current
         if current is not None and current.interruptible:
             self._core.candidate_interrupted(current.utterance_id)
             heard = self._heard
             self._finish(Interruption(time.time(), heard.played_secs, heard.spoken_text()))
         self._finish()
+        dropped = tuple(uid for uid, interruptible in self._pending if interruptible)
         self._pending = deque(item for item in self._pending if not item[1])
+        if dropped:
+            self._core.utterances_dropped(dropped)
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         await super().process_frame(frame, direction)

@@ -52,6 +52,7 @@ from ioa.runtime import (
     SpeechUnheard,
     TranscriptSegment,
     UtteranceFinished,
+    UtterancesDropped,
     UtteranceStarted,
 )
 
@@ -237,6 +238,10 @@ class PipelineAdapter:
         voice (the exam pauses, then the question is asked again; a long outage switches to
         the offline voice). The utterance itself ends as cut with nothing heard."""
         self._provider_failed("tts", f"no audio for utterance {utterance_id}")
+
+    def utterances_dropped(self, utterance_ids: tuple[str, ...]) -> None:
+        """An interruption dropped these queued utterances before any of their audio played."""
+        self._decisions.post(UtterancesDropped(utterance_ids))
 
     def utterance_finished(
         self, utterance_id: str, duration_ms: int, *, interruption: Interruption | None = None

@@ -7,7 +7,9 @@ transcripts of the turn so far, and the audio of the turn; when the VAD reports 
 stretch of speech it asks the smart-turn model (``bot.voice.turn_model``) how finished it
 sounded, and the end-of-turn policy (:func:`ioa.runtime.answer_end.turn_wait`) how long the
 silence must last from those and the words. The turn ends when that silence has passed with the
-transcript in; any speech before then cancels it, and the turn goes on. A typed answer (the
+transcript of its last stretch of speech in (a slow recogniser's words of an earlier stretch do
+not end it; :data:`LATE_WORDS_SECS` bounds the wait); any speech before then cancels it, and the
+turn goes on. A typed answer (the
 recogniser replaced by typing) ends the turn at once, as in text mode.
 
 The silence is counted on the audio the bot has heard, not on the wall clock
@@ -63,6 +65,16 @@ AUDIO_STALL_SECS: Final = 2.0
 """How long past the silence's end, by the wall clock, a turn waits for audio that has not come
 before it ends without it (the stream stopped, rather than lagged: ``MAX_AUDIO_LAG_SECS``)."""
 
+LATE_WORDS_SECS: Final = 3.0
+"""How long past the silence's end, by the wall clock, a turn waits for the words of its last
+stretch of speech when the recogniser has not given them yet (a loaded recogniser answered
+1.7 s after the speech ended in CI); then it ends with the words it has, and the late words
+are the next turn's (``bot.pipeline.UnheardSpeech`` reports speech that got none)."""
+
+WORDS_WAITED_FOR_SECS: Final = 0.5
+"""Speech shorter than this (a cough, a click: ``bot.pipeline.MIN_UNHEARD_SPEECH_SECS``) is not
+waited for: the recogniser usually gives no words for it."""
+
 WATCHDOG_MARGIN_SECS: Final = 3.0
 """How far past the thinking pause the aggregator's watchdog is set (it ends a turn no
 strategy ended, counting from the last VAD or transcript activity)."""
@@ -91,6 +103,10 @@ class ExamTurnStopStrategy(BaseUserTurnStopStrategy):  # type: ignore[no-untyped
         self._texts: list[str] = []
         self._reliable = True
         self._speech_end: float | None = None
+        self._speech_start: float | None = None
+        self._words_due = False
+        """The latest stretch of speech ended and no transcript has come since: the words
+        before it are an earlier stretch's, and the turn does not end on them alone."""
         self._probability: float | None = None
         self._timer: asyncio.Task[None] | None = None
         self._heard = AudioClock()
@@ -115,6 +131,7 @@ class ExamTurnStopStrategy(BaseUserTurnStopStrategy):  # type: ignore[no-untyped
 
     async def _new_turn(self) -> None:
         self._texts = []
+        self._words_due = False
         self._probability = None
         self._speech_end = None
         await self._cancel_timer()
@@ -138,11 +155,15 @@ class ExamTurnStopStrategy(BaseUserTurnStopStrategy):  # type: ignore[no-untyped
             await self._hear(frame)
         elif isinstance(frame, VADUserStartedSpeakingFrame):
             self._speaking = True
+            self._speech_start = speech_instant(frame) or self._clock()
             self._probability = None
             await self._cancel_timer()
         elif isinstance(frame, VADUserStoppedSpeakingFrame):
             self._speaking = False
             self._speech_end = speech_instant(frame) or self._clock()
+            # A cough or a click after the answer gives no words: not waited for.
+            started = self._speech_start if self._speech_start is not None else self._speech_end
+            self._words_due = self._speech_end - started >= WORDS_WAITED_FOR_SECS
             if self._model is not None:
                 self._probability = await self._model.judge(
                     b"".join(self._audio), self._sample_rate
@@ -157,6 +178,11 @@ class ExamTurnStopStrategy(BaseUserTurnStopStrategy):  # type: ignore[no-untyped
             await self._end((self.text, 0.0, None))
         elif isinstance(frame, TranscriptionFrame) and frame.text.strip():
             self._texts.append(frame.text.strip())
+            self._words_due = False
+            if self._speech_end is None and not self._speaking:
+                # Words of speech that ended before this turn began (a late transcript
+                # started it): the silence runs from now, never the watchdog's 9 s.
+                self._speech_end = self._clock()
             self._reliable = transcript_confidence(frame) >= RELIABLE_CONFIDENCE
             await self._arm()
         return ProcessFrameResult.CONTINUE
@@ -191,6 +217,14 @@ class ExamTurnStopStrategy(BaseUserTurnStopStrategy):  # type: ignore[no-untyped
         )
         silence_end = self._speech_end + wait
         decision = (self.text, wait, self._probability if not self._reliable else None)
+        if self._words_due:
+            # The last stretch's words are still with the recogniser: wait for them (the
+            # transcript re-arms), at most LATE_WORDS_SECS past the silence's end.
+            self._timer = self.task_manager.create_task(
+                self._end_after(silence_end + LATE_WORDS_SECS - self._clock(), decision),
+                f"{self}::late_words",
+            )
+            return
         if self._covered is not None and self._covered >= silence_end:
             await self._end(decision)
             return

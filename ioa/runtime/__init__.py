@@ -47,6 +47,7 @@ from ioa.runtime.inputs import (
     TranscriptSegment,
     TurnFault,
     UtteranceFinished,
+    UtterancesDropped,
     UtteranceStarted,
 )
 from ioa.runtime.plan import ExamPlan, NodePlan
@@ -94,6 +95,7 @@ __all__ = [
     "TurnFault",
     "UtteranceFinished",
     "UtteranceStarted",
+    "UtterancesDropped",
     "controller_from_events",
     "rebuild_state",
     "to_datetime",

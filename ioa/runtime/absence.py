@@ -10,7 +10,8 @@ state like any stored event. From then on:
   stop, nothing is spoken, the proctor sees the pause;
 * back (every channel connected again) while paused for it, the exam resumes
   (``candidate_returned``) at the same node: the examiner welcomes them back and asks the
-  question again;
+  question again, or responds to the answer it still owed them (they answered, the exam paused
+  before the reply: :func:`~ioa.runtime.command_handlers.owed_answer`);
 * away :attr:`~ioa.runtime.timing.Timing.absence_limit_ms` in all (paused or not), the exam
   ends ``aborted`` (``candidate_absent``) at the terminated end node, without a closing: never
   a normal completion.

@@ -4,7 +4,9 @@ The silence clock must follow the candidate, not the examiner's last word: it co
 candidate's last activity (the end of the examiner's speech, their last typing or speech, a
 silence prompt, whichever is latest), is suspended while they compose or speak, and, after
 speech, for the recogniser's latency (a final transcript comes seconds after the voice stops).
-It does not run while the candidate is away (``candidate_connection_changed``).
+It does not run while the candidate is away (``candidate_connection_changed``) or the exam is
+paused, and starts again from zero when the part's clock runs again (the time stopped is
+nobody's silence: a candidate welcomed back is not told "take your time" at once).
 
 Only changes are recorded (``candidate_activity``): a repeated start is a refresh, a stop
 without a start is nothing, so the throttled signals of the exam room cost no events.
@@ -81,6 +83,8 @@ def silence_anchor(step: Step, timing: Timing) -> int | None:
     if node.last_candidate_ms is not None and node.last_candidate_ms >= ended:
         return None
     anchor = ended
+    if node.clock.resumed_ms is not None and node.clock.resumed_ms > anchor:
+        anchor = node.clock.resumed_ms  # the time paused or away is nobody's silence
     if state.last_activity_ms is not None and state.last_activity_ms > anchor:
         anchor = state.last_activity_ms
         if state.input_mode != "text":

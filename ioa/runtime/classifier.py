@@ -1082,11 +1082,15 @@ def _ruled(vocabulary: CommandVocabulary, core: str) -> C | None:
                 starts.setdefault(number, []).append(start)
     if not starts and not vocabulary.anywhere:
         return None
-    for number, (command, pattern) in enumerate(vocabulary.patterns):
+    patterns = vocabulary.patterns
+    # Only the commands that may begin at a word start here (or anywhere) are tried, in
+    # priority order: the first that matches wins, as if every pattern had been tried.
+    for number in sorted(vocabulary.anywhere.union(starts)):
+        command, pattern = patterns[number]
         if number in vocabulary.anywhere:
             found = pattern.search(core) is not None
         else:
-            found = any(pattern.match(core, start) for start in starts.get(number, ()))
+            found = any(pattern.match(core, start) for start in starts[number])
         if found:
             if command is C.EMERGENCY_STOP and vocabulary.not_the_candidate.search(core):
                 continue

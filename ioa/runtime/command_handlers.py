@@ -19,6 +19,7 @@ from ioa.runtime import recovery, texts
 from ioa.runtime.commands import CONFIRMED_COMMANDS, PAUSED_COMMANDS, gate
 from ioa.runtime.effects import AdjustSpeech, PromptLlm
 from ioa.runtime.moves import activate_admin, resolve_recovery, stop_exam, take_edge
+from ioa.runtime.state import RuntimeState
 from ioa.runtime.step import Flow, Step, guardrail_payload
 from ioa.runtime.transitions import TurnFacts, first_match, forced_exit
 from ioa.schema import CandidateCommandType, EndType, OnViolation, RecoveryScenario
@@ -139,6 +140,16 @@ def _repeat_question(step: Step) -> None:
         step.say(question, "question")
 
 
+def owed_answer(state: RuntimeState) -> bool:
+    """The candidate answered at this visit and the examiner has not spoken since (the exam
+    paused in between without a word, e.g. the connection dropped): a reply is still owed.
+    Commands are not answers."""
+    return any(
+        turn.counted and turn.corrected_by is None and turn.turn_id not in state.command_turns
+        for turn in state.answer_turns()
+    )
+
+
 def pause(step: Step, reason: str, text: str) -> None:
     """Pause the exam (used by commands and the proctor)."""
     step.emit(
@@ -150,15 +161,26 @@ def pause(step: Step, reason: str, text: str) -> None:
 def resume(step: Step, reason: str) -> None:
     """Resume a paused exam: close the open recoveries (the candidate is back) except a
     ``network_issue`` one, which a clearly heard candidate turn closes (so repeated faults
-    still escalate), welcome them back and repeat the question."""
+    still escalate), welcome them back and repeat the question, or, when the examiner still owed
+    a reply to the candidate's answer (:func:`owed_answer`), have the examiner give it now.
+    When a reply is owed, "Welcome back" is a bridge: it closes no answer, so the reply (or, if
+    the exam pauses for the candidate's absence before it comes, the one asked on their return)
+    reads its evidence from that answer."""
+    owed = owed_answer(step.state)
     step.emit(
         p.ExamStateChanged(fromState=ExamState.PAUSED, toState=ExamState.IN_PROGRESS, reason=reason)
     )
     for episode in list(step.state.episodes.values()):
         if episode.kind != "network_issue":
             resolve_recovery(step, episode.recovery_id, "candidate_resumed")
-    step.say(step.plan.texts.resumed, "prompt")
-    _repeat_question(step)
+    if owed:
+        # "Welcome back" only links to the reply still owed: said as a bridge, it does not
+        # close the answer (``answered_upto``), so the reply's evidence is read from that answer.
+        step.say(step.plan.texts.resumed, "bridge")
+        step.effect(PromptLlm(texts.OWED_ANSWER_INSTRUCTION))
+    else:
+        step.say(step.plan.texts.resumed, "prompt")
+        _repeat_question(step)
     # An immediate instruction the proctor sent during the pause is spoken now.
     activate_admin(step)
 

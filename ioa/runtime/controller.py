@@ -41,6 +41,7 @@ from ioa.runtime.lifecycle import (
     proctor_action,
     utterance_finished,
     utterance_started,
+    utterances_dropped,
 )
 from ioa.runtime.observe import FALLBACK_RESULT, handle_observation
 from ioa.runtime.outage import fault, fault_cleared
@@ -153,6 +154,8 @@ class RuntimeController:
             utterance_started(step, item.utterance_id, item.at_ms)
         elif isinstance(item, i.UtteranceFinished):
             utterance_finished(step, item)
+        elif isinstance(item, i.UtterancesDropped):
+            utterances_dropped(step, item)
         elif isinstance(item, i.ProctorInstruction):
             issue(step, item)
         elif isinstance(item, i.ProctorAction):

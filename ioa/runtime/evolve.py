@@ -314,7 +314,8 @@ def _utterance_started(
     state: RuntimeState, payload: p.ExaminerUtteranceStarted, ctx: _Applying
 ) -> None:
     state.examiner_started_ms = ctx.at
-    state.answered_upto = len(state.turn_order)
+    if payload.purpose != "bridge":  # linking words ("Thank you.", "Welcome back.") answer nothing
+        state.answered_upto = len(state.turn_order)
 
 
 def _utterance_final(

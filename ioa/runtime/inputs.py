@@ -186,6 +186,15 @@ class UtteranceFinished:
 
 
 @dataclass(frozen=True, slots=True)
+class UtterancesDropped:
+    """``Speak`` effects the bot dropped before any of their audio played (a barge-in clears
+    what the examiner had queued behind the utterance it cut). Never heard, so never recorded:
+    the runtime forgets them, and a question dropped so has not been asked (§16)."""
+
+    utterance_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class CandidateInterrupted:
     """The candidate started speaking while the examiner was speaking (voice barge-in).
 
@@ -242,6 +251,7 @@ RuntimeInput = (
     | FaultCleared
     | UtteranceStarted
     | UtteranceFinished
+    | UtterancesDropped
     | CandidateInterrupted
     | SpeechUnheard
     | TranscriptCorrection

@@ -17,6 +17,7 @@ from ioa.runtime.inputs import (
     ProctorAction,
     TimeScope,
     UtteranceFinished,
+    UtterancesDropped,
 )
 from ioa.runtime.moves import enter_node, stop_exam, take_edge
 from ioa.runtime.step import MAX_TEXT, PendingUtterance, Step
@@ -135,6 +136,20 @@ def utterance_finished(step: Step, report: UtteranceFinished) -> None:
         source=EventSource.BOT,
     )
     step.result.update({"status": "interrupted" if report.interrupted else "spoken"})
+
+
+def utterances_dropped(step: Step, report: UtterancesDropped) -> None:
+    """The bot dropped queued utterances before any of their audio played: they leave the
+    outbox and nothing is recorded (they were never heard). One that had started is not
+    dropped: its end is reported as an interruption."""
+    dropped = [
+        uid
+        for uid in report.utterance_ids
+        if (pending := step.outbox.pending.get(uid)) is not None and not pending.started
+    ]
+    for uid in dropped:
+        del step.outbox.pending[uid]
+    step.result.update({"status": "dropped" if dropped else "ignored"})
 
 
 def _spoken_prefix(report: UtteranceFinished, text: str) -> str | None:

@@ -674,6 +674,12 @@ def _completion_refused(ev: _Evaluation) -> Flow:
         replacement="",
     )
     if not ev.answered:
+        if _question_unheard(step, node):
+            # The candidate has heard nothing at this visit and nothing is on its way (the
+            # opening was dropped by a barge-in, or never given): the question is asked now.
+            _ask_question(step, ev.plan_node)
+            step.result.update({"status": "question_asked", "approved": False, "reason": why})
+            return Flow.STOP
         # Nothing the candidate said is waiting for a reply: the question stands.
         step.result.update({"status": "waiting_for_answer", "approved": False, "reason": why})
         return Flow.STOP
@@ -694,6 +700,21 @@ def _completion_refused(ev: _Evaluation) -> Flow:
         }
     )
     return Flow.STOP
+
+
+def _question_unheard(step: Step, node: NodeVisit) -> bool:
+    """The examiner has said nothing the candidate heard at this visit, and nothing of this
+    node is queued to be said."""
+    queued = any(u.node_id == node.node_id for u in step.outbox.pending.values())
+    return not node.examiner_texts and not queued
+
+
+def _ask_question(step: Step, plan_node: NodePlan) -> None:
+    """Ask the node's question: its opening verbatim, else the LLM opens the part."""
+    if plan_node.opening:
+        step.say(plan_node.opening, "question")
+    else:
+        step.effect(PromptLlm(texts.OPEN_NODE_INSTRUCTION))
 
 
 def _ask_probe(ev: _Evaluation, reason: FollowUpReason) -> str:

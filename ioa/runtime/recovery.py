@@ -177,13 +177,16 @@ def resolve(step: Step, scenario: RecoveryScenario, resolution: str = "candidate
 
 
 def pause_exam(step: Step, reason: str, text: str) -> None:
-    """Pause the exam (both clocks stop) and tell the candidate."""
+    """Pause the exam (both clocks stop) and tell the candidate, unless they are away (nothing
+    is said to the empty room: an utterance nobody heard would count as the examiner's reply to
+    their last answer)."""
     if step.state.exam_state is not ExamState.IN_PROGRESS:
         return
     step.emit(
         p.ExamStateChanged(fromState=ExamState.IN_PROGRESS, toState=ExamState.PAUSED, reason=reason)
     )
-    step.say(text, "recovery")
+    if not step.state.offline:
+        step.say(text, "recovery")
     step.result.update({"status": "paused"})
 
 

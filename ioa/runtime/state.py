@@ -27,6 +27,8 @@ class StopWatch:
     stop_reasons: set[str] = field(default_factory=set)
     extension_ms: int = 0
     """Time added to this clock's budget (proctor ``extend_time``)."""
+    resumed_ms: int | None = None
+    """When it last ran again after being stopped (a pause, the candidate away)."""
 
     def stop(self, reason: str, at_ms: int) -> None:
         """Stop for ``reason`` (several reasons may stop it at once)."""
@@ -42,6 +44,7 @@ class StopWatch:
         if not self.stop_reasons and self.stopped_since_ms is not None:
             self.stopped_total_ms += max(0, at_ms - self.stopped_since_ms)
             self.stopped_since_ms = None
+            self.resumed_ms = at_ms
 
     @property
     def running(self) -> bool:

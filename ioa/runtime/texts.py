@@ -367,6 +367,12 @@ CORRECTION_NOTE: Final = (
     "what they actually said (typed or confirmed on screen); the next candidate message is "
     "their answer and replaces the misheard words."
 )
+OWED_ANSWER_INSTRUCTION: Final = (
+    "The exam was paused after the candidate's last turn and before you replied to it; they are "
+    "back now and have just been welcomed back. Respond to that last turn as you would have "
+    "then (do not ask your question again as if they had said nothing), then call "
+    "report_observation as usual."
+)
 CORRECTION_INSTRUCTION: Final = (
     "Respond to the candidate's corrected words as their answer to your last question, then "
     "call report_observation as usual. Do not comment on the recognition problem."

@@ -10,7 +10,7 @@
 
   const $ = (id) => document.getElementById(id);
   // Translations: Django's JavaScript catalogue in the exam's language (base.html loads it).
-  const gettext = (text) => (window.django ? window.django.gettext(text) : text);
+  const { gettext } = window.vivaI18n;  // static/js/i18n.js
   const micButton = $("mic-test");
   const speakerButton = $("speaker-test");
   if (!micButton || !speakerButton) return;

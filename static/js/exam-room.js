@@ -29,16 +29,8 @@
 
   const cfg = JSON.parse(document.getElementById("exam-room-config").textContent);
   const $ = (id) => document.getElementById(id);
-  // Translations: Django's JavaScript catalogue (/jsi18n/<lang>/, loaded by base.html) in the
-  // exam's language; the English text itself when it is missing.
-  const i18n = window.django || {
-    gettext: (text) => text,
-    ngettext: (one, many, n) => (n === 1 ? one : many),
-    interpolate: (text, values) => text.replace(/%\((\w+)\)s/g, (_, key) => String(values[key])),
-  };
-  const gettext = (text) => i18n.gettext(text);
-  const ngettext = (one, many, n) => i18n.ngettext(one, many, n);
-  const tf = (text, values) => i18n.interpolate(text, values, true);
+  // Translations: static/js/i18n.js (the page's JavaScript catalogue, English without it).
+  const { gettext, ngettext, tf } = window.vivaI18n;
   const minutes = (n) => tf(ngettext("%(n)s minute", "%(n)s minutes", n), { n });
   const seconds = (n) => tf(ngettext("%(n)s second", "%(n)s seconds", n), { n });
   const MIC_STATES = {

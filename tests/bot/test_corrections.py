@@ -84,9 +84,13 @@ def test_a_typed_correction_reaches_the_examiner_as_the_answer(
                 await socket.send_json_to(
                     {"kind": "answer", "id": "a-1", "text": "I enjoyed graph algorithms most."}
                 )
+                # The candidate answers once the question was asked (not as soon as the node
+                # is entered: on a busy machine the question came after the answer).
                 await watcher.until(
                     lambda w: any(
-                        e["payload"]["nodeId"] == "q-dijkstra" for e in w.of("node_entered")
+                        e["payload"]["nodeId"] == "q-dijkstra"
+                        and e["payload"]["purpose"] == "question"
+                        for e in w.of("examiner_utterance_final")
                     ),
                     what="the first question",
                 )

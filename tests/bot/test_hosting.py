@@ -47,6 +47,12 @@ def running_on(session: Any, worker: str) -> bool:
     return lease.state == "running" and lease.holder.startswith(f"celery:{worker}:")
 
 
+def starts_received(workers: list[str]) -> int:
+    """How many ``run_session_bot`` tasks the workers have received (Celery's own stats)."""
+    stats = app.control.inspect(destination=workers, timeout=5).stats() or {}
+    return sum(s.get("total", {}).get("bot.tasks.run_session_bot", 0) for s in stats.values())
+
+
 def test_a_full_worker_refuses_and_a_second_worker_takes_new_sessions(
     published: Any, settings: Any
 ) -> None:
@@ -68,11 +74,23 @@ def test_a_full_worker_refuses_and_a_second_worker_takes_new_sessions(
         ]
         # Both workers still answer their control channel while hosting an exam.
         assert app.control.inspect(destination=[first, second], timeout=5).ping()
-        # A third exam finds both full: it waits on the queue, no worker takes it.
+        # A third exam finds both full: it waits, no worker takes it.
         assert bot_start(session=sessions[2]) is StartResult.STARTED
         time.sleep(3)
         assert count(stored(sessions[2].pk), "bot_ready") == 0
-        assert BotLease.objects.get(pk=sessions[2].pk).state == "starting"
+        waiting = BotLease.objects.get(pk=sessions[2].pk)
+        assert (waiting.state, waiting.holder) == ("starting", "queued")
+        # It waits in the database, not circulating between the full workers (before: each
+        # put it back on the queue every 0.5 s, for ever).
+        received = starts_received([first, second])
+        time.sleep(3)
+        assert starts_received([first, second]) == received <= 3 + 3, received
+        # A place frees: the worker whose exam ended takes the waiting start at once.
+        ended = sessions[0]
+        freed = holder_of(ended).split(":")[1]
+        send_to_bot_sync(ended.pk, "stop")
+        wait_for(sessions[2].pk, lambda ev: count(ev, "bot_ready") == 1, "bot_ready", 30)
+        assert running_on(sessions[2], freed), holder_of(sessions[2])
 
 
 def test_sigterm_drains_a_worker_and_the_other_resumes_its_exams_within_5_seconds(

@@ -17,10 +17,12 @@ from bot.lease import (
     acquire,
     claim_expired,
     holds,
+    queue_start,
     release,
     renew,
     renewed_within,
     request_start,
+    take_queued,
 )
 from bot.models import BotLease
 from bot.runners import run_bot
@@ -29,6 +31,7 @@ from bot.session_runner import BotOptions, Outcome
 from ioa.runtime import BotReady
 from sessions.event_store import VersionConflict
 from tests.bot.conftest import Watcher, check_log, stored
+from tests.bot.test_capacity import waiting
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -190,3 +193,35 @@ def test_a_stopped_bot_resumes_where_the_session_was(exam_session: Any, bot_sett
     assert evidence == ["tgt-greedy-choice", "tgt-complexity"]
     row = BotLease.objects.get(pk=exam_session.pk)
     assert row.generation == 2 and row.restarts == 0
+
+
+def _waiting_start(seconds_ago: float) -> Any:
+    """A session whose start was requested ``seconds_ago`` and found every worker full."""
+    session = waiting(seconds_ago)
+    assert queue_start(session.pk)
+    return session
+
+
+def test_waiting_starts_are_taken_oldest_first_and_each_once() -> None:
+    newest, oldest, middle = _waiting_start(5), _waiting_start(90), _waiting_start(30)
+    assert claim_expired(grace_seconds=30) == []  # waiting is not lost
+    assert take_queued(limit=2, grace_seconds=30) == [oldest.pk, middle.pk]
+    assert take_queued(limit=5, grace_seconds=30) == [newest.pk]
+    assert take_queued(limit=5, grace_seconds=30) == []
+    assert BotLease.objects.get(pk=oldest.pk).holder == ""
+
+
+def test_a_lost_start_keeps_its_place_in_the_queue() -> None:
+    # A start no bot took within the grace is relaunched by the supervisor; before, it went
+    # to the back of the queue the room shows (its request time was reset).
+    first, second = _waiting_start(60), _waiting_start(10)
+    taken = take_queued(limit=1, grace_seconds=0)
+    assert taken == [first.pk]
+    assert claim_expired(grace_seconds=30) == [first.pk]
+    requested = BotLease.objects.get(pk=first.pk).requested_at
+    assert requested < BotLease.objects.get(pk=second.pk).requested_at
+
+
+def test_a_start_that_needs_no_bot_is_not_queued(exam_session: Any) -> None:
+    lease = acquire(session_id=exam_session.pk, holder="a", runner="celery", ttl_seconds=30)
+    assert not queue_start(lease.session_id)  # a bot holds it

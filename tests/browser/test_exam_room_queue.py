@@ -9,6 +9,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+import redis
+from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 from playwright.sync_api import Page, expect
@@ -27,6 +29,10 @@ pytestmark = [
 
 
 def test_a_candidate_waiting_for_a_busy_cluster_is_told_their_place(page: Page) -> None:
+    # This worker's own Redis database (tests/support/xdist_services.py) starts empty: the
+    # capacity reports and queued starts earlier test files left in it changed the place shown
+    # (failed in a parallel CI run and after tests/bot/test_redteam.py in one process).
+    redis.Redis.from_url(settings.REDIS_URL).flushdb()
     cache.delete(capacity.INDEX_KEY)
     for minutes in (2, 1):  # two candidates who asked before
         BotLease.objects.create(
@@ -38,7 +44,12 @@ def test_a_candidate_waiting_for_a_busy_cluster_is_told_their_place(page: Page) 
     exam = schedule_exam()
     page.clock.install()
     choose_answer_mode(page, exam, TEXT_MODE)
-    page.get_by_role("button", name="Go to the exam room").click()
+    # The room's script has run (and started its patience timer) once it opens the event
+    # socket: the heading and the first words are the server's HTML, shown before the deferred
+    # script runs, so waiting for them alone fast-forwarded the fake clock past nothing (the first
+    # browser test in a process loads the scripts slowest: failed in the CI run at 4cde380).
+    with page.expect_websocket():
+        page.get_by_role("button", name="Go to the exam room").click()
     expect(page.get_by_role("heading", name="Waiting for the examiner")).to_be_visible()
     waiting = page.locator("#waiting-text")
     expect(waiting).to_have_text("The examiner is getting ready. This usually takes a few seconds.")

@@ -81,6 +81,8 @@ class Reply:
     """Characters per streamed text or argument fragment (to exercise client-side joining)."""
     delay_secs: float = 0.0
     """Pause before every streamed event (to simulate a slow model)."""
+    thinking_secs: float = 0.0
+    """Pause once, before the first streamed event (a model that thinks, then streams)."""
     drop: bool = False
     """Close the connection without answering (the client sees a connection error)."""
 
@@ -98,12 +100,14 @@ class Reply:
         call_id: str | None = None,
         chunk_size: int = 16,
         delay_secs: float = 0.0,
+        thinking_secs: float = 0.0,
     ) -> Reply:
         """The assistant calls tool ``name`` with ``arguments`` (sent as a JSON string)."""
         return cls(
             tool_calls=(ToolCall(name, arguments, call_id),),
             chunk_size=chunk_size,
             delay_secs=delay_secs,
+            thinking_secs=thinking_secs,
         )
 
     @classmethod
@@ -471,6 +475,8 @@ class _Handler(BaseHTTPRequestHandler):
             b"data: [DONE]\n\n",
         ]
         try:
+            if reply.thinking_secs:
+                time.sleep(reply.thinking_secs)
             for event in events:
                 if reply.delay_secs:
                     time.sleep(reply.delay_secs)

@@ -72,10 +72,11 @@ def wait_port(port: int, process: subprocess.Popen[bytes], timeout: float, log: 
                 return
         except OSError:
             time.sleep(0.1)
-    raise TimeoutError(f"nothing listening on port {port} after {timeout}s")
+    raise TimeoutError(f"nothing listening on port {port} after {timeout}s:\n{log_tail(log)}")
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """Terminate ``process``, killing it after 10 s."""
     if process.poll() is None:
         process.terminate()
         try:
@@ -94,16 +95,18 @@ def asgi_server(**env: str) -> Iterator[str]:
 
 @contextmanager
 def listening_process(
-    argv: list[str], *, port: int, env: dict[str, str], log: Path, timeout: float = 30
+    argv: list[str], *, port: int, env: dict[str, str], log: Path, timeout: float = 60
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """Runs ``argv`` with its output in ``log`` until it listens on ``port``; stops it after."""
+    """Runs ``argv`` with its output in ``log`` until it listens on ``port`` (a server takes a few
+    seconds to start on a quiet machine, many more while the suite runs in parallel); stops it
+    after."""
     with log.open("wb") as output:
         process = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
         try:
             wait_port(port, process, timeout=timeout, log=log)
             yield process
         finally:
-            _stop(process)
+            stop_process(process)
 
 
 @contextmanager
@@ -169,5 +172,5 @@ def celery_worker(
             raise TimeoutError("celery worker did not answer a ping within 60 s")
         yield name
     finally:
-        _stop(process)
+        stop_process(process)
         log.close()

@@ -94,6 +94,8 @@ class SpeechServer:
         self.refused: list[str] = []
         self.speech_delay = 0.0
         """Seconds before the first audio of every speech response (a loaded provider)."""
+        self.transcription_delay = 0.0
+        """Seconds before every transcription response (a loaded recogniser)."""
         """The endpoint of every request refused by an outage (:meth:`fail_for`)."""
         self._failures: deque[tuple[str, int]] = deque()
         self._down_until: dict[str, tuple[float, int]] = {}
@@ -212,6 +214,7 @@ class SpeechServer:
             return _openai_error(status, "scripted failure")
         pcm, rate = _wav_pcm(upload.file.read())
         text = await asyncio.to_thread(self.transcribe, pcm)
+        await asyncio.sleep(self.transcription_delay)
         self.transcriptions.append({**fields, "sample_rate": rate, "audio_bytes": len(pcm)})
         body: dict[str, Any] = {"text": text}
         if "logprobs" in form.getall("include[]", []):

@@ -131,6 +131,7 @@ class RecordingCore:
         """When each utterance's first audio played (wall-clock seconds)."""
         self.finished: list[tuple[str, int]] = []
         self.unplayed: list[str] = []
+        self.dropped: list[str] = []
         self.interrupted: list[str] = []
         self.cut: list[tuple[str, Interruption]] = []
         self.activity: list[tuple[str, bool, float | None]] = []
@@ -188,6 +189,9 @@ class RecordingCore:
 
     def utterance_unplayed(self, utterance_id: str) -> None:
         self.unplayed.append(utterance_id)
+
+    def utterances_dropped(self, utterance_ids: tuple[str, ...]) -> None:
+        self.dropped.extend(utterance_ids)
 
     def utterance_finished(
         self, utterance_id: str, duration_ms: int, *, interruption: Interruption | None = None

@@ -55,6 +55,7 @@ def test_an_interruption_of_an_interruptible_utterance_is_reported_before_its_en
     assert core.interrupted == ["utt-1"]
     assert [u for u, _ in core.finished] == ["utt-1"]
     assert reporter.idle  # the queued utterance was dropped by the interruption
+    assert core.dropped == ["utt-2"]  # and reported so: the runtime knows it was never heard
 
 
 def test_no_interruption_is_reported_when_nothing_interruptible_is_spoken() -> None:

@@ -272,3 +272,42 @@ def test_audio_that_arrives_late_does_not_end_the_turn_in_a_pause(peer: SpeechSe
 
     assert run.transcripts == [first, second]
     assert len(run.stops) == 1 and run.stops[0] > run.speech_end, (run.stops, run.speech_end)
+
+
+def test_a_slow_recogniser_does_not_end_the_turn_on_the_previous_sentence(
+    peer: SpeechServer,
+) -> None:
+    # The same two sentences, 0.9 s apart, heard by a recogniser that answers 2.5 s after each
+    # stretch of speech (seen in CI on a loaded 2-core machine: 1.7 s). The first sentence's
+    # words arrive while the second is spoken; the turn must wait for the second's words, not
+    # end on the first's when the second's silence has passed (it did: the second's words then
+    # started a turn of their own, which interrupted the examiner's next question and ended
+    # by the watchdog 9 s later, and the examiner fell silent at the next node).
+    first = "I enjoyed the part of the course on graph algorithms the most."
+    second = "Shortest paths were my favourite topic, because the ideas are simple."
+    peer.script(first, second)
+    peer.transcription_delay = 2.5
+    voice = Voice(name="en-us", rate_wpm=160)
+    run = asyncio.run(_speak([Part(first), Part(pause=0.9), Part(second)], voice, tail=14.0))
+
+    assert run.transcripts == [first, second]
+    assert run.strategy is not None
+    assert [text for text, _, _ in run.strategy.decisions] == [f"{first} {second}"]
+    assert len(run.stops) == 1, (run.stops, run.speech_end)
+    # It ended once the words came (2.5 s after the VAD's stop), not by a watchdog.
+    assert run.speech_end + 2.5 < run.stops[0] < run.speech_end + 6.0, (run.stops, run.speech_end)
+
+
+def test_a_short_sound_after_the_answer_is_not_waited_for(peer: SpeechServer) -> None:
+    # A finished answer, then a short "hm" the recogniser gives no words for: the turn ends
+    # by the finished pause after it, not LATE_WORDS_SECS later waiting for its words.
+    answer = "It settles the closest vertex and then relaxes each of its edges."
+    peer.script(answer)
+    voice = Voice(name="en-us", rate_wpm=160)
+    run = asyncio.run(_speak([Part(answer), Part(pause=0.8), Part("Hm.")], voice, tail=8.0))
+
+    assert run.transcripts == [answer]
+    assert run.strategy is not None
+    assert [text for text, _, _ in run.strategy.decisions] == [answer]
+    assert len(run.stops) == 1, (run.stops, run.speech_end)
+    assert run.stops[0] < run.speech_end + 2.9, (run.stops, run.speech_end)

@@ -30,6 +30,7 @@ from ioa.runtime import (
     Tick,
     TranscriptSegment,
     UtteranceFinished,
+    UtterancesDropped,
     UtteranceStarted,
 )
 from tests.ioa.builders import example, node
@@ -238,9 +239,9 @@ class SmartObservation:
 
 @dataclass(frozen=True)
 class Barge:
-    """The candidate talks over the examiner: at feed time, the latest utterance the bot has
-    not acknowledged starts, is interrupted (named or not) and ends; with nothing pending, a
-    bare (ignored) interruption."""
+    """The candidate talks over the examiner: at feed time, the first utterance the bot has
+    not acknowledged starts, is interrupted (named or not) and ends, and the bot drops the ones
+    queued behind it; with nothing pending, a bare (ignored) interruption."""
 
     named: bool
 
@@ -248,12 +249,13 @@ class Barge:
         pending = [u for u, p in controller.outbox.pending.items() if not p.started]
         if not pending:
             return [CandidateInterrupted()]
-        utterance = pending[-1]
-        return [
+        utterance, queued = pending[0], tuple(pending[1:])
+        cut: list[RuntimeInput] = [
             UtteranceStarted(utterance),
             CandidateInterrupted(utterance if self.named else None),
             UtteranceFinished(utterance, 300),
         ]
+        return [*cut, UtterancesDropped(queued)] if queued else cut
 
 
 smart_observations = st.builds(

@@ -14,7 +14,14 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ioa.runtime import PromptLlm, texts
+from ioa.runtime import (
+    PromptLlm,
+    Speak,
+    UtteranceFinished,
+    UtterancesDropped,
+    UtteranceStarted,
+    texts,
+)
 from tests.factories import example_document
 from tests.ioa.builders import example, put
 from tests.ioa.runtime.harness import Harness, signal
@@ -215,3 +222,69 @@ def test_an_answer_not_heard_clearly_spends_no_follow_up(h: Harness) -> None:
     h.say("the algorithm uh pick the close vertex", confidence=0.55, at=20)
     h.observe(at=21, spoken="I see. Please go on.")
     assert h.of("follow_up_used") == []
+
+
+def _played(h: Harness, speaks: list[Speak]) -> None:
+    """The bot played these utterances to the end."""
+    for speak in speaks:
+        h.send(UtteranceStarted(speak.utterance_id))
+        h.send(UtteranceFinished(speak.utterance_id, 1500))
+
+
+def _at_q1_unplayed() -> tuple[Harness, list[Speak]]:
+    """The warm-up answered and left; the bridge and the Dijkstra opening are queued in the bot,
+    not yet played (the harness does not acknowledge them)."""
+    h = Harness(ack=False)
+    h.start()
+    _played(h, list(h.spoken))
+    h.say("I enjoyed graph algorithms the most.", at=8)
+    before = len(h.spoken)
+    h.observe(at=9, spoken="Thank you, let us begin.", done=True)
+    assert h.node == "q-dijkstra"
+    return h, h.spoken[before:]
+
+
+OPENING = next(n["prompt"]["opening"] for n in example()["nodes"] if n["nodeId"] == "q-dijkstra")
+
+
+def test_a_completion_refused_before_the_question_was_heard_asks_the_question() -> None:
+    # Seen in CI (voice): the words of the candidate's last warm-up sentence came late and
+    # started a turn of their own, which dropped the queued bridge and Dijkstra opening; the
+    # LLM then took those words as an answer and proposed completing the node. The refusal
+    # said nothing ("the question stands"), but the candidate had never heard the question.
+    h, queued = _at_q1_unplayed()
+    assert OPENING in [s.text for s in queued]
+    h.send(UtterancesDropped(tuple(s.utterance_id for s in queued)))
+    before = len(h.spoken)
+    h.observe(at=19, spoken="Great, that covers it.", done=True)
+
+    assert h.node == "q-dijkstra"
+    asked = h.spoken[before:]
+    assert [(s.text, s.purpose) for s in asked] == [(OPENING, "question")]
+    assert h.decisions[-1].result["status"] == "question_asked"
+    assert any("not approved" in g.description for g in h.of("guardrail_triggered"))
+    assert not h.of("follow_up_used")  # the question, not a follow-up
+    _played(h, asked)
+    assert h.state.node.last_question == OPENING
+    assert h.replayed_equal()
+
+
+def test_a_completion_refused_while_the_question_is_queued_does_not_ask_it_twice() -> None:
+    # The usual race: the LLM answers before the opening has finished playing.
+    h, queued = _at_q1_unplayed()
+    before = len(h.spoken)
+    h.observe(at=10, spoken="Great, that covers it.", done=True)
+    assert h.spoken[before:] == []
+    assert h.decisions[-1].result["status"] == "waiting_for_answer"
+    _played(h, queued)
+    assert h.state.node.last_question == OPENING
+
+
+def test_an_utterance_already_playing_is_not_dropped() -> None:
+    h, queued = _at_q1_unplayed()
+    h.send(UtteranceStarted(queued[0].utterance_id))
+    decision = h.send(UtterancesDropped(tuple(s.utterance_id for s in queued)))
+    assert decision.result["status"] == "dropped"
+    assert queued[0].utterance_id in h.controller.outbox.pending
+    assert all(s.utterance_id not in h.controller.outbox.pending for s in queued[1:])
+    assert not h.of("examiner_utterance_final")[1:]  # nothing recorded for the dropped
