@@ -30,10 +30,18 @@ run: seed
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
 ## make test: the whole suite (the browser's unit tests, then pytest); uses Postgres/Redis when
-## set or reachable on localhost.
+## set or reachable on localhost. PYTEST_WORKERS parallel processes (pytest-xdist, a test file per
+## process at a time; 0 runs in this process, for a debugger). Tests marked `alone` (the chaos
+## run) then run by themselves (ALONE_ARGS: their own pytest arguments; ALONE=0 skips them).
+PYTEST_WORKERS ?= 3
+ALONE ?= 1
+ALONE_ARGS ?=
 test: install frontend-test
 	@exports=$$(bin/detect-services) || exit 1; eval "$$exports"; \
-	$(PY) -m pytest $(PYTEST_ARGS)
+	if [ "$(PYTEST_WORKERS)" = "0" ]; then parallel=""; \
+	else parallel="-n $(PYTEST_WORKERS) --dist loadfile"; fi; \
+	$(PY) -m pytest $$parallel -m "not alone" $(PYTEST_ARGS) || exit $$?; \
+	if [ "$(ALONE)" = "1" ]; then $(PY) -m pytest -m alone $(ALONE_ARGS); fi
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -10,22 +10,9 @@ for the baseline to be lowered to the new count, so a removed ``Any`` cannot com
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-APPS = (
-    "config",
-    "web",
-    "accounts",
-    "authoring",
-    "publishing",
-    "sessions",
-    "proctoring",
-    "bot",
-    "marking",
-    "lti",
-    "webhooks",
-)
+from tests.support.product_code import APPS, source_files
+
 BASELINE = 140
 """The count on 2026-12-06 (after ``user: object`` became ``accounts.models.Requester``)."""
 
@@ -43,8 +30,7 @@ def any_uses(source: str) -> int:
 def count_by_app() -> dict[str, int]:
     counts = {}
     for app in APPS:
-        files = (p for p in (ROOT / app).rglob("*.py") if "migrations" not in p.parts)
-        counts[app] = sum(any_uses(p.read_text(encoding="utf-8")) for p in files)
+        counts[app] = sum(any_uses(p.read_text(encoding="utf-8")) for p in source_files(app))
     return counts
 
 
