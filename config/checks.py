@@ -187,3 +187,32 @@ def check_outbound_networks(
             )
         ]
     return []
+
+
+@checks.register()
+def check_redis_sentinels(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: object
+) -> list[checks.CheckMessage]:
+    """VIVA_REDIS_SENTINELS must be host:port entries and name its master (config/settings.py):
+    a typo would leave a Sentinel unasked, and without a master name none can be found."""
+    errors: list[checks.CheckMessage] = []
+    if settings.REDIS_SENTINELS_MALFORMED:
+        errors.append(
+            checks.Error(
+                f"VIVA_REDIS_SENTINELS={settings.VIVA_REDIS_SENTINELS!r} has entries that are "
+                f"not host:port: {', '.join(repr(e) for e in settings.REDIS_SENTINELS_MALFORMED)}.",
+                hint="List the Sentinels as host:port separated by commas, e.g. "
+                "10.0.0.5:26379,10.0.0.6:26379 ([::1]:26379 for IPv6).",
+                id="viva.E022",
+            )
+        )
+    if settings.REDIS_SENTINELS and not settings.VIVA_REDIS_SENTINEL_MASTER:
+        errors.append(
+            checks.Error(
+                "VIVA_REDIS_SENTINELS is set but VIVA_REDIS_SENTINEL_MASTER is not.",
+                hint="Set VIVA_REDIS_SENTINEL_MASTER to the master's name in the Sentinels' "
+                "'sentinel monitor <name> ...' line.",
+                id="viva.E023",
+            )
+        )
+    return errors

@@ -63,11 +63,31 @@ def probe_channel_layer() -> Probe:
 
 
 def probe_redis() -> Probe:
-    """Pings Redis when REDIS_URL is set."""
+    """Pings Redis when REDIS_URL is set: the master the Sentinels name, with Sentinels
+    (VIVA_REDIS_SENTINELS; the report then gives the master's address)."""
     if not settings.REDIS_URL:
         return {"status": "not_configured"}
     import redis
 
+    if settings.REDIS_SENTINELS:
+        from config.redis_sentinel_cache import sentinel_master
+
+        sentinel, client = sentinel_master(
+            settings.REDIS_SENTINELS,
+            settings.VIVA_REDIS_SENTINEL_MASTER,
+            settings.REDIS_SENTINEL_KWARGS,
+            socket_timeout=2,
+            socket_connect_timeout=2,
+            **settings.REDIS_MASTER_CREDENTIALS,
+        )
+        try:
+            client.ping()
+            master = settings.VIVA_REDIS_SENTINEL_MASTER
+            host, port = sentinel.discover_master(master)  # type: ignore[no-untyped-call]
+        finally:
+            client.close()
+            sentinel.close()
+        return {"status": "ok", "sentinelMaster": f"{host}:{port}"}
     client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
     try:
         client.ping()

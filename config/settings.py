@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import dj_database_url
 import django_stubs_ext
@@ -156,8 +157,68 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis: channel layer, Celery, cache ---------------------------------------------------------
-REDIS_URL = os.environ.get("REDIS_URL", "").strip()
+# Redis Sentinel (docs/operations.md, "Redis failover"): with VIVA_REDIS_SENTINELS set, every Redis
+# user (channel layer, cache, Celery broker and results, /healthz) asks these Sentinels for the
+# current master of VIVA_REDIS_SENTINEL_MASTER instead of connecting to REDIS_URL's host, so a
+# failover needs no restart. REDIS_URL then only gives the master's user, password and database
+# number (its host and port are not used; unset, it is redis://<master name>/0).
+VIVA_REDIS_SENTINELS = os.environ.get("VIVA_REDIS_SENTINELS", "").strip()
+VIVA_REDIS_SENTINEL_MASTER = os.environ.get("VIVA_REDIS_SENTINEL_MASTER", "").strip()
+VIVA_REDIS_SENTINEL_PASSWORD = os.environ.get("VIVA_REDIS_SENTINEL_PASSWORD", "")
+SENTINEL_DEFAULT_PORT = 26379
+
+
+def parse_sentinels(raw: str) -> tuple[list[tuple[str, int]], list[str]]:
+    """``host:port,host:port`` (``host`` alone: port 26379; IPv6 as ``[::1]:26379``) -> the
+    well-formed addresses and the malformed entries (config.checks reports them: viva.E022)."""
+    sentinels: list[tuple[str, int]] = []
+    malformed: list[str] = []
+    for entry in (item.strip() for item in raw.split(",") if item.strip()):
+        match = re.fullmatch(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(\d{1,5}))?", entry)
+        port = int(match.group(2) or SENTINEL_DEFAULT_PORT) if match else 0
+        if match is None or not 0 < port < 65536:
+            malformed.append(entry)
+            continue
+        sentinels.append((match.group(1).strip("[]"), port))
+    return sentinels, malformed
+
+
+REDIS_SENTINELS, REDIS_SENTINELS_MALFORMED = parse_sentinels(VIVA_REDIS_SENTINELS)
+if VIVA_REDIS_SENTINELS and not REDIS_SENTINELS:
+    # Nothing to ask for the master: every Redis user would fail. Refused like a bad boolean.
+    raise ValueError(
+        f"VIVA_REDIS_SENTINELS={VIVA_REDIS_SENTINELS!r} names no Sentinel; "
+        "use host:port,host:port (e.g. 10.0.0.5:26379,10.0.0.6:26379)"
+    )
+REDIS_URL = os.environ.get("REDIS_URL", "").strip() or (
+    f"redis://{VIVA_REDIS_SENTINEL_MASTER or 'sentinel'}/0" if REDIS_SENTINELS else ""
+)
 SERVICES_MODE = "services" if (DATABASE_URL and REDIS_URL) else "embedded"
+
+# What a connection to the master sends (REDIS_URL's user, password, database), and how a
+# connection to a Sentinel is made (it answers in milliseconds or is down: 2 s timeouts).
+_redis_url = urlsplit(REDIS_URL)
+REDIS_MASTER_CREDENTIALS: dict[str, str | int] = {
+    "db": int(_redis_url.path.strip("/") or 0) if REDIS_SENTINELS else 0,
+    **({"username": unquote(_redis_url.username)} if _redis_url.username else {}),
+    **({"password": unquote(_redis_url.password)} if _redis_url.password else {}),
+}
+REDIS_SENTINEL_KWARGS: dict[str, str | float] = {
+    "socket_timeout": 2,
+    "socket_connect_timeout": 2,
+    **({"password": VIVA_REDIS_SENTINEL_PASSWORD} if VIVA_REDIS_SENTINEL_PASSWORD else {}),
+}
+# channels_redis finds the master through the Sentinels itself (channels_redis.utils.create_pool).
+_channel_redis_host: dict[str, object] = (
+    {
+        "sentinels": REDIS_SENTINELS,
+        "master_name": VIVA_REDIS_SENTINEL_MASTER,
+        "sentinel_kwargs": REDIS_SENTINEL_KWARGS,
+        **REDIS_MASTER_CREDENTIALS,
+    }
+    if REDIS_SENTINELS
+    else {"address": REDIS_URL}
+)
 
 if REDIS_URL:
     CHANNEL_LAYERS = {
@@ -171,7 +232,7 @@ if REDIS_URL:
             "CONFIG": {
                 "hosts": [
                     {
-                        "address": REDIS_URL,
+                        **_channel_redis_host,
                         "socket_timeout": 30,
                         "max_connections": int(
                             os.environ.get("VIVA_CHANNEL_REDIS_POOL_SIZE", "100")
@@ -183,11 +244,24 @@ if REDIS_URL:
             },
         }
     }
+    # Django's RedisCache knows no Sentinel: with Sentinels its client talks to the master that
+    # they name (config/redis_sentinel_cache.py).
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": os.environ.get("VIVA_CACHE_PREFIX", "viva"),
+        }
+        if not REDIS_SENTINELS
+        else {
+            "BACKEND": "config.redis_sentinel_cache.SentinelRedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": os.environ.get("VIVA_CACHE_PREFIX", "viva"),
+            "OPTIONS": {
+                "sentinels": REDIS_SENTINELS,
+                "master_name": VIVA_REDIS_SENTINEL_MASTER,
+                "sentinel_kwargs": REDIS_SENTINEL_KWARGS,
+            },
         }
     }
 else:
@@ -195,8 +269,22 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # Celery: work that must not be lost. Without Redis, tasks run eagerly in-process.
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL or "memory://")
-CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", REDIS_URL or "cache+memory://")
+# With Sentinels: sentinel://[:password@]host:port/db;sentinel://... (kombu and Celery ask each
+# in turn for the master named in the transport options below).
+_redis_userinfo = REDIS_URL.partition("://")[2].rpartition("@")[0]
+_celery_redis_url = (
+    ";".join(
+        f"sentinel://{_redis_userinfo + '@' if _redis_userinfo else ''}"
+        f"{f'[{host}]' if ':' in host else host}:{port}/{REDIS_MASTER_CREDENTIALS['db']}"
+        for host, port in REDIS_SENTINELS
+    )
+    if REDIS_SENTINELS
+    else REDIS_URL
+)
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", _celery_redis_url or "memory://")
+CELERY_RESULT_BACKEND = os.environ.get(
+    "CELERY_RESULT_BACKEND", _celery_redis_url or "cache+memory://"
+)
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
@@ -217,11 +305,21 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # result backend retries twice in about a second instead of Celery's 20 x 1 s. Bot starts keep
 # no result at all (``bot.tasks.run_session_bot``), so a start never touches the backend.
 CELERY_BROKER_CONNECTION_TIMEOUT = 2.0
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3 * 3600, "socket_connect_timeout": 2}
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {
+    "visibility_timeout": 3 * 3600,
+    "socket_connect_timeout": 2,
+}
 CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 2
-CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {
+CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS: dict[str, object] = {
     "retry_policy": {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 }
+if REDIS_SENTINELS:
+    _sentinel_transport: dict[str, object] = {
+        "master_name": VIVA_REDIS_SENTINEL_MASTER,
+        "sentinel_kwargs": REDIS_SENTINEL_KWARGS,
+    }
+    CELERY_BROKER_TRANSPORT_OPTIONS.update(_sentinel_transport)
+    CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS.update(_sentinel_transport)
 
 # The operator's metrics (config/metrics.py, GET /metrics, Prometheus text format): off unless a
 # token is set; the scraper sends "Authorization: Bearer <token>".
@@ -234,6 +332,11 @@ VIVA_WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("VIVA_WEBHOOK_MAX_ATTEMPTS", "8")
 VIVA_WEBHOOK_RETRY_BASE_SECONDS = float(os.environ.get("VIVA_WEBHOOK_RETRY_BASE_SECONDS", "30"))
 VIVA_WEBHOOK_RETRY_MAX_SECONDS = float(os.environ.get("VIVA_WEBHOOK_RETRY_MAX_SECONDS", "3600"))
 VIVA_WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("VIVA_WEBHOOK_TIMEOUT_SECONDS", "10"))
+# A delivery whose task was lost (Redis restarted, its worker killed) is enqueued again by the
+# outbox relay's sweep once it is this late (webhooks.receivers.sweep_lost_deliveries).
+VIVA_WEBHOOK_RESEND_GRACE_SECONDS = float(
+    os.environ.get("VIVA_WEBHOOK_RESEND_GRACE_SECONDS", "120")
+)
 
 # Every server-side fetch (webhooks, LTI registration and keysets, single sign-on) reaches only
 # public addresses (web/outbound.py) unless its address is in one of these networks (CIDR, comma-

@@ -25,6 +25,7 @@ from accounts.models import User
 from accounts.roles import Role
 from lti import services
 from lti.models import SittingLink
+from lti.refusal_page import refused
 from lti.services import LaunchRefused, PlacedElsewhere
 
 logger = logging.getLogger(__name__)
@@ -72,8 +73,6 @@ class PlacementView(View):
     exam placed here too; only for its proctors), after :func:`offer`."""
 
     def post(self, request: HttpRequest) -> HttpResponse:
-        from lti.views import refused  # the one refusal page (lti.views imports this module)
-
         try:
             lti_launch = self._launch(request)
             user = services.account_for(lti_launch=lti_launch, role=Role.PROCTOR)

@@ -41,8 +41,8 @@ from accounts.login_throttle import ThrottledModelBackend
 from accounts.models import User
 from accounts.roles import Role
 from lti import claims, dynamic_registration, framing, picker_state, placement_views, services
+from lti.refusal_page import refused
 from lti.services import LaunchRefused
-from web.no_session import forget_session
 
 logger = logging.getLogger(__name__)
 
@@ -60,15 +60,6 @@ def csrf_refusal(request: HttpRequest) -> HttpResponseBase | None:
         return HttpResponse()
 
     return CsrfViewMiddleware(view).process_view(request, view, (), {})
-
-
-def refused(
-    request: HttpRequest, code: str, message: str, status: int = 403, *, reason: str = ""
-) -> HttpResponse:
-    """The refusal page; ``reason`` (logged, never shown) when the page says less than the log."""
-    logger.warning("LTI launch refused: %s: %s", code, reason or message)
-    forget_session(request)
-    return render(request, "lti/refused.html", {"message": message, "code": code}, status=status)
 
 
 def _target_here(request: HttpRequest, target: str) -> bool:

@@ -51,6 +51,7 @@ from django.utils import timezone
 
 from accounts.models import Requester
 from ioa.events import Audience
+from ioa.projections import session_view
 from proctoring import overview, presence
 from proctoring.presence_tracking import PresenceMessage
 from sessions.broadcast import EventsBatch, EventsMessage, event_seq, group_name
@@ -108,7 +109,7 @@ class SittingOverviewConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsum
 
     sitting_id: uuid.UUID
     sessions: dict[str, ExamSession]
-    views: dict[str, overview.SessionView]
+    views: dict[str, session_view.SessionView]
     health: dict[str, overview.BotHealth]
     _joined: set[str]
     _dirty: set[str]
@@ -143,7 +144,7 @@ class SittingOverviewConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsum
         await self.channel_layer.group_add(sitting_group(self.sitting_id), self.channel_name)
         await self.accept()
         await self._load_roster(send=False)
-        now = overview.epoch_ms(timezone.now())
+        now = session_view.epoch_ms(timezone.now())
         rows = [self._row(sid, now) for sid in self.sessions]
         for row in rows:
             self._changed(row, now)
@@ -169,7 +170,7 @@ class SittingOverviewConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsum
                 "alerts": alert_pages[0],
                 "totalRows": len(rows),
                 "totalAlerts": len(alerts),
-                "asOf": overview.iso(overview.epoch_ms(timezone.now())),
+                "asOf": session_view.iso(session_view.epoch_ms(timezone.now())),
             }
         )
         for row_page in row_pages[1:]:
@@ -194,7 +195,7 @@ class SittingOverviewConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsum
     async def receive_json(self, content: object, **kwargs: object) -> None:
         if isinstance(content, dict) and content.get("kind") == "ping":
             await self.send_json(
-                {"kind": "pong", "asOf": overview.iso(overview.epoch_ms(timezone.now()))}
+                {"kind": "pong", "asOf": session_view.iso(session_view.epoch_ms(timezone.now()))}
             )
             return
         await self.send_json({"kind": "error", "code": "unsupported", "message": "ping only"})
@@ -237,7 +238,7 @@ class SittingOverviewConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsum
                 await self._repair(key, session)
             self.health = health
             self.presences = present
-            now = overview.epoch_ms(timezone.now())
+            now = session_view.epoch_ms(timezone.now())
             for session in roster:
                 await self._check_offline(str(session.pk), now, send=send)
             if send:
@@ -257,7 +258,7 @@ class SittingOverviewConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsum
             return
         events = await database_sync_to_async(_missing)(key, view.last_seq, session.last_seq)
         await self._fold(view, events)
-        view.touch(session.last_seq, overview.epoch_ms(session.updated_at))
+        view.touch(session.last_seq, session_view.epoch_ms(session.updated_at))
         self._dirty.add(key)
 
     async def _refresher(self) -> None:
@@ -298,17 +299,17 @@ class SittingOverviewConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsum
                 # the exam moved on, so a bot runs it now: read its lease at once
                 found = await database_sync_to_async(overview.bot_health)([key])
                 self.health[key] = found.get(key, overview.BotHealth())
-            await self._check_offline(key, overview.epoch_ms(timezone.now()), send=True)
+            await self._check_offline(key, session_view.epoch_ms(timezone.now()), send=True)
             self._dirty.add(key)
             self._schedule_flush()
 
     async def _fold(
-        self, view: overview.SessionView, events: Sequence[Mapping[str, object]]
+        self, view: session_view.SessionView, events: Sequence[Mapping[str, object]]
     ) -> None:
         """Fold ``events``; send each alert they raised or updated once, as it stands after
         them (a repeat is the same alert id with a higher ``count``: the client updates it in
         place)."""
-        for alert in overview.fold(view, events):
+        for alert in session_view.fold(view, events):
             await self.send_json({"kind": "alert", "alert": alert})
 
     # --- the candidate's connection ----------------------------------------------------------
@@ -321,7 +322,7 @@ class SittingOverviewConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsum
                 return
             self.presences[key] = presence.Presence.from_wire(message["presence"])
             self._told[key] = self._told.get(key, 0) + 1
-            await self._check_offline(key, overview.epoch_ms(timezone.now()), send=True)
+            await self._check_offline(key, session_view.epoch_ms(timezone.now()), send=True)
             self._dirty.add(key)
             self._schedule_flush()
 
@@ -351,7 +352,7 @@ class SittingOverviewConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsum
         async with self._lock:
             if self._checks.get(key) is asyncio.current_task():
                 del self._checks[key]
-            await self._check_offline(key, overview.epoch_ms(timezone.now()), send=True)
+            await self._check_offline(key, session_view.epoch_ms(timezone.now()), send=True)
             self._dirty.add(key)
             self._schedule_flush()
 
@@ -384,7 +385,7 @@ class SittingOverviewConsumer(BoundedJsonConsumerMixin, AsyncJsonWebsocketConsum
         await asyncio.sleep(FLUSH_SECONDS)
         async with self._lock:
             keys, self._dirty = self._dirty, set()
-            now = overview.epoch_ms(timezone.now())
+            now = session_view.epoch_ms(timezone.now())
             made = (self._row(k, now) for k in keys if k in self.sessions)
             rows = [r for r in made if self._changed(r, now)]
         if rows:

@@ -43,13 +43,16 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
-from typing import Final, Literal, NotRequired, TypedDict, overload
+from typing import Final, Literal, TypedDict
 
 from django.conf import settings
 from django.core.cache import BaseCache, cache
 from django.utils import timezone
+
+from ioa.projections.session_view import Alert as Alert
+from ioa.projections.session_view import iso
 
 SLOTS: Final = 8
 """Sockets of one session counted at most (tabs of one candidate)."""
@@ -88,25 +91,6 @@ class ConnectionView(TypedDict):
     reconnectingMs: int
 
 
-class Alert(TypedDict):
-    """An overview alert (JSON): a disconnection (:func:`disconnect_alert`, with ``since``) or
-    one ``proctoring.overview`` raises from the log."""
-
-    id: str
-    sessionId: str
-    kind: str
-    severity: str
-    label: str
-    detail: str
-    at: str
-    """When it happened (for an alert updated in place, the latest occurrence)."""
-    count: int
-    """How many times it happened (issue #31: repeats update one alert, keyed by its id)."""
-    firstAt: str
-    """The first occurrence."""
-    since: NotRequired[str | None]
-
-
 class ConnectionStatus(StrEnum):
     """The candidate's exam room connection, as the dashboard names it."""
 
@@ -141,17 +125,6 @@ def alert_ms() -> int:
 def now_ms() -> int:
     """The current time in epoch milliseconds."""
     return round(time.time() * 1000)
-
-
-@overload
-def iso(ms: int) -> str: ...
-@overload
-def iso(ms: int | None) -> str | None: ...
-def iso(ms: int | None) -> str | None:
-    """An epoch-ms instant as ISO 8601 UTC with milliseconds (``None`` stays ``None``)."""
-    if ms is None:
-        return None
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
 
 
 def _ms(value: str | None) -> int | None:

@@ -13,77 +13,38 @@ everything here is the proctor audience's view of the log (``ioa.events.project`
   a text was intercepted) and recoveries (started, attempts, resolution).
 * :func:`timeline` — ``sessions.selectors.session_timeline`` for the proctor audience.
 
-The transcript, ledger and interceptions read each payload as its model (``ioa.events.payloads``,
-through ``ioa.events.reading``): :func:`transcript_of`, :func:`ledger_of` and
-:func:`interceptions_of` fold a list of the proctor's events (no database); a payload that does not
-validate is skipped and logged.
+This module reads the events and the package; the folds of the events are typed projections in
+the domain core (``ioa.projections.session_detail``: ``transcript_of``, ``ledger_of``,
+``interceptions_of``).
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import logging
-from collections.abc import Callable, Iterable, Mapping
-from typing import Final, NotRequired, TypedDict
+from collections.abc import Mapping
+from typing import Final
 
 from ioa.events import Audience
-from ioa.events import payloads as p
-from ioa.events.payloads import Payload
-from ioa.events.reading import on, payload_of, type_name
-from ioa.ledger import COVERING_KINDS
+from ioa.projections.session_detail import (
+    ENTERED,
+    INTERCEPTING,
+    SIGNAL,
+    TURN,
+    UTTERANCE,
+    Interceptions,
+    OutlineNode,
+    interceptions_of,
+    ledger_of,
+    transcript_of,
+)
 from ioa.schema import NodeKind
 from ioa.schema.loader import load_package
 from sessions.exam_room import _reachable_order
 from sessions.models import ExamSession
 from sessions.selectors import events_after, session_timeline
 
-COVERING: Final = frozenset(k.value for k in COVERING_KINDS)
 P: Final = Audience.PROCTOR
-_TURN: Final = type_name(p.TranscriptFinal)
-_UTTERANCE: Final = type_name(p.ExaminerUtteranceFinal)
-_SIGNAL: Final = type_name(p.EvidenceSignal)
-_ENTERED: Final = type_name(p.NodeEntered)
-
-logger = logging.getLogger(__name__)
-
-
-class OutlineTarget(TypedDict):
-    """An evidence target of a node in :func:`package_outline`."""
-
-    id: str
-    label: str
-    weight: float | None
-
-
-class OutlineNode(TypedDict):
-    """A node of :func:`package_outline`."""
-
-    nodeId: str
-    kind: str
-    title: str
-    targets: list[OutlineTarget]
-
-
-class Recovery(TypedDict):
-    """A recovery in :func:`interceptions` (values as the typed payloads have them)."""
-
-    recoveryId: object
-    attempts: int
-    resolution: object
-    startedAt: object
-    type: NotRequired[object]
-    nodeId: NotRequired[object]
-    trigger: NotRequired[object]
-    action: NotRequired[object]
-    durationSec: NotRequired[object]
-
-
-class Interceptions(TypedDict):
-    """:func:`interceptions`."""
-
-    guardrails: list[dict[str, object]]
-    recoveries: list[Recovery]
 
 
 @functools.lru_cache(maxsize=64)
@@ -118,200 +79,21 @@ def _events(session: ExamSession, types: set[str]) -> list[Mapping[str, object]]
     return [e for e in events_after(session_id=session.pk, audience=P) if e["type"] in types]
 
 
-def _read[M: Payload](model: type[M], event: Mapping[str, object]) -> M | None:
-    """The event's payload as ``model``; ``None`` (logged: the caller skips the event) when it
-    does not validate."""
-    payload = payload_of(model, event)
-    if payload is None:
-        logger.warning(
-            "session detail: skipped a %s event whose payload does not validate (seq %s)",
-            model.__name__,
-            event.get("seq"),
-        )
-    return payload
-
-
 def transcript(session: ExamSession) -> list[dict[str, object]]:
     """Both speakers' final words in order: the candidate's ``transcript_final`` turns and the
     examiner's ``examiner_utterance_final`` texts."""
-    return transcript_of(_events(session, {_TURN, _UTTERANCE}))
-
-
-def transcript_of(events: Iterable[Mapping[str, object]]) -> list[dict[str, object]]:
-    """:func:`transcript` of the proctor's view of a log (other types and unreadable payloads
-    are skipped)."""
-    turns: list[dict[str, object]] = []
-    for event in events:
-        if event["type"] == _UTTERANCE:
-            said = _read(p.ExaminerUtteranceFinal, event)
-            if said is not None:
-                turn_id, purpose = said.utteranceId, said.purpose
-                turns.append(_turn(event, "examiner", said.text, said.nodeId, turn_id, purpose))
-        elif event["type"] == _TURN:
-            turn = _read(p.TranscriptFinal, event)
-            if turn is not None:
-                said_as = turn.speaker, turn.text, turn.nodeId, turn.turnId
-                turns.append(_turn(event, *said_as, confidence=turn.confidence))
-    return turns
-
-
-def _turn(
-    event: Mapping[str, object],
-    speaker: str,
-    text: str,
-    node_id: str,
-    turn_id: str,
-    purpose: str | None = None,
-    confidence: float | None = None,
-) -> dict[str, object]:
-    return {
-        "seq": event["seq"],
-        "at": event["timestamp"],
-        "speaker": speaker,
-        "text": text,
-        "nodeId": node_id,
-        "id": turn_id,
-        "purpose": purpose,
-        "confidence": confidence,
-    }
+    return transcript_of(_events(session, {TURN, UTTERANCE}))
 
 
 def ledger(session: ExamSession) -> list[dict[str, object]]:
     """The evidence ledger per node and target (module docstring)."""
-    events = _events(session, {_SIGNAL, _ENTERED})
+    events = _events(session, {SIGNAL, ENTERED})
     return ledger_of(events, package_outline(session))
-
-
-def ledger_of(
-    events: Iterable[Mapping[str, object]], outline: list[OutlineNode]
-) -> list[dict[str, object]]:
-    """:func:`ledger` of the proctor's view of a log over the package's ``outline``."""
-    signals: dict[str, tuple[object, object, p.EvidenceSignal]] = {}
-    entered: set[str] = set()
-    for event in events:
-        if event["type"] == _ENTERED:
-            visit = _read(p.NodeEntered, event)
-            if visit is not None:
-                entered.add(visit.nodeId)
-        elif event["type"] == _SIGNAL:
-            signal = _read(p.EvidenceSignal, event)
-            if signal is not None:  # the latest revision of a signal counts
-                signals[signal.signalId] = (event["seq"], event["timestamp"], signal)
-    out: list[dict[str, object]] = []
-    for node in outline:
-        targets: list[dict[str, object]] = []
-        for target in node["targets"]:
-            found = [
-                _signal_row(seq, at, s)
-                for seq, at, s in signals.values()
-                if s.nodeId == node["nodeId"] and target["id"] in s.targetIds
-            ]
-            covered = any(s["kind"] in COVERING for s in found)
-            targets.append({**target, "covered": covered, "signals": found})
-        out.append({**node, "entered": node["nodeId"] in entered, "targets": targets})
-    return out
-
-
-def _signal_row(seq: object, at: object, signal: p.EvidenceSignal) -> dict[str, object]:
-    return {
-        "signalId": signal.signalId,
-        "kind": signal.signalKind.value,
-        "confidence": signal.confidence,
-        "excerpt": signal.excerpt,
-        "rubricLevel": signal.rubricLevel,
-        "turnIds": list(signal.turnIds),
-        "seq": seq,
-        "at": at,
-    }
 
 
 def interceptions(session: ExamSession) -> Interceptions:
     """Guardrail interceptions and recoveries (module docstring)."""
-    return interceptions_of(_events(session, set(_INTERCEPTING)))
-
-
-def interceptions_of(events: Iterable[Mapping[str, object]]) -> Interceptions:
-    """:func:`interceptions` of the proctor's view of a log."""
-    found: Interceptions = {"guardrails": [], "recoveries": []}
-    recoveries: dict[str, Recovery] = {}
-    for event in events:
-        entry = _INTERCEPTING.get(str(event["type"]))
-        if entry is None:
-            continue
-        model, handle = entry
-        payload = _read(model, event)
-        if payload is not None:
-            handle(found, payload, event, recoveries)
-    found["recoveries"] = list(recoveries.values())
-    return found
-
-
-def _guardrail(
-    found: Interceptions,
-    g: p.GuardrailTriggered,
-    event: Mapping[str, object],
-    recoveries: dict[str, Recovery],
-) -> None:
-    found["guardrails"].append(
-        {
-            "seq": event["seq"],
-            "at": event["timestamp"],
-            "type": g.guardrailType,
-            "severity": g.severity,
-            "action": g.actionTaken,
-            "description": g.description,
-            "nodeId": g.contextNodeId,
-            "originalText": g.originalText,
-            "replacementText": g.replacementText,
-        }
-    )
-
-
-def _recovery(recoveries: dict[str, Recovery], recovery_id: str) -> Recovery:
-    return recoveries.setdefault(
-        recovery_id,
-        {"recoveryId": recovery_id, "attempts": 0, "resolution": None, "startedAt": None},
-    )
-
-
-def _recovery_started(
-    found: Interceptions,
-    r: p.RecoveryStarted,
-    event: Mapping[str, object],
-    recoveries: dict[str, Recovery],
-) -> None:
-    item = _recovery(recoveries, r.recoveryId)
-    item["attempts"] += 1
-    item.setdefault("type", r.recoveryType)
-    item["nodeId"] = r.nodeId
-    item["trigger"] = r.triggerDescription
-    item["action"] = r.action.value if r.action is not None else None
-    item["startedAt"] = item["startedAt"] or event["timestamp"]
-
-
-def _recovery_resolved(
-    found: Interceptions,
-    r: p.RecoveryResolved,
-    event: Mapping[str, object],
-    recoveries: dict[str, Recovery],
-) -> None:
-    item = _recovery(recoveries, r.recoveryId)
-    item["resolution"] = r.resolution
-    item["durationSec"] = r.durationSec
-
-
-type _Intercepting = Callable[
-    [Interceptions, Payload, Mapping[str, object], dict[str, Recovery]], None
-]
-
-_INTERCEPTING: Final[Mapping[str, tuple[type[Payload], _Intercepting]]] = dict(
-    (
-        on(p.GuardrailTriggered, _guardrail),
-        on(p.RecoveryStarted, _recovery_started),
-        on(p.RecoveryResolved, _recovery_resolved),
-    )
-)
-"""The types :func:`interceptions` reads: event type → payload model and handler."""
+    return interceptions_of(_events(session, set(INTERCEPTING)))
 
 
 def timeline(session: ExamSession) -> list[dict[str, object]]:

@@ -1,4 +1,4 @@
-"""Every LTI refusal is the clear refusal page (``lti.views.refused``): a 4xx, a logged
+"""Every LTI refusal is the clear refusal page (``lti.refusal_page.refused``): a 4xx, a logged
 reason, and no session left behind (no ``sessionid`` cookie, no ``django_session`` row) — for
 login initiation naming an unknown registration, issuer or client id, and for launches the
 tool refuses."""

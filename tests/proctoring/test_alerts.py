@@ -15,6 +15,7 @@ import websockets
 
 from ioa.events import EventFactory
 from ioa.events import payloads as p
+from ioa.projections import session_view
 from proctoring import overview
 from sessions.event_store import append_events
 from sessions.models import Sitting
@@ -39,10 +40,10 @@ def guardrail(when: float, seq: int, kind: str = "blocked_action") -> dict[str, 
 
 
 def test_n_identical_guardrails_are_one_alert_with_a_count_and_the_latest_time() -> None:
-    view = overview.SessionView("s-1")
+    view = session_view.SessionView("s-1")
     started(view)
     hits = [guardrail(20 + i, 6 + i) for i in range(12)]  # one a second, as the loop did
-    overview.fold(view, hits)
+    session_view.fold(view, hits)
     (alert,) = [a for a in view.alerts if a["kind"] == "guardrails"]
     assert alert["count"] == 12
     assert alert["at"] == at(31) and alert["firstAt"] == at(20)
@@ -52,7 +53,7 @@ def test_n_identical_guardrails_are_one_alert_with_a_count_and_the_latest_time()
 
 
 def test_each_guardrail_type_is_its_own_alert_and_a_lone_hit_none() -> None:
-    view = overview.SessionView("s-1")
+    view = session_view.SessionView("s-1")
     started(view)
     events = [
         guardrail(20, 6, "persona_break"),  # alone: no alert
@@ -60,27 +61,27 @@ def test_each_guardrail_type_is_its_own_alert_and_a_lone_hit_none() -> None:
         *(guardrail(40 + i, 10 + i, "command_refused") for i in range(4)),
         guardrail(50, 14),
     ]
-    overview.fold(view, events)
+    session_view.fold(view, events)
     counts = {a["id"]: a["count"] for a in view.alerts}
     assert counts == {"s-1:guardrails:blocked_action": 4, "s-1:guardrails:command_refused": 4}
 
 
 def test_apply_returns_the_alert_updated_in_place_and_fold_each_alert_once() -> None:
-    view = overview.SessionView("s-1")
+    view = session_view.SessionView("s-1")
     started(view)
-    assert overview.fold(view, [guardrail(20, 6), guardrail(21, 7)]) == []
+    assert session_view.fold(view, [guardrail(20, 6), guardrail(21, 7)]) == []
     (first,) = view.apply(guardrail(22, 8))
     (second,) = view.apply(guardrail(23, 9))
     assert first["id"] == second["id"] and (first["count"], second["count"]) == (3, 4)
-    raised = overview.fold(view, [guardrail(24 + i, 10 + i) for i in range(5)])
+    raised = session_view.fold(view, [guardrail(24 + i, 10 + i) for i in range(5)])
     assert [(a["id"], a["count"]) for a in raised] == [(first["id"], 9)]
 
 
 def test_other_kinds_are_keyed_by_session_and_kind() -> None:
-    view = overview.SessionView("s-1")
+    view = session_view.SessionView("s-1")
     started(view)
     hand = {"command": "raise_hand", "commandType": "raise_hand", "accepted": True}
-    overview.fold(
+    session_view.fold(
         view,
         [
             wire("candidate_command_received", 20, 6, commandId="c1", **hand),
@@ -94,11 +95,11 @@ def test_other_kinds_are_keyed_by_session_and_kind() -> None:
 
 def test_the_alerts_are_rebuilt_the_same_from_the_log() -> None:
     events = [guardrail(20 + i, 6 + i) for i in range(7)]
-    one, two = overview.SessionView("s-1"), overview.SessionView("s-1")
+    one, two = session_view.SessionView("s-1"), session_view.SessionView("s-1")
     started(one)
     started(two)
-    overview.fold(one, events)
-    overview.fold(two, events)
+    session_view.fold(one, events)
+    session_view.fold(two, events)
     assert list(one.alerts) == list(two.alerts)
 
 

@@ -17,6 +17,7 @@ from django.test import Client
 
 from ioa.events import EventFactory
 from ioa.events import payloads as p
+from ioa.projections import session_view
 from proctoring import overview
 from sessions.event_store import append_events
 from sessions.models import ExamSession
@@ -44,8 +45,8 @@ def wire(type_: str, when: float, seq: int, /, **payload: Any) -> dict[str, Any]
     }
 
 
-def started(view: overview.SessionView) -> list[dict[str, Any]]:
-    raised = overview.fold(
+def started(view: session_view.SessionView) -> list[dict[str, Any]]:
+    raised = session_view.fold(
         view,
         [
             wire(
@@ -77,17 +78,17 @@ def started(view: overview.SessionView) -> list[dict[str, Any]]:
 
 
 def ms(seconds: float) -> int:
-    return overview.epoch_ms(at(seconds))
+    return session_view.epoch_ms(at(seconds))
 
 
 def test_clocks_count_active_time_and_follow_extensions() -> None:
-    view = overview.SessionView("s-1")
+    view = session_view.SessionView("s-1")
     started(view)
-    assert view.status(invited=True, journey_started=True) is overview.Status.IN_PROGRESS
+    assert view.status(invited=True, journey_started=True) is session_view.Status.IN_PROGRESS
     assert view.exam.remaining(ms(70)) == 1_200_000 - 60_000
     assert view.node.remaining(ms(70)) == 60_000
     view.apply(wire("exam_state_changed", 70, 6, fromState="in_progress", toState="paused"))
-    assert view.status(invited=True, journey_started=True) is overview.Status.PAUSED
+    assert view.status(invited=True, journey_started=True) is session_view.Status.PAUSED
     assert view.exam.remaining(ms(400)) == 1_200_000 - 60_000  # paused: the clocks stand
     view.apply(wire("exam_state_changed", 400, 7, fromState="paused", toState="in_progress"))
     view.apply(
@@ -109,10 +110,10 @@ def test_clocks_count_active_time_and_follow_extensions() -> None:
 
 
 def test_statuses_before_the_exam_and_at_its_end() -> None:
-    view = overview.SessionView("s-1")
-    assert view.status(invited=False, journey_started=False) is overview.Status.SCHEDULED
-    assert view.status(invited=True, journey_started=False) is overview.Status.INVITED
-    assert view.status(invited=True, journey_started=True) is overview.Status.WAITING
+    view = session_view.SessionView("s-1")
+    assert view.status(invited=False, journey_started=False) is session_view.Status.SCHEDULED
+    assert view.status(invited=True, journey_started=False) is session_view.Status.INVITED
+    assert view.status(invited=True, journey_started=True) is session_view.Status.WAITING
     started(view)
     view.apply(
         wire(
@@ -125,7 +126,7 @@ def test_statuses_before_the_exam_and_at_its_end() -> None:
             triggerDescription="llm fault",
         )
     )
-    assert view.status(invited=True, journey_started=True) is overview.Status.RECOVERING
+    assert view.status(invited=True, journey_started=True) is session_view.Status.RECOVERING
     view.apply(
         wire(
             "recovery_resolved",
@@ -136,14 +137,14 @@ def test_statuses_before_the_exam_and_at_its_end() -> None:
             durationSec=5,
         )
     )
-    assert view.status(invited=True, journey_started=True) is overview.Status.IN_PROGRESS
+    assert view.status(invited=True, journey_started=True) is session_view.Status.IN_PROGRESS
     view.apply(wire("exam_state_changed", 30, 8, fromState="in_progress", toState="aborted"))
-    assert view.status(invited=True, journey_started=True) is overview.Status.ABORTED
+    assert view.status(invited=True, journey_started=True) is session_view.Status.ABORTED
     assert view.exam.since_ms is None and view.ended_ms == ms(30)
 
 
 def test_alerts_draw_attention_to_what_needs_a_proctor() -> None:
-    view = overview.SessionView("s-1")
+    view = session_view.SessionView("s-1")
     started(view)
     events = [
         wire(
@@ -214,7 +215,7 @@ def test_alerts_draw_attention_to_what_needs_a_proctor() -> None:
             triggerDescription="emergency stop requested by the candidate",
         ),
     ]
-    raised = overview.fold(view, events)
+    raised = session_view.fold(view, events)
     assert [a["kind"] for a in raised] == [
         "raise_hand",
         "silence",  # once per recovery, not per attempt
@@ -246,7 +247,7 @@ def test_alerts_draw_attention_to_what_needs_a_proctor() -> None:
 
 
 def test_a_row_compares_equal_a_moment_later_while_its_clock_runs() -> None:
-    view = overview.SessionView("s-1")
+    view = session_view.SessionView("s-1")
     started(view)
 
     class Candidate:
@@ -392,7 +393,7 @@ def _silence(at: float, seq: int, recovery_id: str, node: str) -> dict[str, obje
 
 def test_a_silent_candidate_is_one_alert_not_one_per_part() -> None:
     """Issue 15: four "Long silence" alerts in two minutes for one silent candidate."""
-    view = overview.SessionView("s-1")
+    view = session_view.SessionView("s-1")
     started(view)
     events = [
         _silence(30, 6, "rec-001", "warmup"),
@@ -400,18 +401,18 @@ def test_a_silent_candidate_is_one_alert_not_one_per_part() -> None:
         _silence(90, 8, "rec-003", "q2"),
         _silence(120, 9, "rec-004", "q3"),
     ]
-    raised = overview.fold(view, events)
+    raised = session_view.fold(view, events)
     assert [a["kind"] for a in raised] == ["silence"]
     # Much later, a new silence is worth telling again.
-    assert [a["kind"] for a in overview.fold(view, [_silence(500, 10, "rec-005", "q4")])] == [
+    assert [a["kind"] for a in session_view.fold(view, [_silence(500, 10, "rec-005", "q4")])] == [
         "silence"
     ]
 
 
 def test_the_exam_pausing_for_a_lost_connection_alerts_the_proctor() -> None:
-    view = overview.SessionView("s-1")
+    view = session_view.SessionView("s-1")
     started(view)
-    raised = overview.fold(
+    raised = session_view.fold(
         view,
         [
             wire(

@@ -1,7 +1,8 @@
 """The proctor's read models read the log through the typed payload models (issue #36):
-``proctoring.overview.SessionView`` and the session page's ledger, transcript and interceptions
-(``proctoring.session_detail``) over a recorded session log give what a proctor sees, and a
-payload that does not validate is skipped (and logged), never a crash of the page."""
+``ioa.projections.session_view.SessionView`` and the session page's ledger, transcript and
+interceptions (``ioa.projections.session_detail``) over a recorded session log give what a
+proctor sees, and a payload that does not validate is skipped (and logged), never a crash of the
+page."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ from hypothesis import strategies as st
 
 from ioa.events import payloads as p
 from ioa.events.reading import on, payload_of, type_name
-from proctoring import overview, session_detail
+from ioa.projections import session_detail as projected
+from ioa.projections import session_view
+from proctoring import session_detail
 from tests.ioa.builders import example
 
 LOG = Path(__file__).resolve().parents[2] / "frontend" / "test" / "fixtures" / "session-log.json"
@@ -36,7 +39,7 @@ def outline() -> list[session_detail.OutlineNode]:
 
 def test_a_recorded_session_folds_into_the_overview_a_proctor_sees() -> None:
     log = recorded()
-    view = overview.SessionView("s-1")
+    view = session_view.SessionView("s-1")
     for event, after in zip(log["proctor"], log["overview"], strict=True):
         view.apply(event)
         assert view.last_seq == after["lastSeq"]
@@ -47,7 +50,7 @@ def test_a_recorded_session_folds_into_the_overview_a_proctor_sees() -> None:
         assert view.exam.budget_ms == after["exam"]["budgetMs"]
         assert view.exam.active_ms == after["exam"]["activeMs"]
         assert view.node.budget_ms == after["node"]["budgetMs"]
-    assert view.status(invited=True, journey_started=True) is overview.Status.COMPLETED
+    assert view.status(invited=True, journey_started=True) is session_view.Status.COMPLETED
     assert (view.node_kind, view.node_max_follow_ups) == ("end", 0)
     assert view.ended_ms == view.started_ms + 420_000  # type: ignore[operator]
     (silence,) = view.alerts
@@ -57,7 +60,7 @@ def test_a_recorded_session_folds_into_the_overview_a_proctor_sees() -> None:
 
 def test_a_recorded_session_gives_the_detail_a_proctor_sees() -> None:
     events = recorded()["proctor"]
-    turns = session_detail.transcript_of(events)
+    turns = projected.transcript_of(events)
     assert len(turns) == 17
     said = [t for t in turns if t["speaker"] == "candidate"]
     answer = "It always settles the nearest vertex first, with a priority queue."
@@ -65,7 +68,7 @@ def test_a_recorded_session_gives_the_detail_a_proctor_sees() -> None:
     assert all(t["purpose"] is None and t["confidence"] == 0.93 for t in said)
     assert all(t["confidence"] is None and t["purpose"] for t in turns if t not in said)
 
-    nodes = session_detail.ledger_of(events, outline())
+    nodes = projected.ledger_of(events, outline())
     dijkstra = next(n for n in nodes if n["nodeId"] == "q-dijkstra")
     assert dijkstra["entered"] is True
     targets: Any = dijkstra["targets"]
@@ -74,7 +77,7 @@ def test_a_recorded_session_gives_the_detail_a_proctor_sees() -> None:
     assert found["excerpt"] == "settles the nearest vertex first"
     assert isinstance(found["kind"], str) and greedy["covered"] is (found["kind"] == "positive")
 
-    caught = session_detail.interceptions_of(events)
+    caught = projected.interceptions_of(events)
     (guardrail,) = caught["guardrails"]
     assert guardrail["type"] == "command_refused" and guardrail["nodeId"] == "q-dijkstra"
     assert [(r["recoveryId"], r["attempts"], r["resolution"]) for r in caught["recoveries"]] == [
@@ -86,21 +89,21 @@ def test_a_recorded_session_gives_the_detail_a_proctor_sees() -> None:
 
 
 def test_every_folded_type_has_a_typed_handler() -> None:
-    assert set(overview.RELEVANT_TYPES) == set(overview._HANDLERS)
-    for name, (model, _handle) in overview._HANDLERS.items():
+    assert set(session_view.RELEVANT_TYPES) == set(session_view._HANDLERS)
+    for name, (model, _handle) in session_view._HANDLERS.items():
         assert type_name(model) == name
 
 
 def test_a_payload_that_does_not_validate_is_skipped_and_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    view = overview.SessionView("s-1")
+    view = session_view.SessionView("s-1")
     bad = {"type": "node_entered", "timestamp": "2026-05-06T09:00:00Z", "seq": 3}
     with caplog.at_level(logging.WARNING, logger="proctoring.overview"):
         assert view.apply({**bad, "payload": {"nodeId": 7}}) == []
     assert view.node_id is None and view.last_seq == 3  # the log moved; the event is skipped
     assert "NodeEntered" in caplog.text
-    assert session_detail.ledger_of([{**bad, "payload": None}], outline())
+    assert projected.ledger_of([{**bad, "payload": None}], outline())
 
 
 def test_the_reader_fills_in_the_type_and_refuses_another() -> None:
@@ -126,7 +129,7 @@ json_values = st.recursive(
     max_leaves=12,
 )
 
-READ_TYPES = sorted({*overview.RELEVANT_TYPES, "transcript_final", "examiner_utterance_final"})
+READ_TYPES = sorted({*session_view.RELEVANT_TYPES, "transcript_final", "examiner_utterance_final"})
 START = recorded()["proctor"][:20]
 """The recorded exam up to its first question (a running view for the malformed events)."""
 SAMPLES: dict[str, Mapping[str, Any]] = {}
@@ -165,11 +168,11 @@ OUTLINE = outline()
 def test_malformed_payloads_never_raise(events: list[dict[str, Any]]) -> None:
     logging.disable(logging.WARNING)
     try:
-        view = overview.SessionView("s-1")
-        overview.fold(view, [*START, *events])
+        view = session_view.SessionView("s-1")
+        session_view.fold(view, [*START, *events])
         view.status(invited=True, journey_started=True)
-        session_detail.transcript_of(events)
-        session_detail.ledger_of(events, OUTLINE)
-        json.dumps(session_detail.interceptions_of(events))
+        projected.transcript_of(events)
+        projected.ledger_of(events, OUTLINE)
+        json.dumps(projected.interceptions_of(events))
     finally:
         logging.disable(logging.NOTSET)

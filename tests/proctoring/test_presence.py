@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from django.core.cache import cache
 
+from ioa.projections import session_view
 from proctoring import overview, presence
 from proctoring.presence import ConnectionStatus, Presence, PresenceStore
 from proctoring.presence_tracking import close_code, record_transition
@@ -205,7 +206,9 @@ def test_alerts_are_raised_once_cleared_on_return_and_due_times_reported() -> No
 
 
 def test_rows_show_the_candidate_connection_and_need_attention_when_alerting() -> None:
-    view = overview.SessionView("00000000-0000-7000-8000-000000000001", exam_state="in_progress")
+    view = session_view.SessionView(
+        "00000000-0000-7000-8000-000000000001", exam_state="in_progress"
+    )
 
     class Candidate:
         name, email = "Ada", "ada@example.test"

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ioa.events.projection import project
-from proctoring.overview import Clock, SessionView
+from ioa.projections.session_view import Clock, SessionView
 from sessions.exam_room import _structure
 from tests.ioa.runtime.harness import Harness, signal
 
