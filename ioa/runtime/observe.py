@@ -446,6 +446,36 @@ def _evidence_and_misconceptions(ev: _Evaluation) -> Flow:
     return Flow.CONTINUE
 
 
+def _question_first(ev: _Evaluation) -> Flow:
+    """4b. The candidate spoke at a node whose question they have not heard (a barge-in dropped
+    the queued opening before any of it played, and nothing of the node is on its way): the
+    runtime asks the question verbatim, whatever the LLM proposed. Their words are kept (turns,
+    evidence), but they answered nothing, so they complete nothing. Signs of distress still come
+    first; a node the LLM opens itself (no verbatim opening) is left to the usual flow."""
+    step, node = ev.step, ev.node
+    if (
+        not ev.answered
+        or ev.observation.distress
+        or not ev.plan_node.opening
+        or not _question_unheard(step, node)
+    ):
+        return Flow.CONTINUE
+    _guard(
+        step,
+        gid=ev.guard_id("question-unheard"),
+        kind="blocked_action",
+        severity="warning",
+        description=f"the question of node {node.node_id} was not heard before the candidate "
+        "spoke: it is asked now instead of the LLM's reply",
+        action="event_only",
+        original=ev.spoken,
+        replacement=ev.plan_node.opening,
+    )
+    _ask_question(step, ev.plan_node)
+    step.result.update({"status": "question_asked", "reason": "question not heard"})
+    return Flow.STOP
+
+
 def _low_stt_confidence(ev: _Evaluation) -> Flow:
     """5a. Low STT confidence (EVD-010, POL-R005): a recovery attempt, else a review flag."""
     if not ev.stt_rejected and all(t.confidence >= CLEAR_CONFIDENCE for t in ev.answer):
@@ -780,6 +810,7 @@ def _speak(ev: _Evaluation) -> Flow:
 PIPELINE: Final[tuple[Callable[[_Evaluation], Flow], ...]] = (
     _commands_first,
     _evidence_and_misconceptions,
+    _question_first,
     _low_stt_confidence,
     _distress,
     _anxiety_policy,

@@ -288,3 +288,46 @@ def test_an_utterance_already_playing_is_not_dropped() -> None:
     assert queued[0].utterance_id in h.controller.outbox.pending
     assert all(s.utterance_id not in h.controller.outbox.pending for s in queued[1:])
     assert not h.of("examiner_utterance_final")[1:]  # nothing recorded for the dropped
+
+
+WARMUP_OPENING = next(n["prompt"]["opening"] for n in example()["nodes"] if n["nodeId"] == "warmup")
+
+
+def test_an_answer_to_a_question_never_heard_does_not_complete_the_node() -> None:
+    # Seen in CI (voice, test_recognition_check): the candidate spoke as the exam started; the
+    # barge-in dropped the queued warm-up opening before any of it played, the LLM took the
+    # candidate's words as the warm-up answer and the runtime approved completing the node. The
+    # candidate was never asked the warm-up question.
+    h = Harness(ack=False)
+    h.start()
+    queued = list(h.spoken)
+    assert WARMUP_OPENING in [s.text for s in queued]
+    h.send(UtterancesDropped(tuple(s.utterance_id for s in queued)))
+    h.say("Hi, I'm Ada, I study computer science and I liked graph algorithms most.", at=4)
+    before = len(h.spoken)
+    h.observe(at=5, spoken="Thank you, let us begin.", done=True)
+
+    assert h.node == "warmup"
+    asked = h.spoken[before:]
+    assert [(s.text, s.purpose) for s in asked] == [(WARMUP_OPENING, "question")]
+    assert h.decisions[-1].result["status"] == "question_asked"
+    assert any("not heard" in g.description for g in h.of("guardrail_triggered"))
+    _played(h, asked)
+    # Now asked and heard, the candidate's answer completes the node as usual.
+    h.say("I enjoyed graph algorithms the most.", at=12)
+    h.observe(at=13, spoken="Thank you, let us begin.", done=True)
+    assert h.node == "q-dijkstra"
+    assert h.replayed_equal()
+
+
+def test_an_answer_while_the_opening_is_still_queued_is_answered_as_usual() -> None:
+    # The opening is on its way (not dropped): nothing is asked twice.
+    h = Harness(ack=False)
+    h.start()
+    queued = list(h.spoken)
+    h.say("Hello, I liked recursion most.", at=2)
+    before = len(h.spoken)
+    h.observe(at=3, spoken="Thank you, let us begin.", done=False)
+    assert [s.text for s in h.spoken[before:]] != [WARMUP_OPENING]
+    _played(h, queued)
+    assert h.state.node.last_question == WARMUP_OPENING
