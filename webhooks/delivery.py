@@ -3,7 +3,9 @@
 :func:`attempt` is what the Celery task runs. It claims attempt ``number`` under the delivery's
 row lock: a repeated task whose attempt was logged, an older one, or one for a finished delivery
 does nothing; a task redelivered after its worker died between claiming and logging runs the
-attempt again (the receiver may see that request twice, with the same ``webhook-id``). It sends
+attempt again (the receiver may see that request twice, with the same ``webhook-id``). A claim
+sets ``next_attempt_at`` to the send's deadline (now + ``VIVA_WEBHOOK_TIMEOUT_SECONDS``), so a
+delivery whose worker was killed mid-send is overdue and the relay's sweep sends it again. It sends
 outside any transaction, then logs the attempt (unique per number: of two copies running at
 once, one logs and the other stops) and moves the delivery to *delivered*, to *failed* after the
 last attempt, or leaves it *pending* with ``next_attempt_at``. The caller schedules the next
@@ -64,7 +66,13 @@ def _claim(delivery_id: str, number: int) -> WebhookDelivery | None:
             delivery.save(update_fields=["status", "next_attempt_at"])
             return None
         delivery.attempts = number
-        delivery.save(update_fields=["attempts"])
+        # Until the attempt is logged, ``next_attempt_at`` is when it must be over (the send's
+        # timeout): a worker killed mid-send leaves the delivery overdue, so the relay's sweep
+        # (``services.resend_due``) sends it again (issue #33).
+        delivery.next_attempt_at = timezone.now() + timedelta(
+            seconds=float(settings.VIVA_WEBHOOK_TIMEOUT_SECONDS)
+        )
+        delivery.save(update_fields=["attempts", "next_attempt_at"])
     return delivery
 
 

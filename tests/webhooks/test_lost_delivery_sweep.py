@@ -7,8 +7,14 @@ outbox relay's sweep (``webhooks.receivers.sweep_lost_deliveries``) once it is
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -16,6 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from sessions import outbox
+from tests.support.processes import ROOT, child_environment
 from tests.support.webhook_receiver import webhook_receiver
 from webhooks.models import WebhookDelivery
 
@@ -88,3 +95,89 @@ def test_the_relay_survives_a_broker_outage_while_it_stores_deliveries(
     assert done.returncode == 0, done.stderr[-3000:]
     assert OutboxMessage.objects.get(topic="webhooks.emit").status == "delivered"
     assert WebhookDelivery.objects.get().status == "pending"  # for the sweep
+
+
+@contextmanager
+def receiver_slow_at_first() -> Iterator[tuple[str, threading.Event, list[bytes]]]:
+    """A webhook receiver that holds its first request without answering (``first`` is set
+    when it arrives) and answers every later one 200 (their bodies in ``bodies``)."""
+    first, release, bodies = threading.Event(), threading.Event(), []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            if not first.is_set():
+                first.set()
+                release.wait(30)
+                return
+            bodies.append(body)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *_: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/hooks", first, bodies
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
+
+
+ATTEMPT = (
+    "import sys, django; django.setup(); "
+    "from webhooks.delivery import attempt; attempt(sys.argv[1], 1)"
+)
+"""A worker's run of a delivery's first attempt (``webhooks.tasks.deliver``'s body)."""
+
+
+@pytest.mark.services("postgres")
+@pytest.mark.django_db(transaction=True)
+def test_a_delivery_whose_worker_was_killed_mid_send_is_sent_again_once_it_is_late(
+    make_endpoint: Callable[..., Any], eager: None, settings: Any
+) -> None:
+    """The chaos run's last pending delivery: a worker took the first attempt (the delivery's
+    ``attempts`` became 1) and was SIGKILLed while the request was on its way, so no attempt
+    was logged and no retry was scheduled; the sweep looked only for deliveries never attempted
+    or overdue, and this one was neither. A real process sends attempt 1 and is killed when the
+    receiver has the request."""
+    settings.VIVA_WEBHOOK_RESEND_GRACE_SECONDS = 60
+    with receiver_slow_at_first() as (url, first, bodies):
+        delivery = WebhookDelivery.objects.create(
+            endpoint=make_endpoint(url),
+            event="exam.completed",
+            event_key="exam.completed:s1:e1",
+            body=json.dumps({"type": "exam.completed", "data": {"sessionId": "s1"}}),
+        )
+        env = child_environment(VIVA_OUTBOUND_ALLOWED_NETWORKS="127.0.0.0/8")
+        worker = subprocess.Popen(
+            [sys.executable, "-c", ATTEMPT, delivery.pk],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            sent = first.wait(60)
+        finally:
+            worker.send_signal(signal.SIGKILL)
+            _, errors = worker.communicate(timeout=10)
+        assert sent, f"the worker never sent attempt 1: {errors[-3000:]}"
+        delivery.refresh_from_db()
+        assert (delivery.status, delivery.attempts) == ("pending", 1)  # claimed, never logged
+        assert outbox.relay_due().swept == 0  # it may still be sending: not late yet
+
+        later = timezone.now() + timedelta(
+            seconds=settings.VIVA_WEBHOOK_TIMEOUT_SECONDS
+            + settings.VIVA_WEBHOOK_RESEND_GRACE_SECONDS
+            + 1
+        )
+        assert outbox.relay_due(now=later).swept == 1
+        assert len(bodies) == 1
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == ("delivered", 1)
