@@ -56,6 +56,7 @@ from ioa.events import EventEnvelope, ExamState
 from ioa.events import payloads as p
 from ioa.runtime import (
     BotReady,
+    BotResumed,
     Decision,
     Effect,
     Fault,
@@ -178,8 +179,9 @@ class ExaminerCore:
         node); a restored one is resumed at its node and goes through a bot fault and its
         clearing (``recovery_started`` … the question is asked again), unless this bot took
         the session over from one that stopped in order (``handover``: the candidate's new
-        audio connection), which is no fault: the exam goes on where it is (a candidate
-        coming back to a paused exam is welcomed back by the controller)."""
+        audio connection, or a drain), which is no fault: the exam goes on where it is (a
+        candidate coming back to a paused exam is welcomed back by the controller), and a
+        question the old bot had queued but not begun to say is asked (``BotResumed``)."""
         state = self.controller.state
         io = self.effects.io
         moved = handed_over(self.controller.log)
@@ -199,9 +201,13 @@ class ExaminerCore:
             )
             await self.effects.set_node(config, has_tool=bool(config.get("functions")))
         if moved:
-            # A drain moved the session here (issue #33): recorded, no fault, nothing said.
+            # A drain moved the session here (issue #33): recorded, no fault; what the old bot
+            # had queued and not begun died with it, so a question not yet heard is asked.
             await self.decisions.submit_foreign([p.BotHandover(phase="resumed")])
-        elif not handover:
+            await self.decisions.submit(BotResumed())
+        elif handover:
+            await self.decisions.submit(BotResumed())
+        else:
             await self.decisions.submit(
                 Fault(
                     component="bot",

@@ -31,6 +31,7 @@ from ioa.runtime.effects import (
 from ioa.runtime.ids import Rng, SeededRng
 from ioa.runtime.inputs import (
     BotReady,
+    BotResumed,
     CandidateActivity,
     CandidateInterrupted,
     CandidateReady,
@@ -58,6 +59,7 @@ from ioa.runtime.timing import Timing
 __all__ = [
     "AdjustSpeech",
     "BotReady",
+    "BotResumed",
     "CandidateActivity",
     "CandidateInterrupted",
     "CandidateReady",

@@ -37,6 +37,7 @@ from ioa.runtime.instructions import issue
 from ioa.runtime.interruption import handle_interruption
 from ioa.runtime.lifecycle import (
     bot_ready,
+    bot_resumed,
     candidate_ready,
     proctor_action,
     utterance_finished,
@@ -156,6 +157,8 @@ class RuntimeController:
             utterance_finished(step, item)
         elif isinstance(item, i.UtterancesDropped):
             utterances_dropped(step, item)
+        elif isinstance(item, i.BotResumed):
+            bot_resumed(step)
         elif isinstance(item, i.ProctorInstruction):
             issue(step, item)
         elif isinstance(item, i.ProctorAction):

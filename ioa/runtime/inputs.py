@@ -195,6 +195,14 @@ class UtterancesDropped:
 
 
 @dataclass(frozen=True, slots=True)
+class BotResumed:
+    """A bot took the session over without a fault (a draining worker handed it over, or the
+    candidate's new connection moved it) and rebuilt it from the log. What the previous bot had
+    queued but not begun to say was lost with it: when nothing the examiner said at the current
+    node was heard, the question is asked now (runtime semantics §17)."""
+
+
+@dataclass(frozen=True, slots=True)
 class CandidateInterrupted:
     """The candidate started speaking while the examiner was speaking (voice barge-in).
 
@@ -252,6 +260,7 @@ RuntimeInput = (
     | UtteranceStarted
     | UtteranceFinished
     | UtterancesDropped
+    | BotResumed
     | CandidateInterrupted
     | SpeechUnheard
     | TranscriptCorrection

@@ -19,7 +19,7 @@ from ioa.runtime.inputs import (
     UtteranceFinished,
     UtterancesDropped,
 )
-from ioa.runtime.moves import enter_node, stop_exam, take_edge
+from ioa.runtime.moves import ask_question, enter_node, question_unheard, stop_exam, take_edge
 from ioa.runtime.step import MAX_TEXT, PendingUtterance, Step
 from ioa.runtime.transitions import forced_exit
 from ioa.schema import EndType
@@ -136,6 +136,23 @@ def utterance_finished(step: Step, report: UtteranceFinished) -> None:
         source=EventSource.BOT,
     )
     step.result.update({"status": "interrupted" if report.interrupted else "spoken"})
+
+
+def bot_resumed(step: Step) -> None:
+    """A bot took the session over without a fault (:class:`~ioa.runtime.inputs.BotResumed`):
+    when the exam is in progress at a node whose question nothing the examiner said at this
+    visit was heard of (what the previous bot had queued died with it), the question is asked
+    now; otherwise nothing is said (the exam goes on where it is; an answer still owed is the
+    bot's to re-run)."""
+    node = step.state.node
+    if step.state.exam_state is not ExamState.IN_PROGRESS or node is None:
+        step.result.update({"status": "ignored", "reason": "no exam in progress"})
+        return
+    if not question_unheard(step, node):
+        step.result.update({"status": "continue"})
+        return
+    ask_question(step, step.plan.node(node.node_id))
+    step.result.update({"status": "question_asked", "reason": "the question was not heard"})
 
 
 def utterances_dropped(step: Step, report: UtterancesDropped) -> None:

@@ -18,6 +18,7 @@ from ioa.runtime import texts
 from ioa.runtime.effects import EndSession, EnterAdminNode, EnterNode, PromptLlm
 from ioa.runtime.metrics import interaction_metrics
 from ioa.runtime.plan import NodePlan
+from ioa.runtime.state import NodeVisit
 from ioa.runtime.step import Step
 from ioa.runtime.transitions import condition_text, resolve_target
 from ioa.schema import EndType, Transition
@@ -152,11 +153,23 @@ def enter_node(
     if plan_node.is_end:
         complete_exam(step, plan_node)
         return
+    ask_question(step, plan_node)
+    activate_admin(step)
+
+
+def question_unheard(step: Step, node: NodeVisit) -> bool:
+    """The examiner has said nothing the candidate heard at this visit of ``node``, and
+    nothing of the node is queued to be said."""
+    queued = any(u.node_id == node.node_id for u in step.outbox.pending.values())
+    return not node.examiner_texts and not queued
+
+
+def ask_question(step: Step, plan_node: NodePlan) -> None:
+    """Ask the node's question: its opening verbatim, else the LLM opens the part."""
     if plan_node.opening:
-        step.say(plan_node.opening, "question", node_id=node_id)
+        step.say(plan_node.opening, "question", node_id=plan_node.node_id)
     else:
         step.effect(PromptLlm(texts.OPEN_NODE_INSTRUCTION))
-    activate_admin(step)
 
 
 def take_edge(

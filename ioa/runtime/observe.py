@@ -42,7 +42,7 @@ from ioa.runtime.commands import canonical
 from ioa.runtime.effects import PromptLlm
 from ioa.runtime.evidence import record_evidence, record_misconceptions
 from ioa.runtime.instructions import admin_delivered, consume_queued
-from ioa.runtime.moves import take_edge
+from ioa.runtime.moves import ask_question, question_unheard, take_edge
 from ioa.runtime.observation import ObservationProblem, ParsedObservation, parse_observation
 from ioa.runtime.plan import NodePlan
 from ioa.runtime.probes import FollowUpReason, count_follow_up, probe_text
@@ -457,7 +457,7 @@ def _question_first(ev: _Evaluation) -> Flow:
         not ev.answered
         or ev.observation.distress
         or not ev.plan_node.opening
-        or not _question_unheard(step, node)
+        or not question_unheard(step, node)
     ):
         return Flow.CONTINUE
     _guard(
@@ -471,7 +471,7 @@ def _question_first(ev: _Evaluation) -> Flow:
         original=ev.spoken,
         replacement=ev.plan_node.opening,
     )
-    _ask_question(step, ev.plan_node)
+    ask_question(step, ev.plan_node)
     step.result.update({"status": "question_asked", "reason": "question not heard"})
     return Flow.STOP
 
@@ -704,10 +704,10 @@ def _completion_refused(ev: _Evaluation) -> Flow:
         replacement="",
     )
     if not ev.answered:
-        if _question_unheard(step, node):
+        if question_unheard(step, node):
             # The candidate has heard nothing at this visit and nothing is on its way (the
             # opening was dropped by a barge-in, or never given): the question is asked now.
-            _ask_question(step, ev.plan_node)
+            ask_question(step, ev.plan_node)
             step.result.update({"status": "question_asked", "approved": False, "reason": why})
             return Flow.STOP
         # Nothing the candidate said is waiting for a reply: the question stands.
@@ -730,21 +730,6 @@ def _completion_refused(ev: _Evaluation) -> Flow:
         }
     )
     return Flow.STOP
-
-
-def _question_unheard(step: Step, node: NodeVisit) -> bool:
-    """The examiner has said nothing the candidate heard at this visit, and nothing of this
-    node is queued to be said."""
-    queued = any(u.node_id == node.node_id for u in step.outbox.pending.values())
-    return not node.examiner_texts and not queued
-
-
-def _ask_question(step: Step, plan_node: NodePlan) -> None:
-    """Ask the node's question: its opening verbatim, else the LLM opens the part."""
-    if plan_node.opening:
-        step.say(plan_node.opening, "question")
-    else:
-        step.effect(PromptLlm(texts.OPEN_NODE_INSTRUCTION))
 
 
 def _ask_probe(ev: _Evaluation, reason: FollowUpReason) -> str:
