@@ -58,9 +58,13 @@ from ioa.runtime.texts import for_language
 
 logger = logging.getLogger(__name__)
 
-INTERRUPTION_WAIT_SECONDS: Final = 0.5
-"""How long a timed-out turn waits for its interruption to pass the pipeline before the
-controller answers anyway (the watch gives up at 80 % of the deadline, so this stays inside)."""
+INTERRUPTION_WAIT_SECONDS: Final = 5.0
+"""How long a timed-out turn waits at most for its interruption to pass the pipeline before the
+controller answers anyway. The fallback must not be queued before the interruption has passed:
+the interruption drops every interruptible frame it overtakes, the fallback question among them,
+and the candidate then waits in silence (seen in the chaos run on a loaded machine with a wait of
+0.5 s, issue #33). On a quiet machine the interruption passes in milliseconds; a pipeline that
+cannot pass one in 5 s is stuck, and the fallback is sent anyway."""
 MAX_RETRY_SECONDS: Final = 60.0
 """The longest wait before a failing provider is tried again."""
 TYPING_CODE: Final = "stt_typing"
@@ -206,15 +210,19 @@ class FaultWatch:
 
     async def _interrupt_then(self, pipeline: ExaminerPipeline, fault: TurnFault) -> None:
         """Interrupt the LLM's hung reply, and only once the interruption has passed the
-        pipeline (or :data:`INTERRUPTION_WAIT_SECONDS` have gone by) let the controller answer:
-        the interruption drops every interruptible frame queued before it, and the fallback
-        question queued before it would be dropped unspoken."""
+        pipeline (at most :data:`INTERRUPTION_WAIT_SECONDS`) let the controller answer: the
+        interruption drops every interruptible frame it overtakes, and a fallback question
+        queued before it had passed would be dropped unspoken."""
         passed = pipeline.reporter.next_interruption()
         await pipeline.worker.queue_frame(InterruptionWorkerFrame())
         try:
             await asyncio.wait_for(passed, INTERRUPTION_WAIT_SECONDS)
         except TimeoutError:
-            logger.warning("bot %s: the interruption did not pass in time", self._session_id)
+            logger.warning(
+                "bot %s: the interruption did not pass in %g s; the fallback is sent anyway",
+                self._session_id,
+                INTERRUPTION_WAIT_SECONDS,
+            )
         self._decisions.post(fault)
 
     async def _pipeline_error(self, frame: ErrorFrame) -> None:
