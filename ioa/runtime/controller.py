@@ -289,5 +289,7 @@ def _handed_over_at(step: Step, item: i.RuntimeInput) -> int | None:
 def _bot_restart(item: i.RuntimeInput) -> bool:
     """A restarted bot reports its own fault: the time it was down is not the candidate's, so
     timers that came due meanwhile (silence above all) do not fire before the fault pauses the
-    exam; the pause and the resume that follows set them again."""
-    return isinstance(item, i.Fault) and item.component == "bot"
+    exam; the pause and the resume that follows set them again. Nor before a bot that took the
+    session over says so (``BotResumed``): what the candidate sent meanwhile is read next, and
+    a timer due after it waits for it (``_handed_over_at``)."""
+    return isinstance(item, i.BotResumed) or (isinstance(item, i.Fault) and item.component == "bot")

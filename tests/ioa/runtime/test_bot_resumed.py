@@ -76,3 +76,18 @@ def test_a_paused_or_finished_exam_is_left_as_it_is() -> None:
     assert h.send(BotResumed()).result["status"] == "ignored"
     assert h.spoken == []
     del before
+
+
+def test_taking_over_fires_no_timer_that_came_due_while_no_bot_ran() -> None:
+    # Seen in tests/bot/test_hosting.py: the silence window passed while no bot ran (the
+    # candidate's answer waited in the inbox); the resumed bot's BotResumed fired the silence
+    # prompt before the waiting answer was read.
+    h = _drained_after_transition()
+    for speak in list(h.spoken)[-2:]:
+        h.send(UtteranceStarted(speak.utterance_id))
+        h.send(UtteranceFinished(speak.utterance_id, 1500))
+    h = _taken_over(h)
+    h.at(120)  # far past the node's silence window
+    h.send(BotResumed())
+    assert not h.of("recovery_started")
+    assert h.spoken == []
