@@ -43,11 +43,14 @@ RECHECK_SECONDS: Final = 1.0
 ANSWERED_BY: Final = (
     p.ExaminerUtteranceStarted,
     p.ExaminerUtteranceFinal,
-    p.EvidenceSignal,
-    p.FollowUpUsed,
     p.TransitionDecision,
 )
-"""Events that show the examiner responded to what the candidate said before them."""
+"""Events that show the examiner responded to what the candidate said before them: an
+utterance that began to play (not a bridge; as the runtime's ``answered_upto``), or leaving the
+node. Not ``evidence_signal`` nor ``follow_up_used``: they are stored when the examiner decides
+its reply, and a bot that dies before the reply plays takes it along (the chaos run's drained
+worker, issue #33); the resumed bot runs the turn again, at the price of a second follow-up
+counted for one answer."""
 
 
 class InboxOwner(Protocol):
