@@ -67,6 +67,20 @@ disableErrorLogging();
 const pageNonce =
   (typeof document !== "undefined" && document.currentScript && document.currentScript.nonce) || "";
 
+/**
+ * codemirror-json-schema's completion source, answering "no completion" (null) where the library
+ * answers with something that is no completion result: before the package schema has arrived it
+ * returns [] and CodeMirror throws ("result.options is not iterable") at the author's first
+ * keystroke (seen in CI on a loaded machine: the schema request was still on its way).
+ */
+function schemaCompletion() {
+  const complete = jsonCompletion();
+  return (context) => {
+    const result = complete(context);
+    return result && Array.isArray(result.options) ? result : null;
+  };
+}
+
 // --- Server findings as diagnostics -------------------------------------------------------------
 
 const setReport = StateEffect.define();
@@ -170,7 +184,7 @@ export function create(parent, options = {}) {
     linter(jsonParseLinter(), { delay: 300 }),
     // The package schema: completion (Ctrl-Space), hover descriptions and schema lint.
     stateExtensions(undefined),
-    jsonLanguage.data.of({ autocomplete: jsonCompletion() }),
+    jsonLanguage.data.of({ autocomplete: schemaCompletion() }),
     hoverTooltip(schemaHover(getJSONSchema)),
     linter(schemaLinter, { delay: 300, needsRefresh: handleRefresh }),
     // The server's findings, placed at their paths.

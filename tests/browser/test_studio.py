@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Locator, Page, Route, expect
 
 from authoring.models import DraftPackage
 from authoring.services import draft_save
@@ -304,6 +304,25 @@ def test_invalid_json_blocks_save_and_a_concurrent_save_is_merged(
     stored = DraftPackage.objects.get(pk=draft.id)
     assert stored.revision == 3
     assert "1.0.1" in json.dumps(stored.document)
+
+
+def test_typing_before_the_schema_has_arrived_raises_nothing(page: Page, sign_in: SignIn) -> None:
+    # Seen in CI on a loaded machine: the author typed while the package schema was still on its
+    # way; the schema completion answered [] and CodeMirror threw "result.options is not
+    # iterable" at the keystroke (reported by the page's error check at teardown).
+    draft = DraftPackageFactory()
+    sign_in(draft.owner)
+    held: list[Route] = []
+    page.route("**/api/v1/schema/package/**", lambda route: held.append(route))
+    page.goto(f"/studio/{draft.id}/")
+    box = editor(page)
+    expect(box).to_be_visible()
+    page.evaluate("() => window.vivaStudio.editor.revealPath('metadata.version')")
+    page.keyboard.type('"1.0.1"', delay=40)
+    assert held, "the schema request was not held"
+    held[0].continue_()
+    expect(page.get_by_text("Schema hints on.")).to_be_attached()
+    assert '"1.0.1"' in page.evaluate("() => window.vivaStudio.editor.getText()")
 
 
 def test_the_plain_textarea_still_works_without_the_editor_bundle(
