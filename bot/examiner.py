@@ -204,8 +204,7 @@ class ExaminerCore:
             # A drain moved the session here (issue #33): recorded, no fault; what the old bot
             # had queued and not begun died with it, so a question not yet heard is asked.
             await self.decisions.submit_foreign([p.BotHandover(phase="resumed")])
-            await self.decisions.submit(BotResumed())
-        elif handover:
+        if moved or handover:
             await self.decisions.submit(BotResumed())
         else:
             await self.decisions.submit(

@@ -10,7 +10,7 @@ bridge) answers the candidate, as for the runtime's ``answered_upto``.
 from __future__ import annotations
 
 from bot.candidate_inbox import unanswered_turn
-from ioa.runtime import UtteranceFinished, UtteranceStarted
+from ioa.runtime import UtteranceStarted
 from tests.ioa.runtime.harness import Harness, signal
 
 ANSWER = "I think it settles the closest vertex first, then relaxes its edges."
@@ -23,9 +23,7 @@ def _at_q1_answered() -> tuple[Harness, list[str]]:
     h.start()
     h.say("I enjoyed graph algorithms the most.", at=8)
     h.observe(at=9, spoken="Thank you, let us begin.", done=True)
-    for speak in list(h.spoken):
-        h.send(UtteranceStarted(speak.utterance_id))
-        h.send(UtteranceFinished(speak.utterance_id, 1500))
+    h.play(h.spoken)
     assert h.node == "q-dijkstra"
     h.say(ANSWER, at=20)
     before = len(h.spoken)
@@ -54,9 +52,7 @@ def test_an_answer_whose_reply_began_is_answered() -> None:
 def test_a_node_just_entered_has_nothing_unanswered() -> None:
     h = Harness(ack=False)
     h.start()
-    for speak in list(h.spoken):
-        h.send(UtteranceStarted(speak.utterance_id))
-        h.send(UtteranceFinished(speak.utterance_id, 1500))
+    h.play(h.spoken)
     h.say("I enjoyed graph algorithms the most.", at=8)
     h.observe(at=9, spoken="Thank you, let us begin.", done=True)
     assert unanswered_turn(h.events, "q-dijkstra") is None  # nothing said there yet

@@ -194,6 +194,12 @@ class Harness:
     def proctor(self, action: str, **kwargs: Any) -> Decision:
         return self.send(ProctorAction(action, **kwargs))  # type: ignore[arg-type]
 
+    def play(self, speaks: Iterable[Speak]) -> None:
+        """The bot played these utterances to the end (for a harness built with ``ack=False``)."""
+        for speak in list(speaks):
+            self.send(UtteranceStarted(speak.utterance_id))
+            self.send(UtteranceFinished(speak.utterance_id, 1500))
+
     def to_q1(self) -> Harness:
         """Start and finish the warm-up: the session is at ``q-dijkstra``."""
         self.start()

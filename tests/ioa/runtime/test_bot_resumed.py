@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ioa.runtime import BotResumed, RuntimeController, UtteranceFinished, UtteranceStarted
+from ioa.runtime import BotResumed, RuntimeController
 from tests.ioa.builders import example
 from tests.ioa.runtime.harness import Harness, load_package
 
@@ -35,9 +35,7 @@ def _drained_after_transition(document: dict[str, Any] | None = None) -> Harness
     """Warm-up answered and left; the bridge and the Dijkstra opening are queued, not started."""
     h = Harness(document=document or example(), ack=False)
     h.start()
-    for speak in list(h.spoken):
-        h.send(UtteranceStarted(speak.utterance_id))
-        h.send(UtteranceFinished(speak.utterance_id, 1500))
+    h.play(h.spoken)
     h.say("I enjoyed graph algorithms the most.", at=8)
     h.observe(at=9, spoken="Thank you, let us begin.", done=True)
     assert h.node == "q-dijkstra"
@@ -57,9 +55,7 @@ def test_a_question_queued_when_the_old_bot_stopped_is_asked_by_the_new_one() ->
 
 def test_a_node_whose_question_was_heard_gets_nothing_more() -> None:
     h = _drained_after_transition()
-    for speak in list(h.spoken)[-2:]:  # the bridge and the opening are played this time
-        h.send(UtteranceStarted(speak.utterance_id))
-        h.send(UtteranceFinished(speak.utterance_id, 1500))
+    h.play(h.spoken[-2:])  # the bridge and the opening are played this time
     h = _taken_over(h)
     decision = h.send(BotResumed())
     assert h.spoken == []
@@ -71,11 +67,9 @@ def test_a_paused_or_finished_exam_is_left_as_it_is() -> None:
     assert h.send(BotResumed()).result["status"] == "ignored"  # not started
     h = _drained_after_transition()
     h.proctor("pause", reason="checking the room")
-    before = len(h.spoken)
     h = _taken_over(h)
     assert h.send(BotResumed()).result["status"] == "ignored"
     assert h.spoken == []
-    del before
 
 
 def test_taking_over_fires_no_timer_that_came_due_while_no_bot_ran() -> None:
@@ -83,9 +77,7 @@ def test_taking_over_fires_no_timer_that_came_due_while_no_bot_ran() -> None:
     # candidate's answer waited in the inbox); the resumed bot's BotResumed fired the silence
     # prompt before the waiting answer was read.
     h = _drained_after_transition()
-    for speak in list(h.spoken)[-2:]:
-        h.send(UtteranceStarted(speak.utterance_id))
-        h.send(UtteranceFinished(speak.utterance_id, 1500))
+    h.play(h.spoken[-2:])
     h = _taken_over(h)
     h.at(120)  # far past the node's silence window
     h.send(BotResumed())

@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 from ioa.runtime import (
     PromptLlm,
     Speak,
-    UtteranceFinished,
     UtterancesDropped,
     UtteranceStarted,
     texts,
@@ -224,19 +223,12 @@ def test_an_answer_not_heard_clearly_spends_no_follow_up(h: Harness) -> None:
     assert h.of("follow_up_used") == []
 
 
-def _played(h: Harness, speaks: list[Speak]) -> None:
-    """The bot played these utterances to the end."""
-    for speak in speaks:
-        h.send(UtteranceStarted(speak.utterance_id))
-        h.send(UtteranceFinished(speak.utterance_id, 1500))
-
-
 def _at_q1_unplayed() -> tuple[Harness, list[Speak]]:
     """The warm-up answered and left; the bridge and the Dijkstra opening are queued in the bot,
     not yet played (the harness does not acknowledge them)."""
     h = Harness(ack=False)
     h.start()
-    _played(h, list(h.spoken))
+    h.play(list(h.spoken))
     h.say("I enjoyed graph algorithms the most.", at=8)
     before = len(h.spoken)
     h.observe(at=9, spoken="Thank you, let us begin.", done=True)
@@ -264,7 +256,7 @@ def test_a_completion_refused_before_the_question_was_heard_asks_the_question() 
     assert h.decisions[-1].result["status"] == "question_asked"
     assert any("not approved" in g.description for g in h.of("guardrail_triggered"))
     assert not h.of("follow_up_used")  # the question, not a follow-up
-    _played(h, asked)
+    h.play(asked)
     assert h.state.node.last_question == OPENING
     assert h.replayed_equal()
 
@@ -276,7 +268,7 @@ def test_a_completion_refused_while_the_question_is_queued_does_not_ask_it_twice
     h.observe(at=10, spoken="Great, that covers it.", done=True)
     assert h.spoken[before:] == []
     assert h.decisions[-1].result["status"] == "waiting_for_answer"
-    _played(h, queued)
+    h.play(queued)
     assert h.state.node.last_question == OPENING
 
 
@@ -312,7 +304,7 @@ def test_an_answer_to_a_question_never_heard_does_not_complete_the_node() -> Non
     assert [(s.text, s.purpose) for s in asked] == [(WARMUP_OPENING, "question")]
     assert h.decisions[-1].result["status"] == "question_asked"
     assert any("not heard" in g.description for g in h.of("guardrail_triggered"))
-    _played(h, asked)
+    h.play(asked)
     # Now asked and heard, the candidate's answer completes the node as usual.
     h.say("I enjoyed graph algorithms the most.", at=12)
     h.observe(at=13, spoken="Thank you, let us begin.", done=True)
@@ -329,5 +321,5 @@ def test_an_answer_while_the_opening_is_still_queued_is_answered_as_usual() -> N
     before = len(h.spoken)
     h.observe(at=3, spoken="Thank you, let us begin.", done=False)
     assert [s.text for s in h.spoken[before:]] != [WARMUP_OPENING]
-    _played(h, queued)
+    h.play(queued)
     assert h.state.node.last_question == WARMUP_OPENING
