@@ -3,7 +3,9 @@
 ``with webhook_receiver(statuses=[500, 500]) as receiver:`` answers the first requests with the
 listed status codes, then 200; ``receiver.url`` is where to send, ``receiver.received`` every
 request as it arrived (headers with lower-case names, raw body), ``receiver.wait_for(n)`` waits
-until ``n`` requests arrived.
+until ``n`` requests arrived. ``webhook_receiver(hold_first=True)`` records its first request
+and never answers it (a receiver slow at first: ``receiver.first`` is set when it arrives; the
+sender's timeout, or the block's end, closes it), then answers the others as above.
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ class Receiver:
     statuses: list[int]
     received: list[Received] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    hold_first: bool = False
+    first: threading.Event = field(default_factory=threading.Event)
+    """Set when the first request arrived."""
+    released: threading.Event = field(default_factory=threading.Event)
 
     def record(self, request: Received) -> int:
         with self.lock:
@@ -47,7 +53,9 @@ class Receiver:
 
 
 @contextmanager
-def webhook_receiver(statuses: list[int] | None = None) -> Iterator[Receiver]:
+def webhook_receiver(
+    statuses: list[int] | None = None, *, hold_first: bool = False
+) -> Iterator[Receiver]:
     """Serve on a free loopback port until the block ends."""
     receiver: Receiver
 
@@ -57,6 +65,10 @@ def webhook_receiver(statuses: list[int] | None = None) -> Iterator[Receiver]:
             body = self.rfile.read(length)
             headers = {k.lower(): v for k, v in self.headers.items()}
             status = receiver.record(Received(self.path, headers, body, time.monotonic()))
+            if receiver.hold_first and not receiver.first.is_set():
+                receiver.first.set()
+                receiver.released.wait(30)
+                return
             answer = b'{"ok": true}' if status < 300 else b"receiver says no"
             self.send_response(status)
             self.send_header("content-length", str(len(answer)))
@@ -67,12 +79,17 @@ def webhook_receiver(statuses: list[int] | None = None) -> Iterator[Receiver]:
             return
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    receiver = Receiver(f"http://127.0.0.1:{server.server_port}/hooks/viva", list(statuses or []))
+    receiver = Receiver(
+        f"http://127.0.0.1:{server.server_port}/hooks/viva",
+        list(statuses or []),
+        hold_first=hold_first,
+    )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
         yield receiver
     finally:
+        receiver.released.set()
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)

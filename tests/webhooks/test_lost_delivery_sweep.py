@@ -10,11 +10,8 @@ import json
 import signal
 import subprocess
 import sys
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -97,37 +94,6 @@ def test_the_relay_survives_a_broker_outage_while_it_stores_deliveries(
     assert WebhookDelivery.objects.get().status == "pending"  # for the sweep
 
 
-@contextmanager
-def receiver_slow_at_first() -> Iterator[tuple[str, threading.Event, list[bytes]]]:
-    """A webhook receiver that holds its first request without answering (``first`` is set
-    when it arrives) and answers every later one 200 (their bodies in ``bodies``)."""
-    first, release, bodies = threading.Event(), threading.Event(), []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            if not first.is_set():
-                first.set()
-                release.wait(30)
-                return
-            bodies.append(body)
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.write(b"ok")
-
-        def log_message(self, *_: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/hooks", first, bodies
-    finally:
-        release.set()
-        server.shutdown()
-        server.server_close()
-
-
 ATTEMPT = (
     "import sys, django; django.setup(); "
     "from webhooks.delivery import attempt; attempt(sys.argv[1], 1)"
@@ -146,9 +112,9 @@ def test_a_delivery_whose_worker_was_killed_mid_send_is_sent_again_once_it_is_la
     or overdue, and this one was neither. A real process sends attempt 1 and is killed when the
     receiver has the request."""
     settings.VIVA_WEBHOOK_RESEND_GRACE_SECONDS = 60
-    with receiver_slow_at_first() as (url, first, bodies):
+    with webhook_receiver(hold_first=True) as receiver:
         delivery = WebhookDelivery.objects.create(
-            endpoint=make_endpoint(url),
+            endpoint=make_endpoint(receiver.url),
             event="exam.completed",
             event_key="exam.completed:s1:e1",
             body=json.dumps({"type": "exam.completed", "data": {"sessionId": "s1"}}),
@@ -163,7 +129,7 @@ def test_a_delivery_whose_worker_was_killed_mid_send_is_sent_again_once_it_is_la
             text=True,
         )
         try:
-            sent = first.wait(60)
+            sent = receiver.first.wait(60)
         finally:
             worker.send_signal(signal.SIGKILL)
             _, errors = worker.communicate(timeout=10)
@@ -178,6 +144,6 @@ def test_a_delivery_whose_worker_was_killed_mid_send_is_sent_again_once_it_is_la
             + 1
         )
         assert outbox.relay_due(now=later).swept == 1
-        assert len(bodies) == 1
+        assert len(receiver.received) == 2  # the held attempt 1, then the one sent again
     delivery.refresh_from_db()
     assert (delivery.status, delivery.attempts) == ("delivered", 1)
