@@ -12,7 +12,11 @@ import os
 import pytest
 from django.conf import settings
 
+from tests.support import database_flush
+
 CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+database_flush.install()
 
 
 def _available(service: str) -> bool:
