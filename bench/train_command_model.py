@@ -13,6 +13,7 @@ uses.
   it with the rules alone, the model alone and both (rules, cue scorer, then the model). The
   rules were tuned on these sets since they were first measured, so only the model's columns
   are phrasings it was not fitted on.
+  ``--only NAME`` leaves out that set alone.
 * ``--exclude NAME``: leave a set out of the training (a blind set not yet measured).
 * ``--write``: train on every set (minus ``--exclude``) and write
   ``ioa/runtime/data/command_model_<language>.json``.
@@ -40,6 +41,10 @@ from ioa.runtime.command_model import NONE_CLASS, CommandModel, features  # noqa
 from ioa.schema import CandidateCommandType  # noqa: E402
 
 SET_DIR = ROOT / "tests" / "ioa" / "runtime" / "command_set"
+TRAINING_DIR = SET_DIR / "training"
+"""Utterances written to train this stage (``<language>_train<N>.jsonl``), not to measure the
+classifier: ``tests/ioa/runtime/test_command_set.py`` and ``bench/commands.py`` read only the
+sets beside it."""
 DATA_DIR = ROOT / "ioa" / "runtime" / "data"
 LANGUAGES = ("en", "de", "es")
 MIN_COUNT = 2
@@ -51,9 +56,14 @@ Row = tuple[str, str | None]
 
 
 def load(language: str, exclude: set[str]) -> dict[str, list[Row]]:
-    """The labelled sets of ``language`` by name (``main``, ``holdout``, ``holdout2``...)."""
+    """The labelled sets of ``language`` by name (``main``, ``holdout``, ``holdout2``...), and
+    the training sets (``train1``...)."""
     sets: dict[str, list[Row]] = {}
-    for path in sorted(SET_DIR.glob(f"{language}*.jsonl")):
+    paths = [
+        *sorted(SET_DIR.glob(f"{language}*.jsonl")),
+        *sorted(TRAINING_DIR.glob(f"{language}*.jsonl")),
+    ]
+    for path in paths:
         name = path.stem.removeprefix(language).removeprefix("_") or "main"
         if name in exclude:
             continue
@@ -144,8 +154,10 @@ def figures(
     return hits / max(1, len(commands)), false / max(1, len(answers))
 
 
-def leave_out(language: str, sets: dict[str, list[Row]]) -> None:
+def leave_out(language: str, sets: dict[str, list[Row]], only: str | None = None) -> None:
     blind = [name for name in sets if name.startswith("holdout") and name[7:].isdigit()]
+    if only is not None:
+        blind = [name for name in blind if name == only]
     for name in sorted(blind, key=lambda n: int(n[7:])):
         rows = [row for other, rows in sets.items() if other != name for row in rows]
         model = train(rows)
@@ -162,13 +174,14 @@ def leave_out(language: str, sets: dict[str, list[Row]]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--leave-out", action="store_true")
+    parser.add_argument("--only", help="with --leave-out: this blind set alone")
     parser.add_argument("--exclude", action="append", default=[])
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
     for language in LANGUAGES:
         sets = load(language, set(args.exclude))
         if args.leave_out:
-            leave_out(language, sets)
+            leave_out(language, sets, args.only)
         if args.write:
             started = time.perf_counter()
             model = train([row for rows in sets.values() for row in rows])

@@ -275,6 +275,30 @@ _LANGUAGE_NAMES = {
     r"|mi (?:lengua|idioma) (?:materna|nativo|natal)|mi (?:propio )?idioma)",
 }
 
+_BYSTANDER: Final = MappingProxyType(
+    {
+        "en": r"\b(?:someone|somebody|a (?:person|student|man|woman|guy)) (?:has )?(?:just"
+        r"|here|next to me)(?: just)? (?:collapsed|fainted|passed out|stopped breathing)\b"
+        r"|\b(?:someone|somebody) (?:has )?(?:collapsed|fainted|passed out) (?:here|in (?:the|my)"
+        r" (?:room|hall|hallway|corridor|flat|house)|next to me)\b"
+        r"|\bi(?:'m| am| think i'?m) (?:having|about to have|getting) (?:a )?(?:hypo|seizure"
+        r"|asthma attack|panic attack)\b",
+        "de": r"\b(?:hier|grad|gerade|eben) (?:ist )?(?:grad |gerade |eben )?(?:jemand|einer"
+        r"|eine) (?:\w+ )?(?:umgekippt|zusammengebrochen|ohnmächtig geworden|bewusstlos)\b"
+        r"|\bjemand ist (?:hier |grad |gerade |eben )+(?:umgekippt|zusammengebrochen"
+        r"|ohnmächtig geworden|bewusstlos)\b|\bmir wird (?:gleich |grad |gerade )?schwarz vor"
+        r" augen\b|\bich (?:kipp|kippe) (?:gleich )?um\b",
+        "es": r"\balguien (?:se )?(?:acaba de |ha |se ha |se )?(?:desmay\w*|ca[ií]d[oa]|cay[oó]"
+        r"|colaps\w*)(?: aqu[ií]| ac[aá]| en (?:la|el|mi) \w+)\b"
+        r"|\balguien se acaba de (?:desmayar|caer)\b"
+        r"|\bme (?:voy a|estoy por) desmayar\b|\bme estoy desmayando\b",
+    }
+)
+"""Emergencies in the candidate's room or body beyond feeling ill: a person there who just
+collapsed ("someone just collapsed in the hallway", "hier ist grad jemand umgekippt",
+"alguien se acaba de desmayar aquí"), an attack of their own; "here", "just" or the room
+anchors it, so "if someone collapsed you'd check the airway" stays an answer."""
+
 CueSpec = tuple[C, Strength, str]
 
 _EN_CUES: tuple[CueSpec, ...] = (
@@ -287,6 +311,7 @@ _EN_CUES: tuple[CueSpec, ...] = (
         r" breathe\b|\bgoing to (?:faint|throw up|be sick|pass out)\b|\bchest pains?\b",
     ),
     (C.EMERGENCY_STOP, "framed", r"\b(?:emergency|medical emergency)\b"),
+    (C.EMERGENCY_STOP, "strong", _BYSTANDER["en"]),
     # finish
     (
         C.FINISH,
@@ -616,6 +641,7 @@ _DE_CUES: tuple[CueSpec, ...] = (
         r"|schluss machen)\b",
     ),
     (C.EMERGENCY_STOP, "framed", r"\bnotfall\b"),
+    (C.EMERGENCY_STOP, "strong", _BYSTANDER["de"]),
     (C.PAUSE, "strong", r"\b(?:mein (?:handy|telefon)|es) klingelt\b"),
     (
         C.FINISH,
@@ -909,6 +935,19 @@ _ES_CUES: tuple[CueSpec, ...] = (
     ),
     (C.SKIP, "strong", r"\bme (?:la|lo) (?:salto|paso|dejo)\b"),
     (C.EMERGENCY_STOP, "framed", r"\bemergencia\b"),
+    (C.EMERGENCY_STOP, "strong", _BYSTANDER["es"]),
+    # the volume asked in the imperative, a clause of its own ("súbale", "suba un poco la voz",
+    # "¿le subes un poquito?"; not "súbale la dosis al paciente")
+    (
+        C.VOLUME_UP,
+        "strong",
+        r"^(?:s[uú]b(?:a|ale|ele|anle|alo|elo)|le sub(?:es|e|en))(?: (?:un poco|un poquito"
+        r"|tantito|m[aá]s))?(?: (?:el volumen|la voz|el sonido))?$",
+    ),
+    (C.VOLUME_UP, "framed", r"\bm[aá]s fuerte\b"),
+    (C.VOLUME_DOWN, "strong", r"^menos volumen$"),
+    (C.VOLUME_DOWN, "asked", r"\bse (?:oye|escucha) (?:demasiado|muy) (?:fuerte|alto)\b"),
+    (C.REPORT_AUDIO_ISSUE, "framed", r"^me (?:oye|oyen|oyes|escucha|escuchan|escuchas)$"),
     (C.RESUME, "strong", r"\bya volví\b|\bya estoy\b|\bdónde estábamos\b"),
     (
         C.RESUME,
@@ -1229,7 +1268,8 @@ _ME: Final = MappingProxyType(
         r"|hay fuego)\b",
     }
 )
-"""The candidate in an emergency cue's turn: an emergency is theirs, not a topic."""
+"""The candidate in an emergency cue's turn: an emergency is theirs, not a topic (a bystander
+emergency, :data:`_BYSTANDER`, is in their room: it counts as theirs)."""
 
 _APOLOGY: Final = MappingProxyType(
     {
@@ -1340,7 +1380,7 @@ class Lexicon:
             others=folded(_OTHERS[language]),
             revise_ref=folded(_REVISE_REF[language]),
             addressee=folded(_ADDRESSEE[language]),
-            me=folded(_ME[language]),
+            me=folded(f"{_ME[language]}|{_BYSTANDER[language]}"),
             apology=folded(_APOLOGY[language]),
             inverted=folded(_INVERTED[language]),
         )
@@ -1512,6 +1552,8 @@ def _settle(
             totals[C.LANGUAGE_SWITCH] += 2  # a language asked for is the decisive cue
         else:
             del totals[C.LANGUAGE_SWITCH]
+    if C.VOLUME_UP in totals and totals.pop(C.REPORT_AUDIO_ISSUE, 0):
+        totals[C.VOLUME_UP] += 1  # "louder, I can barely hear you": the volume is what is asked
     if C.SLOW_DOWN in totals and totals.pop(C.REPEAT, 0):
         totals[C.SLOW_DOWN] += 1  # "say it again, slower": the pace is what is asked
     if give_up and C.RESUME in totals:

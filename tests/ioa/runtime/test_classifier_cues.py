@@ -198,3 +198,55 @@ def test_the_rules_tried_at_word_starts_read_what_a_full_search_reads() -> None:
             for line in (sets / f"{language}{name}.jsonl").read_text(encoding="utf-8").splitlines():
                 core = vocabulary.core(json.loads(line)["text"])
                 assert _ruled(vocabulary, core) is searched(language, core), core
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("somebody here just fainted, please stop the exam", "en"),
+        ("someone has collapsed in my flat, I need to stop", "en"),
+        ("I think I'm having a seizure, I have to stop", "en"),
+        ("eben ist hier einer zusammengebrochen, bitte die Prüfung stoppen", "de"),
+        ("mir wird gleich schwarz vor Augen, ich muss aufhören", "de"),
+        ("alguien se ha desmayado en la sala, pare por favor", "es"),
+        ("me voy a desmayar, tengo que parar", "es"),
+    ],
+)
+def test_an_emergency_in_the_candidates_room_wins_over_the_stop_it_asks_for(
+    text: str, language: str
+) -> None:
+    """Set 8 read "someone just collapsed in the hallway, stop the exam" as nothing and its
+    German and Spanish sisters as a finish: a person in the candidate's room is their
+    emergency (runtime semantics §5, blind sets 8 and 9)."""
+    assert candidate_command(text, language) is C.EMERGENCY_STOP
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("If someone collapsed you would check the airway and call for help first.", "en"),
+        ("The patient collapsed after the second dose and we started CPR.", "en"),
+        ("Wenn jemand umkippt, bringt man ihn in die stabile Seitenlage.", "de"),
+        ("Si alguien se desmaya, se le levantan las piernas y se comprueba la respiración.", "es"),
+        ("súbale la dosis al paciente si la presión sigue baja", "es"),
+        ("el ácido clorhídrico es más fuerte que el acético", "es"),
+    ],
+)
+def test_a_collapse_or_a_volume_word_in_an_answer_is_no_command(text: str, language: str) -> None:
+    assert candidate_command(text, language) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "command"),
+    [
+        ("You're too quiet, I can barely hear you.", "en", C.VOLUME_UP),
+        ("Apenas le oigo, suba un poco la voz.", "es", C.VOLUME_UP),
+        ("Menos volumen.", "es", C.VOLUME_DOWN),
+        ("¿Me oye?", "es", C.REPORT_AUDIO_ISSUE),
+    ],
+)
+def test_the_volume_asked_with_a_sound_problem_is_the_volume(
+    text: str, language: str, command: C
+) -> None:
+    """ "Louder, I can barely hear you" asks for the volume; the sound problem is its reason."""
+    assert candidate_command(text, language) is command
