@@ -40,15 +40,18 @@ def autosave_status(page: Page) -> Locator:
 def open_question(page: Page, sign_in: SignIn, draft: DraftPackage) -> Locator:
     """The studio on ``draft`` with the q-dijkstra node's form open; returns its Title field."""
     sign_in(draft.owner)
-    # The first presence heartbeat is answered (with the revision the page loaded) before a
-    # test's other client saves: the next one, 20 s later, would bring that save in by itself
-    # (test_studio_presence), and these tests are about a save that meets it first.
+    # The presence heartbeats are answered (with the revision the page loaded) before a test's
+    # other client saves: the next one, 20 s later, would bring that save in by itself
+    # (test_studio_presence), and these tests are about a save that meets it first. Opening a
+    # node beats once more, half a second after the click: a loaded machine that took longer to
+    # start typing brought their save in there, cleanly, and there was no clash to meet.
     with page.expect_response(lambda r: r.url.endswith("/presence/") and r.ok):
         page.goto(f"/studio/{draft.id}/")
     expect(page.get_by_text("Schema hints on.")).to_be_visible()
-    page.get_by_role("navigation", name="Outline").get_by_role(
-        "button", name=re.compile(r"· q-dijkstra\b")
-    ).click()
+    with page.expect_response(lambda r: r.url.endswith("/presence/") and r.ok):
+        page.get_by_role("navigation", name="Outline").get_by_role(
+            "button", name=re.compile(r"· q-dijkstra\b")
+        ).click()
     return form(page).get_by_label("Title", exact=True)
 
 
