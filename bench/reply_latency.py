@@ -20,7 +20,9 @@ Configurations, each a fresh daphne with inline bots: **offline** (the embedded 
 PocketSphinx, eSpeak NG, the offline examiner) and **instant peers** (Deepgram's live protocol
 and OpenAI's speech endpoint served by the local peer, answering at once; the offline
 examiner), each with the product's end of turn and the baseline ``VIVA_VOICE_TURN_MODEL=off``
-(the words and the package's pauses alone, no acoustic model). Targets: instant peers p50 < 1.0
+(the words and the package's pauses alone, no acoustic model), and the opt-in
+``VIVA_VOICE_REPLY_PAUSE_SEC=0.7`` (an early end on the reply pause, off by default: runtime
+semantics §18). Targets: instant peers p50 < 1.0
 s and p95 < 1.5 s; offline p95 < 3 s. The issue's figures before any of this work: peers p50 4.3
 s / p95 6.3 s, offline p50 3.8 s / p95 11.3 s.
 
@@ -250,6 +252,16 @@ def one_exam(browser: Any, base: str, wav: Path, secs: float) -> tuple[list[Repl
             continue
         vad, transcript, audio = stages(exam.session, end)
         replies.append(Reply(onset - end, vad, transcript, audio))
+        print(
+            f"    answer {index + 1}: heard {(onset - end) / 1000:4.2f} s; "
+            + "; ".join(
+                f"{label} {value / 1000:4.2f}"
+                for label, value in (("VAD", vad), ("transcript", transcript), ("out", audio))
+                if value is not None
+            )
+        )
+    held = SessionEvent.objects.filter(session=exam.session, type="transition_held")
+    print(f"    completions held: {', '.join(h.payload['phase'] for h in held) or 'none'}")
     for row in SessionEvent.objects.filter(session=exam.session, type="transcript_final"):
         if row.payload["speaker"] == "candidate":
             print(f"    heard ({row.payload['confidence']:.2f}): {row.payload['text']}")
@@ -262,6 +274,8 @@ def configs(only: str | None, baseline: bool = True) -> list[tuple[str, str, dic
         ("offline", "baseline (turn model off)", {"VIVA_VOICE_TURN_MODEL": "off"}),
         ("instant peers", "end of turn", {}),
         ("instant peers", "baseline (turn model off)", {"VIVA_VOICE_TURN_MODEL": "off"}),
+        ("instant peers", "reply pause 0.7 s (opt-in)", {"VIVA_VOICE_REPLY_PAUSE_SEC": "0.7"}),
+        ("offline", "reply pause 0.7 s (opt-in)", {"VIVA_VOICE_REPLY_PAUSE_SEC": "0.7"}),
     ]
     return [
         c for c in found if (only is None or c[0] == only) and (baseline or "baseline" not in c[1])

@@ -25,6 +25,7 @@ from pipecat.audio.vad.vad_analyzer import VADParams
 from pipecat.frames.frames import InputAudioRawFrame
 from pipecat.pipeline.worker import PipelineParams
 from pipecat.processors.audio.vad_processor import VADProcessor
+from pipecat.services.stt_service import SegmentedSTTService
 
 from bot.activity import TimedVADProcessor
 from bot.speech_fallback import SpeechFallback, with_fallback
@@ -37,6 +38,7 @@ from bot.speech_providers import (
 from bot.voice.languages import VoiceLanguageError, offline_stt_available, offline_voice
 from bot.voice.turn_end import exam_user_params
 from bot.voice.turn_model import shared_turn_model
+from ioa.runtime.answer_end import TurnTiming
 
 if TYPE_CHECKING:
     from pipecat.frames.frames import Frame
@@ -54,8 +56,13 @@ VOICE_IN_SAMPLE_RATE: Final = 16000
 VOICE_OUT_SAMPLE_RATE: Final = 24000
 """Examiner audio produced by TTS; transports resample for the wire."""
 VAD_STOP_SECS: Final = 0.6
-"""Silence that ends a VAD segment. Longer than Pipecat's 0.2 s so a short pause inside an
-answer does not split it into many segments (each decoded and scored on its own)."""
+"""Silence that ends a VAD segment for a recogniser that decodes segments (PocketSphinx, an
+OpenAI-compatible endpoint). Longer than Pipecat's 0.2 s so a short pause inside an answer does
+not split it into many segments (each decoded and scored on its own)."""
+STREAMING_VAD_STOP_SECS: Final = 0.3
+"""The same for a streaming recogniser (Deepgram's live protocol), which hears the whole stream
+and only finalises its words at the VAD's stop: a shorter stop costs it no words, and the turn's
+end, the reply and the silence clock come 0.3 s sooner (issue #30; runtime semantics §18)."""
 
 
 def voice_setting(name: str, default: str) -> str:
@@ -120,6 +127,13 @@ def build_vad_processor(*, stop_secs: float = VAD_STOP_SECS) -> VADProcessor:
     return TimedVADProcessor(vad_analyzer=build_vad_analyzer(stop_secs=stop_secs))
 
 
+def vad_for(stt: FrameProcessor) -> VADProcessor:
+    """The VAD for ``stt``: a recogniser that decodes segments gets :data:`VAD_STOP_SECS`, a
+    streaming one :data:`STREAMING_VAD_STOP_SECS`."""
+    segmented = isinstance(stt, SegmentedSTTService)
+    return build_vad_processor(stop_secs=VAD_STOP_SECS if segmented else STREAMING_VAD_STOP_SECS)
+
+
 def build_offline_stt() -> PocketsphinxSTTService:
     """PocketSphinx STT (``VIVA_STT_DECODERS``: size of the process-wide decoder pool)."""
     from bot.voice.offline_stt import DEFAULT_MAX_DECODERS, PocketsphinxSTTService
@@ -157,7 +171,33 @@ def voice_user_params(*, language: str = "en") -> LLMUserAggregatorParams:
             f"VIVA_VOICE_TURN_MODEL must be 'smart-turn' or 'off', not {model_setting!r}"
         )
     model = shared_turn_model(enabled=model_setting == "smart-turn")
-    return exam_user_params(language=language, model=model)
+    return exam_user_params(timing=host_turn_timing(), language=language, model=model)
+
+
+REPLY_PAUSE_DEFAULT: Final = "off"
+"""The host's reply pause when ``VIVA_VOICE_REPLY_PAUSE_SEC`` is unset: none. In Chromium, with
+natural answers of finished sentences about a second apart, the examiner began its reply in the
+gap and spoke over the candidate's next sentence (CI, 2026-12-07: "Thank" before it stopped),
+and a reply cut that way left the turn to the deadline, whose fallback repeated the question
+while the candidate was still answering (runtime semantics §18, "Off by default"). A host or a
+package (``replyPauseSec``) that wants the faster reply opts in."""
+
+
+def host_turn_timing() -> TurnTiming:
+    """The host's default turn timing: ``VIVA_VOICE_REPLY_PAUSE_SEC`` sets the reply pause
+    (seconds, or ``off``, the default :data:`REPLY_PAUSE_DEFAULT`: no turn ends before its
+    finished pause; runtime semantics §18); a package's ``metadata.extensions.voice`` overrides
+    it (``tune_turn_taking``)."""
+    base = TurnTiming()
+    setting = voice_setting("VIVA_VOICE_REPLY_PAUSE_SEC", REPLY_PAUSE_DEFAULT).lower()
+    if setting == "off":
+        return dataclasses.replace(base, reply_secs=base.finished_secs)
+    try:
+        return dataclasses.replace(base, reply_secs=float(setting))
+    except ValueError as error:
+        raise ValueError(
+            f"VIVA_VOICE_REPLY_PAUSE_SEC must be a number of seconds or 'off': {setting!r}"
+        ) from error
 
 
 def offline_tts_language(language: str) -> dict[str, str]:
@@ -223,7 +263,7 @@ def voice_io(
             else build_hosted_tts(in_language(tts_choice, language))
         )
     source = input if input is not None else (transport.input() if transport else None)
-    vad = build_vad_processor()
+    vad = vad_for(stt)
     providers: dict[str, tuple[str, str]] = {}
     if isinstance(stt, PocketsphinxSTTService):
         providers["stt"] = ("pocketsphinx", "en-us")

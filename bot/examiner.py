@@ -51,6 +51,7 @@ from bot.observation_sink import ObservationHandler
 from bot.pipeline import BotIO, ExaminerPipeline
 from bot.pipeline_adapter import PipelineAdapter
 from bot.rerun_budget import RerunBudget
+from bot.turn_settlement import TurnSettlement
 from bot.usage import UsageLedger
 from ioa.events import EventEnvelope, ExamState
 from ioa.events import payloads as p
@@ -63,6 +64,7 @@ from ioa.runtime import (
     FaultCleared,
     RuntimeController,
     RuntimeInput,
+    TurnSettled,
     UtteranceFinished,
 )
 
@@ -169,6 +171,13 @@ class ExaminerCore:
         self.effects.attach(pipeline, io)
         self.faults.attach(pipeline, io)
         transport_presence.watch(io.transport, self.channel.media_connection)
+
+    def settle_turns(self, settlement: TurnSettlement) -> None:
+        """Voice: observations say whether the spoken turn may still go on, and the bot sends
+        ``TurnSettled`` when one that ended on the reply pause has stayed over (runtime
+        semantics §18, ``bot.turn_settlement``)."""
+        self.observations.settlement = settlement
+        settlement.bind(lambda: self.decisions.post(TurnSettled()))
 
     def start(self) -> None:
         """Start the inbox (call on the bot's event loop)."""

@@ -31,6 +31,7 @@ from bot.examiner_stats import CoreStats
 from bot.flow_nodes import ObservationDecision
 from bot.rerun_budget import RerunBudget
 from bot.turn_deadline import TurnWatch
+from bot.turn_settlement import TurnSettlement
 from ioa.runtime import Decision, Effect, Observation, PromptLlm, Speak
 
 logger = logging.getLogger(__name__)
@@ -71,6 +72,10 @@ class ObservationHandler:
         self._session_id: uuid.UUID = decisions.session_id
         self._reported: tuple[int, int] | None = None
         """(turn, request) of the latest report handled: one report per LLM response."""
+        self.settlement: TurnSettlement | None = None
+        """Voice: whether the spoken turn answered may still go on (``bot.turn_settlement``):
+        then the observation is ``reopenable`` and a completion is held (runtime semantics
+        §18)."""
 
     async def on_observation(
         self, args: Mapping[str, object], *, node_id: str
@@ -93,7 +98,10 @@ class ObservationHandler:
                 {"status": "ignored", "reason": "this turn was already answered"}, respond=False
             )
         self._reported = request
-        decision = await self._decisions.submit(Observation(dict(args)), apply=False)
+        reopenable = self.settlement is not None and self.settlement.unsettled
+        decision = await self._decisions.submit(
+            Observation(dict(args), reopenable=reopenable), apply=False
+        )
         outcome = await self._outcome(decision)
         self._stats.observation_ms.append((time.monotonic() - started) * 1000)
         return outcome

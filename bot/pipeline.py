@@ -138,6 +138,8 @@ class PipelineCore(Protocol):
 
     def llm_response_ended(self, text: str, calls: Sequence[str]) -> None: ...
 
+    def llm_interrupted(self) -> None: ...
+
     def tool_call_unparsed(self, name: str, error: str, chars: int) -> None: ...
 
     async def candidate_turn(
@@ -403,8 +405,9 @@ def _nothing_new(frame: LLMContextFrame) -> bool:
 
 class LLMSpeechFilter(FrameProcessor):
     """Drops the LLM's free text (never spoken); reports text-only responses, tool calls whose
-    arguments were not JSON (:class:`UnparsedToolCallFrame`, not passed on) and every response's
-    end to the core; gates the LLM re-runs that travel upstream."""
+    arguments were not JSON (:class:`UnparsedToolCallFrame`, not passed on), every response's
+    end and every interruption (a response on its way is cut by it) to the core; gates the LLM
+    re-runs that travel upstream."""
 
     def __init__(self, core: PipelineCore) -> None:
         super().__init__()
@@ -425,7 +428,9 @@ class LLMSpeechFilter(FrameProcessor):
             self.dropped += 1
             return
         if direction is FrameDirection.DOWNSTREAM:
-            if isinstance(frame, LLMFullResponseStartFrame):
+            if isinstance(frame, InterruptionFrame):
+                self._core.llm_interrupted()
+            elif isinstance(frame, LLMFullResponseStartFrame):
                 self._text, self._calls = [], []
             elif isinstance(frame, FunctionCallsStartedFrame):
                 self._calls += [call.function_name for call in frame.function_calls]

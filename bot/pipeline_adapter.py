@@ -106,6 +106,10 @@ class PipelineAdapter:
         self._llm_node: str | None = None
         self._unparsed = False
         """The current response had a tool call whose arguments were not JSON."""
+        self._interruptions = 0
+        """Interruptions that have passed the LLM (:meth:`llm_interrupted`)."""
+        self._interruptions_at_request = 0
+        """:attr:`_interruptions` when the latest LLM request was made."""
 
     def llm_allowed(self) -> bool:
         """The LLM runs only while the exam is in progress, at a node that offers the tool."""
@@ -299,6 +303,7 @@ class PipelineAdapter:
         """An LLM request is on its way: its usage belongs to the node it was made at. False
         when the turn's request budget is used up (the request is dropped, the turn fails)."""
         self._llm_node = self._journal.controller.state.current_node_id
+        self._interruptions_at_request = self._interruptions
         return self._turns.request()
 
     def llm_rerun_started(self) -> bool:
@@ -308,7 +313,13 @@ class PipelineAdapter:
         if not self._turns.owed:
             return False
         self._llm_node = self._journal.controller.state.current_node_id
+        self._interruptions_at_request = self._interruptions
         return self._turns.request()
+
+    def llm_interrupted(self) -> None:
+        """An interruption passed the LLM (the candidate spoke, or the exam stopped its words):
+        a response on its way then is cut, not the model's fault (:meth:`_unusable_reply`)."""
+        self._interruptions += 1
 
     def llm_response_ended(self, text: str, calls: Sequence[str]) -> None:
         """An LLM response ended. Unknown tools are noted (Pipecat answers them and the LLM
@@ -331,15 +342,25 @@ class PipelineAdapter:
         # (upstream), so judge after a short grace.
         empty = not text and not unparsed
         asyncio.get_running_loop().call_later(
-            UNUSABLE_GRACE_SECONDS, self._unusable_reply, self._turns.generation, empty
+            UNUSABLE_GRACE_SECONDS,
+            self._unusable_reply,
+            self._turns.generation,
+            empty,
+            self._interruptions_at_request,
         )
 
-    def _unusable_reply(self, generation: int, empty: bool = False) -> None:
+    def _unusable_reply(self, generation: int, empty: bool, interruptions: int) -> None:
         """Judge a response without a tool call once the grace is over (no provider error
         failed the turn meanwhile): an ``empty`` one is stored as ``model_empty_reply``; the
-        reply is retried once if allowed, else the turn fails."""
+        reply is retried once if allowed, else the turn fails. A response cut by an
+        interruption since its request (``interruptions`` then) is nobody's fault and is not
+        judged: Pipecat ends a cancelled response empty, and the candidate's next turn (or the
+        turn's deadline) answers the turn."""
         turns = self._turns
         if not turns.owed or turns.generation != generation or self._decisions.closed:
+            return
+        if self._interruptions != interruptions:
+            turns.note("reply_cut")
             return
         if empty:
             self._model_fault("model_empty_reply")

@@ -52,7 +52,7 @@ from bot.pipeline import (
 from bot.providers import LlmChoice, build_llm, resolve
 from bot.usage import UsageLedger, flush_usage
 from bot.voice.exam_text import bias_recogniser
-from bot.voice.turn_end import tune_turn_taking
+from bot.voice.turn_end import tune_turn_taking, turn_strategy
 from sessions import bot_channel
 
 logger = logging.getLogger(__name__)
@@ -136,6 +136,9 @@ async def run_session(
             ),
         )
         core.attach(pipeline, io)
+        strategy = turn_strategy(io.user_params)
+        if strategy is not None:
+            core.settle_turns(strategy.settlement)
         return await _run(session_id, core, pipeline, lease, options, config)
     finally:
         await db.close(key)

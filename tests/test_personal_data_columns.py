@@ -293,6 +293,7 @@ KEPT_EVENT_FIELDS: dict[str, str] = {
     "transcript_final.language": "the language tag the recogniser reported",
     "candidate_command_received.rejectionReason": RUNTIME_WORDS,
     "transition_decision.conditionEvaluated": "the package's transition condition",
+    "transition_held.reason": RUNTIME_WORDS,
     "guardrail_triggered.description": RUNTIME_WORDS,
     "recovery_started.triggerDescription": RUNTIME_WORDS + " (ioa.runtime.repetition)",
     "exam_state_changed.reason": RUNTIME_WORDS,

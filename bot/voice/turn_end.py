@@ -32,6 +32,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Final
 
@@ -50,7 +51,14 @@ from pipecat.turns.user_turn_strategies import UserTurnStrategies
 from bot.activity import AudioClock, speech_instant
 from bot.pipeline import transcript_confidence
 from bot.text_transport import TypedTranscriptionFrame
-from ioa.runtime.answer_end import RELIABLE_CONFIDENCE, TurnTiming, turn_timing, turn_wait
+from bot.turn_settlement import TurnSettlement
+from ioa.runtime.answer_end import (
+    RELIABLE_CONFIDENCE,
+    TurnTiming,
+    reply_wait,
+    turn_timing,
+    turn_wait,
+)
 from ioa.schema import AssessmentPackage
 
 if TYPE_CHECKING:  # the model (onnxruntime) is loaded by voice sessions only: bot.audio
@@ -80,6 +88,19 @@ WATCHDOG_MARGIN_SECS: Final = 3.0
 strategy ended, counting from the last VAD or transcript activity)."""
 
 
+@dataclass(frozen=True, slots=True)
+class TurnEnd:
+    """A decision to end a turn: its words, the policy's silence for them, the model's
+    probability when the words were unsure, and the reply pause when it ended early (then
+    ``settle_at``: when, by the audio's clock, it stays over)."""
+
+    text: str
+    wait: float
+    probability: float | None
+    reply: float | None = None
+    settle_at: float | None = None
+
+
 class ExamTurnStopStrategy(BaseUserTurnStopStrategy):  # type: ignore[no-untyped-call]
     """Ends the candidate's turn by the exam's end-of-turn policy (module docstring)."""
 
@@ -93,6 +114,8 @@ class ExamTurnStopStrategy(BaseUserTurnStopStrategy):  # type: ignore[no-untyped
     ) -> None:
         super().__init__()
         self.timing = timing or TurnTiming()
+        self.host_timing = self.timing
+        """The host's defaults, which a package's settings override (:func:`tune_turn_taking`)."""
         self.language = language
         self._model = model
         self._clock = clock
@@ -114,10 +137,15 @@ class ExamTurnStopStrategy(BaseUserTurnStopStrategy):  # type: ignore[no-untyped
         self._covered: float | None = None
         """The capture time up to which the audio and the VAD's decisions on it have all
         arrived (the end of the chunk before the latest): the silence is counted on it."""
-        self._pending: tuple[float, tuple[str, float, float | None]] | None = None
+        self._pending: tuple[float, TurnEnd] | None = None
         """When the silence that ends the turn is over (audio time), and the decision."""
-        self.decisions: list[tuple[str, float, float | None]] = []
-        """(text, wait, probability) of each decision to end a turn: for tests and benches."""
+        self.decisions: list[TurnEnd] = []
+        """Each decision to end a turn: for tests and benches."""
+        self.settlement = TurnSettlement()
+        """Whether the latest turn, ended on the reply pause, may still go on (runtime
+        semantics §18); read by the observation handler."""
+        self._settle_at: float | None = None
+        """When (audio time) the latest turn, ended on the reply pause, has stayed over."""
 
     async def handle_user_turn_started(self) -> None:
         await self._new_turn()
@@ -146,6 +174,10 @@ class ExamTurnStopStrategy(BaseUserTurnStopStrategy):  # type: ignore[no-untyped
             await self._cancel_timer()
             if not self._speaking:
                 await self._end(pending[1])
+        settle_at = self._settle_at
+        if settle_at is not None and not self._speaking and (self._covered or 0.0) >= settle_at:
+            self._settle_at = None
+            self.settlement.settled()
         self._heard.advance(frame, self._clock())
         self._keep_audio(frame)
 
@@ -155,6 +187,7 @@ class ExamTurnStopStrategy(BaseUserTurnStopStrategy):  # type: ignore[no-untyped
             await self._hear(frame)
         elif isinstance(frame, VADUserStartedSpeakingFrame):
             self._speaking = True
+            self._settle_at = None  # the candidate went on: it stays unsettled
             self._speech_start = speech_instant(frame) or self._clock()
             self._probability = None
             await self._cancel_timer()
@@ -175,7 +208,7 @@ class ExamTurnStopStrategy(BaseUserTurnStopStrategy):  # type: ignore[no-untyped
             self._texts.append(frame.text.strip())
             self._speech_end = None
             await self._cancel_timer()
-            await self._end((self.text, 0.0, None))
+            await self._end(TurnEnd(self.text, 0.0, None))
         elif isinstance(frame, TranscriptionFrame) and frame.text.strip():
             self._texts.append(frame.text.strip())
             self._words_due = False
@@ -215,8 +248,15 @@ class ExamTurnStopStrategy(BaseUserTurnStopStrategy):  # type: ignore[no-untyped
             self._probability,
             words_reliable=self._reliable,
         )
-        silence_end = self._speech_end + wait
-        decision = (self.text, wait, self._probability if not self._reliable else None)
+        reply = reply_wait(self.timing, wait, self._probability)
+        silence_end = self._speech_end + (wait if reply is None else reply)
+        decision = TurnEnd(
+            self.text,
+            wait,
+            self._probability if not self._reliable else None,
+            reply=reply,
+            settle_at=None if reply is None else self._speech_end + wait,
+        )
         if self._words_due:
             # The last stretch's words are still with the recogniser: wait for them (the
             # transcript re-arms), at most LATE_WORDS_SECS past the silence's end.
@@ -234,7 +274,7 @@ class ExamTurnStopStrategy(BaseUserTurnStopStrategy):  # type: ignore[no-untyped
             f"{self}::end_after",
         )
 
-    async def _end_after(self, delay: float, decision: tuple[str, float, float | None]) -> None:
+    async def _end_after(self, delay: float, decision: TurnEnd) -> None:
         """The fallback when no audio comes: the turn ends ``delay`` s from now."""
         try:
             await asyncio.sleep(max(0.0, delay))
@@ -245,10 +285,15 @@ class ExamTurnStopStrategy(BaseUserTurnStopStrategy):  # type: ignore[no-untyped
         if not self._speaking:
             await self._end(decision)
 
-    async def _end(self, decision: tuple[str, float, float | None]) -> None:
+    async def _end(self, decision: TurnEnd) -> None:
         self.decisions.append(decision)
         self._speech_end = None
         self._pending = None
+        self._settle_at = decision.settle_at
+        if decision.settle_at is None:
+            self.settlement.ended()
+        else:
+            self.settlement.ended_early()
         await self.trigger_user_turn_stopped()
 
     async def _cancel_timer(self) -> None:
@@ -292,10 +337,10 @@ def tune_turn_taking(
     if strategy is None or params is None:
         return None
     try:
-        timing = turn_timing(package.metadata.extensions, float(multiplier))
+        timing = turn_timing(package.metadata.extensions, float(multiplier), strategy.host_timing)
     except ValueError as error:
         logger.warning("turn timing: %s; the defaults apply", error)
-        timing = TurnTiming().scaled(float(multiplier))
+        timing = strategy.host_timing.scaled(float(multiplier))
     strategy.timing = timing
     strategy.language = package.metadata.language or strategy.language
     params.user_turn_stop_timeout = timing.thinking_secs + WATCHDOG_MARGIN_SECS

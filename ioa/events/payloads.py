@@ -752,6 +752,22 @@ class BotHandover(Payload):
     """Why the bot was moved: its worker shut down in order (SIGTERM, a deploy)."""
 
 
+class TransitionHeld(Payload):
+    """A node's natural completion decided on a spoken answer that may still go on (issue #30,
+    runtime semantics §18). The candidate's turn ended on the short reply pause, so the
+    examiner's words for it (the bridge) are spoken at once, but the edge waits: ``held`` when
+    it is decided, then either the edge is taken (``node_exited`` and ``transition_decision``
+    follow, nothing else is recorded) once the answer stays over, or ``dropped`` when the
+    candidate goes on speaking first: their next words are the same answer, at the same node.
+    For the proctor and the record only."""
+
+    type: Literal["transition_held"] = "transition_held"
+    phase: Literal["held", "dropped"]
+    nodeId: Id
+    edgeId: Id
+    reason: Text | None = None
+
+
 EventPayload = Annotated[
     BotReady
     | NodeEntered
@@ -783,7 +799,8 @@ EventPayload = Annotated[
     | CandidateActivity
     | RecognitionCheck
     | TranscriptCorrected
-    | BotHandover,
+    | BotHandover
+    | TransitionHeld,
     Field(discriminator="type"),
 ]
 """Any event payload, discriminated by ``type``."""

@@ -269,6 +269,13 @@ REGISTRY: Final[Mapping[EventType, EventTypeSpec]] = {
             {P, S},
             "the session's bot was moved to another worker on purpose (a drain, no fault)",
         ),
+        _spec(
+            T.TRANSITION_HELD,
+            p.TransitionHeld,
+            {P, S},
+            "a node's completion waits while the candidate's spoken answer may go on",
+            node_scoped=True,
+        ),
     )
 }
 """Every event type, in :class:`EventType` order."""

@@ -46,6 +46,7 @@ class EventType(StrEnum):
     RECOGNITION_CHECK = "recognition_check"
     TRANSCRIPT_CORRECTED = "transcript_corrected"
     BOT_HANDOVER = "bot_handover"
+    TRANSITION_HELD = "transition_held"
 
 
 CHAPTER_EVENT_TYPES: Final = tuple(EventType)[:17]

@@ -86,9 +86,17 @@ class TurnTiming:
     0.2 s to hear speech start again: shorter, a speaker's next sentence is cut off."""
     hesitant_secs: float = 2.5
     thinking_secs: float = 6.0
+    reply_secs: float = 0.7
+    """The *reply pause* (runtime semantics §18): a turn whose words are finished ends this
+    long after the speech (the VAD's own stop comes first when it is longer), so the reply
+    comes sooner than the finished pause; it stays open to their going on until the finished
+    pause has passed. Longer than the breath a speaker takes between two sentences said in
+    one go (0.33-0.45 s in eSpeak's voices) plus the VAD's 0.2 s to hear speech start again:
+    on 0.3 s the examiner began its reply in that gap, over the second sentence. At or above
+    ``finished_secs`` there is no early end."""
 
     def __post_init__(self) -> None:
-        for name in ("finished_secs", "hesitant_secs", "thinking_secs"):
+        for name in ("finished_secs", "hesitant_secs", "thinking_secs", "reply_secs"):
             value = getattr(self, name)
             if not 0.0 <= value <= MAX_PAUSE_SECS * 3:
                 raise ValueError(f"{name} must be between 0 and {MAX_PAUSE_SECS * 3} s: {value}")
@@ -101,6 +109,7 @@ class TurnTiming:
         factor = max(1.0, float(multiplier))
         return TurnTiming(
             finished_secs=self.finished_secs,
+            reply_secs=self.reply_secs,
             hesitant_secs=round(self.hesitant_secs * factor, 3),
             thinking_secs=round(self.thinking_secs * factor, 3),
         )
@@ -324,11 +333,30 @@ def turn_wait(
     return timing.finished_secs
 
 
+def reply_wait(
+    timing: TurnTiming, wait: float, finished_probability: float | None = None
+) -> float | None:
+    """The reply pause for a turn whose policy wait is ``wait``, or None when the turn waits
+    its whole silence (runtime semantics §18). Only a finished answer ends early: its wait is
+    the finished pause (sure finished words, or unsure words the model heard as finished).
+    The smart-turn model, when there is one, vetoes it only when it hears the speech as
+    surely unfinished (``finished_probability`` < :data:`SURELY_UNFINISHED_PROBABILITY`), as
+    between two sentences of one answer: an examiner who starts to speak at every full stop is
+    one the candidate has to talk over. Short of that, sure words are the stronger evidence
+    (docs/voice.md: on synthetic speech the model puts a third of finished answers below 0.5)."""
+    if wait > timing.finished_secs or timing.reply_secs >= timing.finished_secs:
+        return None
+    if finished_probability is not None and finished_probability < SURELY_UNFINISHED_PROBABILITY:
+        return None
+    return timing.reply_secs
+
+
 _EXTENSION_KEYS: Final = MappingProxyType(
     {
         "finishedPauseSec": "finished_secs",
         "hesitantPauseSec": "hesitant_secs",
         "thinkingPauseSec": "thinking_secs",
+        "replyPauseSec": "reply_secs",
     }
 )
 
@@ -348,6 +376,7 @@ def turn_timing(
         "finished_secs": base.finished_secs,
         "hesitant_secs": base.hesitant_secs,
         "thinking_secs": base.thinking_secs,
+        "reply_secs": base.reply_secs,
     }
     if isinstance(voice, Mapping):
         for key, field_name in _EXTENSION_KEYS.items():

@@ -18,13 +18,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from ioa.compiler import CompiledFlow
 from ioa.errors import ControllerSetupError, InvalidInputError
 from ioa.events import EventEnvelope
 from ioa.events import payloads as p
-from ioa.runtime import absence, activity
+from ioa.runtime import absence, activity, held_edge
 from ioa.runtime import inputs as i
 from ioa.runtime.clock import Clock
 from ioa.runtime.command_handlers import dispatch
@@ -123,6 +123,8 @@ class RuntimeController:
                 absence.reconcile(step)
             if not isinstance(item, i.BotReady) and not _bot_restart(item):
                 fire_due_timers(step, until=_handed_over_at(step, item))
+            if not isinstance(item, TURN_TAKING):
+                held_edge.settle_first(step)
             self._route(step, item)
         except InvalidInputError:
             self._rollback(applied, outbox)
@@ -144,8 +146,10 @@ class RuntimeController:
 
     def _route(self, step: Step, item: i.RuntimeInput) -> None:
         if isinstance(item, i.Observation):
-            handle_observation(step, item.args)
+            handle_observation(step, item.args, reopenable=item.reopenable)
         elif isinstance(item, i.TranscriptSegment):
+            if item.speaker == "candidate" and item.text.strip():
+                held_edge.drop(step)
             handle_transcript(step, item)
         elif isinstance(item, i.Command):
             self._command(step, item)
@@ -158,13 +162,18 @@ class RuntimeController:
         elif isinstance(item, i.UtterancesDropped):
             utterances_dropped(step, item)
         elif isinstance(item, i.BotResumed):
+            held_edge.settle(step)
             bot_resumed(step)
+        elif isinstance(item, i.TurnSettled):
+            held_edge.settle(step)
         elif isinstance(item, i.ProctorInstruction):
             issue(step, item)
         elif isinstance(item, i.ProctorAction):
             proctor_action(step, item)
         elif isinstance(item, i.CandidateActivity):
             activity.record(step, item)
+            if item.activity == "speaking" and item.active:
+                held_edge.drop(step)
         elif isinstance(item, i.BotReady):
             bot_ready(step, item.input_mode)
         elif isinstance(item, i.CandidateReady):
@@ -176,8 +185,10 @@ class RuntimeController:
         elif isinstance(item, i.CandidateInterrupted):
             handle_interruption(step, item)
         elif isinstance(item, i.SpeechUnheard):
+            held_edge.drop(step)  # the candidate went on, though no words were heard
             handle_unheard(step, item)
         elif isinstance(item, i.TranscriptCorrection):
+            held_edge.drop(step)  # decided on words the candidate says were misheard
             handle_correction(step, item)
         elif isinstance(item, i.TurnFault):
             turn_fault(step, item)
@@ -270,6 +281,25 @@ def _rebuild(plan: ExamPlan, session_id: str, events: Iterable[EventEnvelope]) -
     for event in events:
         apply_event(state, event, plan)
     return state
+
+
+TURN_TAKING: Final = (
+    i.Observation,
+    i.TurnSettled,
+    i.TranscriptSegment,
+    i.CandidateActivity,
+    i.Tick,
+    i.UtteranceStarted,
+    i.UtteranceFinished,
+    i.UtterancesDropped,
+    i.CandidateInterrupted,
+    i.SpeechUnheard,
+    i.TranscriptCorrection,
+    i.BotResumed,
+)
+"""Inputs of the spoken turn-taking itself. Any other input (a fault, a proctor's action, a
+command, a correction...) settles a held completion first (:mod:`ioa.runtime.held_edge`): the
+answer is over when something else happens, as if the edge had been taken when it was decided."""
 
 
 def _handed_over_at(step: Step, item: i.RuntimeInput) -> int | None:

@@ -378,6 +378,15 @@ def _bot_ready(state: RuntimeState, payload: p.BotReady, ctx: _Applying) -> None
     state.input_mode = payload.inputMode or "voice"
 
 
+def _held(state: RuntimeState, payload: p.TransitionHeld, ctx: _Applying) -> None:
+    node = state.node
+    if node is None or node.node_id != payload.nodeId:
+        return
+    held = payload.phase == "held"
+    node.held_edge = payload.edgeId if held else None
+    node.held_ms = ctx.at if held else None
+
+
 def _completed(state: RuntimeState, payload: p.ExamCompleted, ctx: _Applying) -> None:
     state.completed = True
     state.completion_reason = payload.reason
@@ -424,6 +433,7 @@ _RECORDERS: Final[Mapping[type[p.Payload], _Recorder]] = dict(
         _on(p.SystemErrorPayload, _system_error),
         _on(p.BotReady, _bot_ready),
         _on(p.ExamCompleted, _completed),
+        _on(p.TransitionHeld, _held),
     )
 )
 """What each payload type records; a type without a row changes nothing but the counters."""

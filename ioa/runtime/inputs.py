@@ -90,9 +90,14 @@ class TranscriptSegment:
 
 @dataclass(frozen=True, slots=True)
 class Observation:
-    """One ``report_observation`` call: the arguments exactly as the LLM sent them."""
+    """One ``report_observation`` call: the arguments exactly as the LLM sent them.
+
+    ``reopenable``: the spoken turn it answers ended on the short reply pause and has not yet
+    stayed over (the host's end-of-turn policy, ``ioa.runtime.answer_end``): the candidate may
+    still go on, so a natural completion is held, not taken (runtime semantics §18)."""
 
     args: Mapping[str, Any]
+    reopenable: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +208,13 @@ class BotResumed:
 
 
 @dataclass(frozen=True, slots=True)
+class TurnSettled:
+    """The candidate's spoken turn that ended on the short reply pause stayed over: the
+    finished pause passed with no more speech (runtime semantics §18). A completion held for
+    it is taken now; with nothing held it changes nothing."""
+
+
+@dataclass(frozen=True, slots=True)
 class CandidateInterrupted:
     """The candidate started speaking while the examiner was speaking (voice barge-in).
 
@@ -261,6 +273,7 @@ RuntimeInput = (
     | UtteranceFinished
     | UtterancesDropped
     | BotResumed
+    | TurnSettled
     | CandidateInterrupted
     | SpeechUnheard
     | TranscriptCorrection

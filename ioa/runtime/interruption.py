@@ -56,6 +56,13 @@ def handle_interruption(step: Step, item: CandidateInterrupted) -> None:
     if utterance_id is None:
         step.result.update({"status": "ignored", "reason": "the examiner is not speaking"})
         return
+    if step.outbox.pending[utterance_id].purpose == "bridge":
+        # A bridge still at the node is a held completion's (runtime semantics §18): the
+        # candidate going on over it is continuing their answer, not interrupting.
+        step.result.update(
+            {"status": "ignored", "reason": "the candidate went on with their answer"}
+        )
+        return
     outcome = recovery.attempt(
         step,
         SCENARIO,

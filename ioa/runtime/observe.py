@@ -34,7 +34,7 @@ from typing import Final
 from ioa.events import ExamState
 from ioa.events import payloads as p
 from ioa.output_filters import check_neutrality
-from ioa.runtime import recovery, repetition, texts
+from ioa.runtime import held_edge, recovery, repetition, texts
 from ioa.runtime.agent_boundary import candidate_command, judge_llm_claim, read_consent
 from ioa.runtime.answer_end import UnfinishedReason, unfinished_reason
 from ioa.runtime.command_handlers import dispatch
@@ -75,8 +75,9 @@ FALLBACK_RESULT: Final = {
 }
 
 
-def handle_observation(step: Step, args: object) -> None:
-    """Process one ``report_observation`` (module docstring)."""
+def handle_observation(step: Step, args: object, *, reopenable: bool = False) -> None:
+    """Process one ``report_observation`` (module docstring); ``reopenable``: the spoken turn
+    may still go on (a natural completion is held, :mod:`ioa.runtime.held_edge`)."""
     state = step.state
     if state.completed:
         step.result.update({"status": "ignored", "reason": "the exam is over"})
@@ -104,7 +105,7 @@ def handle_observation(step: Step, args: object) -> None:
     if state.exam_state is not ExamState.IN_PROGRESS or state.node is None:
         step.result.update({"status": "ignored", "reason": f"the exam is {state.exam_state}"})
         return
-    _evaluate(step, observation, state.node)
+    _evaluate(step, observation, state.node, reopenable=reopenable)
     if not state.completed:
         consume_queued(step)
 
@@ -356,6 +357,8 @@ class _Evaluation:
     """The node's covered targets before this observation's evidence was written."""
     declined: bool = False
     """The candidate's answer was a plain "no" to a pending finish or skip."""
+    reopenable: bool = False
+    """The spoken turn may still go on (``Observation.reopenable``): a completion is held."""
 
     @property
     def answered(self) -> bool:
@@ -659,6 +662,10 @@ def _transitions(ev: _Evaluation) -> Flow:
         return Flow.CONTINUE
     natural = isinstance(edge.condition, AlwaysCondition | EvidenceSatisfiedCondition)
     to_end = step.plan.node(_target_of(step, edge.targetNodeId)).is_end
+    if natural and ev.reopenable:
+        # The spoken answer may still go on: the bridge now, the edge once it is over (§18).
+        held_edge.hold(step, edge, bridge=None if to_end else ev.spoken)
+        return Flow.STOP
     take_edge(
         step,
         edge,
@@ -811,7 +818,9 @@ PIPELINE: Final[tuple[Callable[[_Evaluation], Flow], ...]] = (
 """The decision order (module docstring): each step either lets the next run or stops."""
 
 
-def _evaluate(step: Step, observation: ParsedObservation, node: NodeVisit) -> None:
+def _evaluate(
+    step: Step, observation: ParsedObservation, node: NodeVisit, *, reopenable: bool = False
+) -> None:
     """Run :data:`PIPELINE` on one observation until a step stops it."""
     answer = step.state.answer_turns()
     ev = _Evaluation(
@@ -822,6 +831,7 @@ def _evaluate(step: Step, observation: ParsedObservation, node: NodeVisit) -> No
         answer=answer,
         distrusted=any(t.turn_id in step.state.distrusted_turns for t in answer),
         covered_before=frozenset(step.state.ledger.covered_targets(node.node_id)),
+        reopenable=reopenable,
     )
     for run in PIPELINE:
         if run(ev) is Flow.STOP:

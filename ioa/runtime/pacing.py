@@ -20,6 +20,8 @@ absence            a lost connection: the grace period, then the pause; the abse
                    then the end, ``aborted`` (:mod:`ioa.runtime.absence`; also while paused)
 outage limit       paused for a provider outage that long: the technical-failure end
                    (:mod:`ioa.runtime.outage`; only while paused for it)
+held completion    a natural completion held while the spoken answer may go on, should the
+                   host's ``TurnSettled`` not come: taken (:mod:`ioa.runtime.held_edge`)
 =================  ========================================================================
 
 No part is skipped while the candidate is composing or speaking: the node budget, the
@@ -42,7 +44,7 @@ from typing import Final
 
 from ioa.events import ExamState
 from ioa.events import payloads as p
-from ioa.runtime import absence, outage, recovery
+from ioa.runtime import absence, held_edge, outage, recovery
 from ioa.runtime.activity import hold_silence, silence_anchor, silence_window_ms
 from ioa.runtime.effects import PromptLlm
 from ioa.runtime.moves import move_to, stop_exam, take_edge
@@ -66,6 +68,7 @@ class TimerKind(IntEnum):
     CONNECTION_GRACE = 6
     ABSENCE_LIMIT = 7
     OUTAGE_LIMIT = 8
+    HELD_EDGE = 9
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -111,6 +114,9 @@ def deadlines(step: Step) -> list[Deadline]:
     node_elapsed = node.clock.elapsed(now)
     if active or away:
         return found  # no part is left while the candidate composes, speaks or is away
+    held_at = held_edge.deadline(step)
+    if held_at is not None:
+        found.append(Deadline(held_at, TimerKind.HELD_EDGE))
     earliest = _after_activity(step)
     if plan_node.budget_ms is not None:
         budget = plan_node.budget_ms + node.clock.extension_ms
@@ -304,6 +310,7 @@ _ON_DEADLINE: Final[Mapping[TimerKind, Callable[[Step], None]]] = {
     TimerKind.CONNECTION_GRACE: _connection_grace,
     TimerKind.ABSENCE_LIMIT: _absence_limit,
     TimerKind.OUTAGE_LIMIT: _outage_limit,
+    TimerKind.HELD_EDGE: held_edge.settle,
 }
 """What each deadline does when it fires (the module docstring's table)."""
 

@@ -131,6 +131,11 @@ class NodeVisit:
     """The candidate said they are thinking aloud: no silence prompts until they speak."""
     misconceptions: list[str] = field(default_factory=list)
     """Descriptions of the misconceptions recorded at this visit (for self-corrections)."""
+    held_edge: str | None = None
+    """The edge of a natural completion held while the spoken answer may go on
+    (``transition_held``, runtime semantics §18), until it is taken or dropped."""
+    held_ms: int | None = None
+    """When it was held (epoch ms)."""
     examiner_texts: list[str] = field(default_factory=list)
     """What the examiner said at this visit (``examiner_utterance_final`` with purpose
     ``question``, ``follow_up`` or ``prompt``), oldest first, since the candidate last asked for

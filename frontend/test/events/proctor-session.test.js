@@ -141,7 +141,7 @@ test("the timeline: one line per stored event, grouped by correlationId", () => 
 });
 
 test("every type the timeline describes has a description", () => {
-  const types = ["node_entered", "node_exited", "exam_state_changed", "proctor_action", "proctor_instruction", "transcript_final", "examiner_utterance_final", "evidence_signal", "guardrail_triggered", "recovery_started", "recovery_resolved", "candidate_command_received", "follow_up_used", "transition_decision", "time_warning", "system_error", "exam_completed", "candidate_connection_changed", "bot_handover"];
+  const types = ["node_entered", "node_exited", "exam_state_changed", "proctor_action", "proctor_instruction", "transcript_final", "examiner_utterance_final", "evidence_signal", "guardrail_triggered", "recovery_started", "recovery_resolved", "candidate_command_received", "follow_up_used", "transition_decision", "time_warning", "system_error", "exam_completed", "candidate_connection_changed", "bot_handover", "transition_held"];
   for (const type of types) assert.notEqual(proctorSession.describe(ev(1, type, {})), "", type);
   assert.equal(proctorSession.describe(ev(1, "candidate_connection_changed", { status: "connected", offlineMs: 65000, reconnects: 1 })), "candidate connected after 1:05 offline, 1 reconnect");
 });

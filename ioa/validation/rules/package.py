@@ -613,7 +613,8 @@ def exam_language(inp: RuleInput) -> Iterator[Issue]:
     summary=(
         "metadata.extensions.voice, when present, MUST be an object whose pause settings "
         "(finishedPauseSec, hesitantPauseSec, thinkingPauseSec) are numbers of seconds between "
-        "0 and 30 that grow in that order: they decide when a spoken answer is over."
+        "0 and 30 that grow in that order, and replyPauseSec one between 0 and 30: they decide "
+        "when a spoken answer is over."
     ),
     stages=PUBLISH_AND_RUNTIME,
 )

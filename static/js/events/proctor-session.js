@@ -126,6 +126,9 @@
       case "bot_handover":
         // A planned move of the bot to another worker (a drain, issue #33): no fault, no alert.
         return p.phase === "released" ? "examiner bot handed over (worker shutting down)" : "examiner bot took over";
+      case "transition_held":
+        // A completion waiting while the spoken answer may go on (issue #30): no alert.
+        return p.phase === "held" ? `${p.nodeId} done; waiting in case the answer goes on` : `${p.nodeId}: the candidate went on, the answer continues`;
       case "candidate_connection_changed":
         return `candidate ${p.status}${p.offlineMs ? ` after ${fmt(p.offlineMs)} offline` : ""}${
           p.closeCode ? ` (close code ${p.closeCode})` : ""

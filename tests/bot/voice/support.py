@@ -151,6 +151,9 @@ class RecordingCore:
     def llm_response_ended(self, text: str, calls: Sequence[str]) -> None:
         raise AssertionError(f"the LLM ran: {text!r} {calls!r}")
 
+    def llm_interrupted(self) -> None:
+        pass  # nothing on its way to cut
+
     async def candidate_turn(
         self,
         text: str,

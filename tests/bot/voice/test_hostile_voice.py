@@ -17,14 +17,12 @@ from typing import Any
 
 import pytest
 
-from bot.audio import read_wav, voice_io
-from bot.runners import run_bot
-from bot.session_runner import BotOptions
+from bot.audio import read_wav
 from sessions.models import SessionEvent
-from tests.bot.conftest import Candidate, Watcher
+from tests.bot.conftest import Watcher
 from tests.bot.voice.support import ANSWER, spoken_wav
 from tests.bot.voice.test_speech_peers import configure
-from tests.bot.voice.test_voice_exam import Loudspeaker, Microphone
+from tests.bot.voice.test_voice_exam import Loudspeaker, Microphone, voice_exam_under_way
 from tests.support.openai_server import OpenAICompatibleServer
 from tests.support.redteam import CASES, HostileModel
 from tests.support.speech_server import SpeechServer
@@ -68,15 +66,7 @@ def test_a_spoken_no_is_never_finished_by_the_llm(
         async def main() -> None:
             watcher.bind()
             pcm, rate = read_wav(await spoken_wav(tmp_path / "answer.wav", ANSWER))
-            options = BotOptions(
-                io_factory=lambda: voice_io(input=microphone, output=loudspeaker),
-                on_stored=watcher,
-            )
-            bot = asyncio.create_task(run_bot(exam_session.pk, options=options))
-            try:
-                await watcher.until_count("bot_ready", 1)
-                await Candidate(exam_session.pk, watcher).ready()
-                await watcher.until_count("examiner_utterance_final", 1, timeout=30)
+            async with voice_exam_under_way(exam_session.pk, watcher, microphone, loudspeaker):
                 for turn in range(1, TURNS + 1):
                     spoken = len(watcher.of("examiner_utterance_final"))
                     await microphone.speak(pcm, rate)
@@ -87,9 +77,6 @@ def test_a_spoken_no_is_never_finished_by_the_llm(
                     )
                     await watcher.until_count("examiner_utterance_final", spoken + 1, timeout=30)
                 await asyncio.sleep(1.0)
-            finally:
-                bot.cancel()
-                await asyncio.gather(bot, return_exceptions=True)
 
         asyncio.run(asyncio.wait_for(main(), 180))
 

@@ -23,14 +23,12 @@ from typing import Any
 
 import pytest
 
-from bot.audio import VOICE_IN_SAMPLE_RATE, read_wav, voice_io
-from bot.runners import run_bot
-from bot.session_runner import BotOptions
+from bot.audio import VOICE_IN_SAMPLE_RATE, read_wav
 from ioa.events.envelope import parse_timestamp
-from tests.bot.conftest import Candidate, Watcher
+from tests.bot.conftest import Watcher
 from tests.bot.voice.support import ANSWER, spoken_wav
 from tests.bot.voice.test_speech_peers import configure
-from tests.bot.voice.test_voice_exam import Loudspeaker, Microphone
+from tests.bot.voice.test_voice_exam import Loudspeaker, Microphone, voice_exam_under_way
 from tests.support.speech_server import SpeechServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -72,15 +70,7 @@ def _outage(
         async def main() -> None:
             watcher.bind()
             pcm, _ = read_wav(await spoken_wav(tmp_path / "answer.wav", ANSWER))
-            options = BotOptions(
-                io_factory=lambda: voice_io(input=microphone, output=loudspeaker),
-                on_stored=watcher,
-            )
-            bot = asyncio.create_task(run_bot(exam_session.pk, options=options))
-            try:
-                await watcher.until_count("bot_ready", 1)
-                await Candidate(exam_session.pk, watcher).ready()
-                await watcher.until_count("examiner_utterance_final", 1, timeout=30)
+            async with voice_exam_under_way(exam_session.pk, watcher, microphone, loudspeaker):
                 peer.fail_for(endpoint, outage)
                 if answers is None:
                     await _talk(microphone, pcm, TALK_SECONDS)
@@ -88,9 +78,6 @@ def _outage(
                     await _talk(microphone, pcm, 4 * answers)
                     await asyncio.sleep(TALK_SECONDS - 4 * answers)
                 await asyncio.sleep(3)
-            finally:
-                bot.cancel()
-                await asyncio.gather(bot, return_exceptions=True)
 
         asyncio.run(asyncio.wait_for(main(), 120))
         return watcher, len(peer.refused)

@@ -13,19 +13,16 @@ the warm-up node, and the examiner must say nothing until the answer is over.
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 import pytest
 from pipecat.audio.utils import create_file_resampler
 
-from bot.audio import VOICE_IN_SAMPLE_RATE, voice_io
-from bot.runners import run_bot
-from bot.session_runner import BotOptions
+from bot.audio import VOICE_IN_SAMPLE_RATE
 from bot.voice.espeak import Voice, engine
-from tests.bot.conftest import Candidate, Watcher
+from tests.bot.conftest import Watcher
 from tests.bot.voice.test_speech_peers import configure
-from tests.bot.voice.test_voice_exam import Loudspeaker, Microphone
+from tests.bot.voice.test_voice_exam import Loudspeaker, Microphone, voice_exam_under_way
 from tests.support.speech_server import SpeechServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -50,15 +47,17 @@ async def _said(text: str, voice: Voice) -> bytes:
     return await create_file_resampler().resample(pcm, espeak.sample_rate, VOICE_IN_SAMPLE_RATE)
 
 
-@pytest.mark.parametrize(("answer", "voice"), ANSWERS)
-def test_a_thinking_pause_inside_the_warm_up_answer_keeps_the_warm_up_question(
+def _answer_at_the_warm_up(
     exam_session: Any,
     bot_settings: Any,
-    tmp_path: Path,
-    answer: tuple[str, float, str],
+    parts: tuple[str, float, str],
     voice: Voice,
-) -> None:
-    first, pause, rest = answer
+    until: tuple[str, int],
+) -> Watcher:
+    """A voice exam (the whole bot core, the speech peers): once the warm-up question was
+    spoken, the candidate says ``first``, pauses ``pause`` s and says ``rest``; the events
+    stored until ``until`` (type, count) is reached."""
+    first, pause, rest = parts
     watcher = Watcher()
     microphone = Microphone()
     loudspeaker = Loudspeaker()
@@ -68,24 +67,27 @@ def test_a_thinking_pause_inside_the_warm_up_answer_keeps_the_warm_up_question(
 
         async def main() -> None:
             watcher.bind()
-            options = BotOptions(
-                io_factory=lambda: voice_io(input=microphone, output=loudspeaker),
-                on_stored=watcher,
-            )
-            bot = asyncio.create_task(run_bot(exam_session.pk, options=options))
-            try:
-                await watcher.until_count("bot_ready", 1)
-                await Candidate(exam_session.pk, watcher).ready()
-                await watcher.until_count("examiner_utterance_final", 1, timeout=30)
+            async with voice_exam_under_way(exam_session.pk, watcher, microphone, loudspeaker):
                 silence = bytes(int(pause * VOICE_IN_SAMPLE_RATE) * 2)
                 pcm = await _said(first, voice) + silence + await _said(rest, voice)
                 await microphone.speak(pcm + bytes(VOICE_IN_SAMPLE_RATE * 2), VOICE_IN_SAMPLE_RATE)
-                await watcher.until_count("examiner_utterance_final", 2, timeout=30)
-            finally:
-                bot.cancel()
-                await asyncio.gather(bot, return_exceptions=True)
+                await watcher.until_count(*until, timeout=30)
 
         asyncio.run(asyncio.wait_for(main(), 120))
+    return watcher
+
+
+@pytest.mark.parametrize(("answer", "voice"), ANSWERS)
+def test_a_thinking_pause_inside_the_warm_up_answer_keeps_the_warm_up_question(
+    exam_session: Any,
+    bot_settings: Any,
+    answer: tuple[str, float, str],
+    voice: Voice,
+) -> None:
+    first, _, rest = answer
+    watcher = _answer_at_the_warm_up(
+        exam_session, bot_settings, answer, voice, ("examiner_utterance_final", 2)
+    )
 
     finals = [e["payload"] for e in watcher.of("transcript_final")]
     candidate = [t for t in finals if t["speaker"] == "candidate"]
@@ -97,3 +99,33 @@ def test_a_thinking_pause_inside_the_warm_up_answer_keeps_the_warm_up_question(
     assert len(started) >= 2
     second_part = next(e for e in watcher.of("transcript_final") if e["payload"]["text"] == rest)
     assert started[1]["seq"] > second_part["seq"], [e["payload"] for e in started]
+
+
+def test_an_answer_that_goes_on_after_a_breath_stays_at_its_question(
+    exam_session: Any, bot_settings: Any
+) -> None:
+    # Runtime semantics §18: the first sentence is a finished answer, so the turn ends on the
+    # reply pause and the examiner (the offline one finds the warm-up complete) starts its
+    # bridge at once, holding the move to the Dijkstra question. The candidate goes on after
+    # an ordinary 1-s breath: the move is dropped, and the second sentence is the warm-up's.
+    # The reply pause is off by default (bot.audio.REPLY_PAUSE_DEFAULT); this host opts in.
+    bot_settings.VIVA_VOICE_REPLY_PAUSE_SEC = "0.7"
+    first = "I enjoyed graph algorithms most."
+    rest = "Shortest paths in particular, because of a project on route planning."
+    voice = Voice(name="en-us", rate_wpm=160)
+    watcher = _answer_at_the_warm_up(
+        exam_session, bot_settings, (first, 1.0, rest), voice, ("transition_decision", 1)
+    )
+
+    candidate = [
+        e for e in watcher.of("transcript_final") if e["payload"]["speaker"] == "candidate"
+    ]
+    assert [e["payload"]["text"] for e in candidate] == [first, rest]
+    assert {e["payload"]["nodeId"] for e in candidate} == {"warmup"}, candidate
+    (moved,) = watcher.of("transition_decision")
+    assert moved["seq"] > candidate[1]["seq"], "the warm-up was left before the answer ended"
+    held = [e for e in watcher.of("transition_held") if e["seq"] < candidate[1]["seq"]]
+    phases = [e["payload"]["phase"] for e in held]
+    # Held after the first sentence (the reply began at once), dropped when the candidate
+    # went on; at most one such pair (the timing of a loaded machine may leave none).
+    assert phases in ([], ["held", "dropped"]), phases

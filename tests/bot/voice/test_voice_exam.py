@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +70,32 @@ class Loudspeaker(FrameProcessor):
 
     def seconds(self) -> float:
         return pcm_duration_secs(b"".join(f.audio for f in self.audio), VOICE_OUT_SAMPLE_RATE)
+
+
+@asynccontextmanager
+async def voice_exam_under_way(
+    session_pk: Any,
+    watcher: Watcher,
+    microphone: Microphone,
+    loudspeaker: Loudspeaker,
+    *,
+    opening_timeout: float = 30,
+) -> AsyncIterator[None]:
+    """The whole bot core on the session, ``microphone`` and ``loudspeaker`` its voice I/O
+    (``watcher`` bound by the caller): inside, the candidate is ready and the opening question
+    was spoken; the bot is cancelled on leaving."""
+    options = BotOptions(
+        io_factory=lambda: voice_io(input=microphone, output=loudspeaker), on_stored=watcher
+    )
+    bot = asyncio.create_task(run_bot(session_pk, options=options))
+    try:
+        await watcher.until_count("bot_ready", 1)
+        await Candidate(session_pk, watcher).ready()
+        await watcher.until_count("examiner_utterance_final", 1, timeout=opening_timeout)
+        yield
+    finally:
+        bot.cancel()
+        await asyncio.gather(bot, return_exceptions=True)
 
 
 def test_a_spoken_answer_in_a_voice_exam(

@@ -194,6 +194,12 @@ VALID_PAYLOADS: dict[str, dict[str, Any]] = {
         "originalText": "the cheapest node first",
     },
     "bot_handover": {"phase": "released", "reason": "worker_shutdown"},
+    "transition_held": {
+        "phase": "held",
+        "nodeId": "q1",
+        "edgeId": "e-dijkstra-done",
+        "reason": "the answer ended on the reply pause",
+    },
 }
 
 

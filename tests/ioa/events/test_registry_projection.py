@@ -56,6 +56,7 @@ NEVER_FOR_CANDIDATES = {
     "result_released",
     "candidate_activity",
     "bot_handover",
+    "transition_held",
 }
 
 # Payload keys that reveal evidence, rubric, misconceptions or guardrail internals.

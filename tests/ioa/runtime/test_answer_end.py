@@ -12,6 +12,7 @@ from ioa.runtime.answer_end import (
     MAX_PAUSE_SECS,
     TurnTiming,
     UnfinishedReason,
+    reply_wait,
     turn_timing,
     turn_wait,
     unfinished_reason,
@@ -243,3 +244,33 @@ def test_any_json_in_the_extension_gives_a_timing_or_a_clear_error(
         assert timing.finished_secs <= timing.hesitant_secs <= timing.thinking_secs
         return
     assert "metadata.extensions.voice" in message
+
+
+# --- the reply pause (runtime semantics §18) ----------------------------------------------------
+
+
+def test_only_a_finished_answer_gets_the_reply_pause() -> None:
+    timing = TurnTiming()
+    assert reply_wait(timing, timing.finished_secs) == timing.reply_secs
+    assert reply_wait(timing, timing.hesitant_secs) is None
+    assert reply_wait(timing, timing.thinking_secs) is None
+
+
+def test_only_the_model_hearing_a_surely_unfinished_answer_keeps_the_whole_pause() -> None:
+    timing = TurnTiming()
+    assert reply_wait(timing, timing.finished_secs, 0.05) is None
+    assert reply_wait(timing, timing.finished_secs, 0.3) == timing.reply_secs
+    assert reply_wait(timing, timing.finished_secs, 0.8) == timing.reply_secs
+
+
+def test_a_reply_pause_at_or_above_the_finished_pause_ends_nothing_early() -> None:
+    timing = TurnTiming(reply_secs=1.5)
+    assert reply_wait(timing, timing.finished_secs) is None
+
+
+def test_a_package_sets_the_reply_pause_and_extra_time_keeps_it() -> None:
+    timing = turn_timing({"voice": {"replyPauseSec": 0.5}}, multiplier=1.5)
+    assert timing.reply_secs == 0.5
+    assert timing.thinking_secs == TurnTiming().thinking_secs * 1.5
+    with pytest.raises(ValueError, match="replyPauseSec"):
+        turn_timing({"voice": {"replyPauseSec": -1}})
