@@ -179,8 +179,9 @@ REPLY_PAUSE_DEFAULT: Final = "off"
 natural answers of finished sentences about a second apart, the examiner began its reply in the
 gap and spoke over the candidate's next sentence (CI, 2026-12-07: "Thank" before it stopped),
 and a reply cut that way left the turn to the deadline, whose fallback repeated the question
-while the candidate was still answering (runtime semantics §18, "Off by default"). A host or a
-package (``replyPauseSec``) that wants the faster reply opts in."""
+while the candidate was still answering (since fixed in ``bot.turn_deadline``; runtime semantics
+§18, "Off by default"). A host or a package (``replyPauseSec``) that wants the faster reply opts
+in."""
 
 
 def host_turn_timing() -> TurnTiming:

@@ -212,7 +212,10 @@ class PipelineAdapter:
     def candidate_activity(self, activity: Activity, active: bool, when: float | None) -> None:
         """The candidate started or stopped typing or speaking (``bot.activity``): the
         silence clock follows them. ``when`` (wall-clock seconds) becomes the event's ``atMs``,
-        ms since the session opened."""
+        ms since the session opened. Speech also reaches the turn watch: its deadline never
+        runs out while the candidate speaks (``bot.turn_deadline``)."""
+        if activity == "speaking":
+            self._turns.candidate_speaking(active)
         self._decisions.post(CandidateActivity(activity, active, self._session_ms(when)))
 
     def _session_ms(self, when: float | None) -> int | None:

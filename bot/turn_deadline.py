@@ -17,6 +17,13 @@ owed:
   :class:`~ioa.runtime.inputs.TurnFault` and the controller answers with the current question.
   A failed turn is closed: exactly one answer per turn.
 
+The deadline counts the examiner's silence, never the candidate's speech: while the candidate
+speaks, an expired deadline waits (the fallback would be said over them), and when they have
+spoken during an owed turn, the turn runs again from their next request with a full deadline and
+budget (:meth:`TurnWatch.candidate_speaking`): a reply cut by their going on is not the
+model's lateness (seen in Chromium: the fallback repeated the question while the candidate was
+still answering).
+
 Provider failures are counted over consecutive turns: after
 ``VIVA_BOT_PROVIDER_FAILURES_TO_PAUSE`` of them the core reports a transient ``Fault(llm)``
 instead, which pauses the exam (technical recovery) until the fault is cleared.
@@ -75,6 +82,10 @@ class TurnWatch:
     """Seconds from opening to the answer, per closed turn (for the bench)."""
     generation: int = 0
     """Counts the turns opened (a delayed judgement checks it is still about the same turn)."""
+    speaking: bool = False
+    """The candidate is speaking (the VAD's start and stop)."""
+    went_on: bool = False
+    """The candidate spoke while the turn was owed: its next request starts afresh."""
     _timer: asyncio.TimerHandle | None = None
 
     # --- opening and closing ---------------------------------------------------------------
@@ -86,9 +97,16 @@ class TurnWatch:
             return
         self.generation += 1
         self.owed = True
+        self.went_on = False
         self.requests = 0
         self.problems = []
         self.opened_at = time.monotonic()
+        self._arm()
+
+    def _arm(self) -> None:
+        """(Re)start the deadline from now."""
+        if self._timer is not None:
+            self._timer.cancel()
         self._timer = asyncio.get_running_loop().call_later(
             self.limits.deadline_seconds * GIVE_UP_AT, self._expired
         )
@@ -117,12 +135,32 @@ class TurnWatch:
 
     # --- what happens during the turn ------------------------------------------------------
 
+    def candidate_speaking(self, active: bool) -> None:
+        """The candidate started (``active``) or stopped speaking. Speech during an owed turn
+        makes its next request start afresh (a full deadline and budget: the answer grew); when
+        the speech stops the deadline restarts, so the examiner is never silent longer than it
+        after the candidate's last words, even if no request follows."""
+        self.speaking = active
+        if not self.owed:
+            return
+        if active:
+            self.went_on = True
+        else:
+            self._arm()
+
     def request(self) -> bool:
         """An LLM request is about to be sent. Opens a turn if none is owed (the runtime asked
-        the LLM to speak); False when the turn's budget is used up (the request is dropped and
-        the turn fails)."""
+        the LLM to speak), or starts it afresh if the candidate went on speaking since it was
+        opened; False when the turn's budget is used up (the request is dropped and the turn
+        fails)."""
         if not self.owed:
             self.open()
+        elif self.went_on:
+            self.went_on = False
+            self.requests = 0
+            self.opened_at = time.monotonic()
+            self.note("candidate_went_on")
+            self._arm()
         if self.requests >= self.limits.max_requests:
             self.problems.append("budget_exhausted")
             self.fail(
@@ -174,6 +212,9 @@ class TurnWatch:
 
     def _expired(self) -> None:
         self._timer = None
+        if self.owed and self.speaking:
+            self._arm()  # never said over the candidate: it waits for their next request
+            return
         if self.owed:
             self.problems.append("deadline")
             self.fail(

@@ -102,3 +102,79 @@ def test_speech_over_the_models_thinking_is_no_model_fault(
     assert answered, "the examiner never answered the candidate's whole answer"
     last = server.requests[-1]
     assert SECOND in " ".join(last.messages_with_role("user"))
+
+
+DEADLINE_SECS = 4.0
+"""A short turn deadline (the watch gives up at 80 %: 3.2 s), so that the candidate's going on
+outlasts it, as a long second thought outlasts the default 10 s."""
+
+
+@pytest.mark.timeout(240)
+def test_a_long_going_on_after_a_cut_reply_is_not_talked_over_by_the_fallback(
+    exam_session: Any, bot_settings: Any, tmp_path: Path
+) -> None:
+    # Seen in Chromium: the candidate went on after their turn had ended, their speech cut
+    # the model's reply, and the turn's deadline, still counting from the first request, ran
+    # out while they spoke: llm_timeout, and the fallback said the question again over them.
+    def model(request: RecordedRequest) -> Reply:
+        said = " ".join(request.messages_with_role("user"))
+        if FIRST in said and SECOND not in said:
+            return Reply.tool_call("report_observation", GOOD, thinking_secs=THINKING_SECS)
+        return Reply.tool_call("report_observation", GOOD)
+
+    watcher, microphone, loudspeaker = Watcher(), Microphone(), Loudspeaker()
+    with SpeechServer() as peer, OpenAICompatibleServer(default_reply=model) as server:
+        configure(bot_settings, peer, stt="deepgram", tts="openai")
+        peer.script(FIRST, SECOND)
+        bot_settings.VIVA_LLM_PROVIDER = "openai_compatible"
+        bot_settings.VIVA_LLM_BASE_URL = server.base_url
+        bot_settings.VIVA_BOT_TURN_DEADLINE_SECONDS = DEADLINE_SECS
+
+        async def main() -> None:
+            watcher.bind()
+            pcm, rate = read_wav(await spoken_wav(tmp_path / "answer.wav", ANSWER))
+            breath = bytes(int(0.15 * rate) * 2)  # inside one VAD segment
+            going_on = breath.join([pcm] * 3)  # about 6 s of speech without a pause
+            async with voice_exam_under_way(exam_session.pk, watcher, microphone, loudspeaker):
+                asked = len(server.requests)
+                await microphone.speak(pcm, rate)
+                for _ in range(300):  # the first answer reached the model
+                    if len(server.requests) > asked:
+                        break
+                    await asyncio.sleep(0.05)
+                await asyncio.sleep(0.5)
+                await microphone.speak(going_on, rate)  # ... and the candidate goes on
+                await watcher.until(
+                    lambda w: len(_finals(w)) >= 2, timeout=30, what="the second part"
+                )
+                await watcher.until(
+                    lambda w: any(
+                        e["seq"] > _finals(w)[1]["seq"] for e in w.of("examiner_utterance_final")
+                    ),
+                    timeout=30,
+                    what="the examiner's reply to the whole answer",
+                )
+                await asyncio.sleep(1.0)
+
+        asyncio.run(asyncio.wait_for(main(), 180))
+
+    assert [e["payload"]["text"] for e in _finals(watcher)] == [FIRST, SECOND]
+    faults = [e["payload"]["code"] for e in watcher.of("system_error")]
+    assert "llm_timeout" not in faults, faults
+    # No examiner utterance began while the candidate was speaking the second part.
+    speaking = [
+        e["payload"]
+        for e in watcher.of("candidate_activity")
+        if e["payload"].get("activity") == "speaking"
+    ]
+    starts = [a["atMs"] for a in speaking if a["state"] == "started"]
+    stops = [a["atMs"] for a in speaking if a["state"] == "stopped"]
+    assert len(starts) >= 2 and len(stops) >= 2, speaking
+    going_on = (starts[1], stops[1])
+    over = [
+        e["payload"]
+        for e in watcher.of("examiner_utterance_started")
+        if going_on[0] <= e["payload"]["atMs"] <= going_on[1]
+    ]
+    assert over == [], f"the examiner spoke over the candidate: {over}"
+    assert SECOND in " ".join(server.requests[-1].messages_with_role("user"))
