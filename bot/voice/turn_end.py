@@ -8,9 +8,9 @@ stretch of speech it asks the smart-turn model (``bot.voice.turn_model``) how fi
 sounded, and the end-of-turn policy (:func:`ioa.runtime.answer_end.turn_wait`) how long the
 silence must last from those and the words. The turn ends when that silence has passed with the
 transcript of its last stretch of speech in (a slow recogniser's words of an earlier stretch do
-not end it; :data:`LATE_WORDS_SECS` bounds the wait); any speech before then cancels it, and the
-turn goes on. A typed answer (the
-recogniser replaced by typing) ends the turn at once, as in text mode.
+not end it; :func:`late_words_wait` bounds the wait, longer for a longer stretch); any speech
+before then cancels it, and the turn goes on. A typed answer (the recogniser replaced by typing)
+ends the turn at once, as in text mode.
 
 The silence is counted on the audio the bot has heard, not on the wall clock
 (:class:`bot.activity.AudioClock`): audio that arrives late (a network hiccup, a loaded machine)
@@ -79,6 +79,22 @@ stretch of speech when the recogniser has not given them yet (a loaded recognise
 1.7 s after the speech ended in CI); then it ends with the words it has, and the late words
 are the next turn's (``bot.pipeline.UnheardSpeech`` reports speech that got none)."""
 
+LATE_WORDS_BASE_SECS: Final = 0.5
+LATE_WORDS_PER_SPEECH_SEC: Final = 1.5
+"""The wait for a stretch's words grows with the stretch (a recogniser takes longer over more
+audio): ``LATE_WORDS_BASE_SECS + LATE_WORDS_PER_SPEECH_SEC`` x its length, at most
+:data:`LATE_WORDS_SECS`. A short sound after a finished answer ("hm", 0.5 s, which the
+recogniser gives no words for) kept the candidate waiting the whole 3 s for its words: 4.5 s
+after it (CI, ``test_a_short_sound_after_the_answer_is_not_waited_for``); now 1.25 s past the
+silence's end, 2.75 s after the sound, which a recogniser that answers does well within."""
+
+
+def late_words_wait(speech_secs: float) -> float:
+    """How long past the silence's end a turn waits for the words of its last stretch of speech,
+    ``speech_secs`` long (:data:`LATE_WORDS_PER_SPEECH_SEC`)."""
+    return min(LATE_WORDS_SECS, LATE_WORDS_BASE_SECS + LATE_WORDS_PER_SPEECH_SEC * speech_secs)
+
+
 WORDS_WAITED_FOR_SECS: Final = 0.5
 """Speech shorter than this (a cough, a click: ``bot.pipeline.MIN_UNHEARD_SPEECH_SECS``) is not
 waited for: the recogniser usually gives no words for it."""
@@ -130,6 +146,8 @@ class ExamTurnStopStrategy(BaseUserTurnStopStrategy):  # type: ignore[no-untyped
         self._words_due = False
         """The latest stretch of speech ended and no transcript has come since: the words
         before it are an earlier stretch's, and the turn does not end on them alone."""
+        self._stretch_secs = 0.0
+        """How long the latest stretch of speech lasted (the VAD's start to its stop)."""
         self._probability: float | None = None
         self._timer: asyncio.Task[None] | None = None
         self._heard = AudioClock()
@@ -196,7 +214,8 @@ class ExamTurnStopStrategy(BaseUserTurnStopStrategy):  # type: ignore[no-untyped
             self._speech_end = speech_instant(frame) or self._clock()
             # A cough or a click after the answer gives no words: not waited for.
             started = self._speech_start if self._speech_start is not None else self._speech_end
-            self._words_due = self._speech_end - started >= WORDS_WAITED_FOR_SECS
+            self._stretch_secs = self._speech_end - started
+            self._words_due = self._stretch_secs >= WORDS_WAITED_FOR_SECS
             if self._model is not None:
                 self._probability = await self._model.judge(
                     b"".join(self._audio), self._sample_rate
@@ -259,9 +278,10 @@ class ExamTurnStopStrategy(BaseUserTurnStopStrategy):  # type: ignore[no-untyped
         )
         if self._words_due:
             # The last stretch's words are still with the recogniser: wait for them (the
-            # transcript re-arms), at most LATE_WORDS_SECS past the silence's end.
+            # transcript re-arms), at most late_words_wait past the silence's end.
+            late = late_words_wait(self._stretch_secs)
             self._timer = self.task_manager.create_task(
-                self._end_after(silence_end + LATE_WORDS_SECS - self._clock(), decision),
+                self._end_after(silence_end + late - self._clock(), decision),
                 f"{self}::late_words",
             )
             return

@@ -27,7 +27,12 @@ from pipecat.workers.runner import WorkerRunner
 from bot.audio import VOICE_IN_SAMPLE_RATE, host_turn_timing, voice_io
 from bot.pipeline import build_pipeline
 from bot.voice.espeak import Voice, engine
-from bot.voice.turn_end import ExamTurnStopStrategy, turn_strategy
+from bot.voice.turn_end import (
+    LATE_WORDS_SECS,
+    ExamTurnStopStrategy,
+    late_words_wait,
+    turn_strategy,
+)
 from ioa.runtime.answer_end import reply_wait
 from tests.bot.voice.support import RecordingCore, unused_llm
 from tests.support.speech_server import SpeechServer
@@ -434,3 +439,27 @@ def test_a_short_sound_after_the_answer_is_not_waited_for(peer: SpeechServer) ->
     assert [d.text for d in run.strategy.decisions] == [answer]
     assert len(run.stops) == 1, (run.stops, run.speech_end)
     assert run.stops[0] < run.speech_end + 2.9, (run.stops, run.speech_end)
+
+
+def test_words_the_recogniser_never_gives_are_waited_for_no_longer_than_they_need(
+    peer: SpeechServer,
+) -> None:
+    # A finished answer, then "yes, that is it" said away from the microphone: 1.3 s of speech
+    # the recogniser gives no words for. The turn waited the whole LATE_WORDS_SECS (3 s) past
+    # the finished pause for them, and the examiner's reply came 4.5 s after the speech (seen
+    # in CI with a 0.5-s "hm" too). The wait grows with the stretch instead.
+    answer = "It settles the closest vertex and then relaxes each of its edges."
+    sound = "Yes, that is it."
+    peer.script(answer)
+    voice = Voice(name="en-us", rate_wpm=160)
+    _, sound_end = asyncio.run(_pcm([Part(sound)], voice))
+    sound_secs = sound_end - 0.5  # _pcm puts 0.5 s of silence before the words
+    run = asyncio.run(_speak([Part(answer), Part(pause=0.8), Part(sound)], voice, tail=8.0))
+
+    assert run.transcripts == [answer]
+    assert run.strategy is not None
+    assert [d.text for d in run.strategy.decisions] == [answer]
+    assert len(run.stops) == 1, (run.stops, run.speech_end)
+    waited = run.stops[0] - run.speech_end
+    bound = run.strategy.timing.finished_secs + late_words_wait(sound_secs) + 0.4
+    assert waited < bound < run.strategy.timing.finished_secs + LATE_WORDS_SECS, (waited, bound)
