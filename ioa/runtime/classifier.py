@@ -59,6 +59,19 @@ reason: "could we hold it here, my laptop is about to die and I need to find the
 content words around a cue veto it, so a long answer that mentions "skip" stays an answer;
 the sentence rules and the learned stage read only short turns."""
 
+MAX_SPLIT_WORDS: Final = 40
+"""A turn too long for the rules and the cue scorer, and at most this long, is read sentence by
+sentence (:func:`_sentence_command`): a request with its reason ("Could you speak a little more
+slowly? My hearing is not what it used to be..."), most of what blind set 10 missed (issue
+#31). A longer turn is an answer, and reading it would cost the controller time."""
+_SENTENCE_BREAK: Final = re.compile(r"(?<=[.?!;])\s+|\s+[-\u2013\u2014]\s+")
+"""Where a turn splits into sentences: after . ? ! ; or at a dash between spaces."""
+_QUOTES: Final = re.compile(r":|(?:[\"\u201c\u201e\u00ab\u2018]|(?<!\w)')\s*\w+(?:[\s,]+\w+){3}")
+"""Reported or quoted speech ("the waiter asks: could you repeat that?", "she said 'I need a
+break now'": a colon, or a quotation mark opening four words or more): a turn that quotes is
+an answer about what someone said, and is not split. A quoted term ("what do you mean by
+'structural adjustment'?") is no quotation."""
+
 CommandRules = tuple[tuple[C, tuple[str, ...]], ...]
 """Per command, in priority order, the regular expressions (over the *core* of the utterance:
 :func:`command_text` without punctuation, fillers, hedges and opening apologies, see
@@ -915,7 +928,8 @@ CONSENT_VOCABULARIES: Final = MappingProxyType(
                 r"|won'?t|can'?t|cannot|shouldn'?t|wouldn'?t|rather not|i'?m not)\b"
                 r"(?!\s+(we|you)\b)"
                 r"(\s+(really|actually|quite|yet|even|just|think|i|to|want|wanna|wish|like|mean"
-                r"|intend|feel|going|gonna|be|the|this|exam|now))*?\s+(want|wish|like|mean|meant"
+                r"|intend|feel|going|gonna|be|the|this|exam|now))*?\s+(want|wish|like|mean"
+                r"|meant|need"
                 r"|intend|ready|done|finished|finish|end|stop|quit|skip|pause|leave|switch|change"
                 r"|move on|going to)\b(?!\s+to (answer|respond|reply|say|talk|explain|continue"
                 r"|go on|carry on|keep going)\b)"
@@ -939,7 +953,9 @@ CONSENT_VOCABULARIES: Final = MappingProxyType(
                 r"\b(ich (möchte|will|würde)( es| das| die prüfung)? (nicht|noch nicht|lieber "
                 r"nicht)(?! (beantworten|antworten|sagen|erklären))( (beenden|aufhören|überspringen"
                 r"|pausieren|abbrechen|wechseln|aufgeben))?($|,)|ich bin (noch )?nicht (bereit|"
-                r"fertig)|nicht (beenden|aufhören|überspringen|pausieren|abbrechen|wechseln))\b"
+                r"fertig)|nicht (beenden|aufhören|überspringen|pausieren|abbrechen|wechseln)"
+                r"|ich brauche (jetzt |gerade |noch )?(keine|keinen|kein)"
+                r"|brauche ich (jetzt )?nicht)\b"
             ),
             keep_going=re.compile(
                 r"\b(ich (möchte|will) (gerne |lieber )?(weitermachen|fortfahren|weiter)|"
@@ -959,7 +975,8 @@ CONSENT_VOCABULARIES: Final = MappingProxyType(
                 r"|lo sé|la sé|puedo (contestar|responder)|estoy segur[oa])\b)"
             ),
             negated_wish=re.compile(
-                r"\b(no (quiero|deseo|quisiera)(?! (seguir|continuar)\b)|no (estoy listo"
+                r"\b(no (quiero|deseo|quisiera)(?! (seguir|continuar)\b)|no (necesito|hace falta)"
+                r"|no (estoy listo"
                 r"|estoy lista|he terminado)|no "
                 r"(terminar|parar|saltar|pausar))\b"
             ),
@@ -995,10 +1012,30 @@ def detect_command(text: str, language: str = DEFAULT_LANGUAGE) -> C | None:
     nothing, the learned stage (:mod:`ioa.runtime.command_model`) when it is sure."""
     found = _command_core(text, language)
     if found is None:
-        return _long_command(text, language)
+        return _long_command(text, language) or _sentence_command(text, language)
     vocabulary, core = found
     ruled = _read_rules(vocabulary, core, text)
     return ruled if ruled is not None else learned_command(text, vocabulary.language)
+
+
+def _sentence_command(text: str, language: str) -> C | None:
+    """The one command the short sentences of a turn of at most :data:`MAX_SPLIT_WORDS` words
+    read, or None (none, or two different ones). A sentence that trails off ("pause pause, the
+    the...") is a fragment, not a request; a turn that quotes someone (:data:`_QUOTES`) is not
+    split. Whether the turn declines it is judged on the whole turn
+    (``ioa.runtime.agent_boundary.candidate_command``)."""
+    if len(words(text)) > MAX_SPLIT_WORDS or _QUOTES.search(text):
+        return None
+    read: set[C] = set()
+    for sentence in _SENTENCE_BREAK.split(text):
+        sentence = sentence.strip()
+        if not sentence or sentence.endswith(("...", "\u2026")):
+            continue
+        if _command_core(sentence, language) is not None:
+            command = detect_command(sentence, language)
+            if command is not None:
+                read.add(command)
+    return read.pop() if len(read) == 1 else None
 
 
 def command_sized(text: str, language: str) -> bool:

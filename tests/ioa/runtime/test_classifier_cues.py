@@ -250,3 +250,76 @@ def test_the_volume_asked_with_a_sound_problem_is_the_volume(
 ) -> None:
     """ "Louder, I can barely hear you" asks for the volume; the sound problem is its reason."""
     assert candidate_command(text, language) is command
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "command"),
+    [
+        # A request with its reason, longer than the cue scorer reads (blind set 10's misses).
+        (
+            "Sorry, could you go over the question once more? The line dropped for a second "
+            "when my neighbour started drilling through the wall.",
+            "en",
+            C.REPEAT,
+        ),
+        (
+            "Könnten Sie bitte etwas langsamer sprechen? Mein Deutsch ist nicht so gut und "
+            "ich möchte wirklich alles von der Frage mitbekommen.",
+            "de",
+            C.SLOW_DOWN,
+        ),
+        (
+            "¿Podemos hacer una pausa de cinco minutos? Me acaban de llamar del colegio de mi "
+            "hijo y tengo que contestar ahora mismo, lo siento mucho.",
+            "es",
+            C.PAUSE,
+        ),
+    ],
+)
+def test_a_request_with_its_reason_is_read_sentence_by_sentence(
+    text: str, language: str, command: C
+) -> None:
+    assert candidate_command(text, language) is command
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        # quoted or reported requests are answers about what someone said
+        (
+            "In the dialogue the waiter asks: could you repeat that? Then the customer answers "
+            "and the scene moves on to the kitchen where the chef is waiting.",
+            "en",
+        ),
+        (
+            "She said 'I need a break now' and so we stopped the infusion for ten minutes and "
+            "checked her blood pressure before restarting it.",
+            "en",
+        ),
+        (
+            "Der Kellner fragt: Können Sie das wiederholen? Danach antwortet der Gast und die "
+            "Szene wechselt in die Küche, wo der Koch schon wartet.",
+            "de",
+        ),
+        # a fragment that trails off is no request
+        (
+            "Pause, pause... no, caesura, I mean the pause in the middle of the line in Beowulf.",
+            "en",
+        ),
+    ],
+)
+def test_a_quoted_or_unclear_long_turn_is_no_command(text: str, language: str) -> None:
+    assert candidate_command(text, language) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("I don't need a break, thanks.", "en"),
+        ("ich brauche keine Pause, danke", "de"),
+        ("no necesito una pausa, gracias", "es"),
+    ],
+)
+def test_a_candidate_who_needs_no_break_is_not_paused(text: str, language: str) -> None:
+    # These paused the exam: the negated need was read as the request for a break.
+    assert candidate_command(text, language) is None
