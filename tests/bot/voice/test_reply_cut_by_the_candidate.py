@@ -15,6 +15,8 @@ model on the OpenAI-compatible server, which thinks for a few seconds over the f
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +41,20 @@ THINKING_SECS = 6.0
 going on plus their second sentence."""
 
 
+@contextmanager
+def _peers(
+    bot_settings: Any, model: Callable[[RecordedRequest], Reply]
+) -> Iterator[OpenAICompatibleServer]:
+    """The speech peer (Deepgram's live protocol hears FIRST, then SECOND; OpenAI's speech
+    endpoint speaks) and ``model`` on the OpenAI-compatible server, configured for the bot."""
+    with SpeechServer() as peer, OpenAICompatibleServer(default_reply=model) as server:
+        configure(bot_settings, peer, stt="deepgram", tts="openai")
+        peer.script(FIRST, SECOND)
+        bot_settings.VIVA_LLM_PROVIDER = "openai_compatible"
+        bot_settings.VIVA_LLM_BASE_URL = server.base_url
+        yield server
+
+
 def _finals(watcher: Watcher) -> list[dict[str, Any]]:
     return [e for e in watcher.of("transcript_final") if e["payload"]["speaker"] == "candidate"]
 
@@ -57,11 +73,7 @@ def test_speech_over_the_models_thinking_is_no_model_fault(
         return Reply.tool_call("report_observation", GOOD)
 
     watcher, microphone, loudspeaker = Watcher(), Microphone(), Loudspeaker()
-    with SpeechServer() as peer, OpenAICompatibleServer(default_reply=model) as server:
-        configure(bot_settings, peer, stt="deepgram", tts="openai")
-        peer.script(FIRST, SECOND)
-        bot_settings.VIVA_LLM_PROVIDER = "openai_compatible"
-        bot_settings.VIVA_LLM_BASE_URL = server.base_url
+    with _peers(bot_settings, model) as server:
 
         async def main() -> None:
             watcher.bind()
@@ -123,12 +135,8 @@ def test_a_long_going_on_after_a_cut_reply_is_not_talked_over_by_the_fallback(
         return Reply.tool_call("report_observation", GOOD)
 
     watcher, microphone, loudspeaker = Watcher(), Microphone(), Loudspeaker()
-    with SpeechServer() as peer, OpenAICompatibleServer(default_reply=model) as server:
-        configure(bot_settings, peer, stt="deepgram", tts="openai")
-        peer.script(FIRST, SECOND)
-        bot_settings.VIVA_LLM_PROVIDER = "openai_compatible"
-        bot_settings.VIVA_LLM_BASE_URL = server.base_url
-        bot_settings.VIVA_BOT_TURN_DEADLINE_SECONDS = DEADLINE_SECS
+    bot_settings.VIVA_BOT_TURN_DEADLINE_SECONDS = DEADLINE_SECS
+    with _peers(bot_settings, model) as server:
 
         async def main() -> None:
             watcher.bind()
