@@ -74,10 +74,11 @@ AUDIO_STALL_SECS: Final = 2.0
 before it ends without it (the stream stopped, rather than lagged: ``MAX_AUDIO_LAG_SECS``)."""
 
 LATE_WORDS_SECS: Final = 3.0
-"""How long past the silence's end, by the wall clock, a turn waits for the words of its last
-stretch of speech when the recogniser has not given them yet (a loaded recogniser answered
-1.7 s after the speech ended in CI); then it ends with the words it has, and the late words
-are the next turn's (``bot.pipeline.UnheardSpeech`` reports speech that got none)."""
+"""The longest a turn waits, past the silence's end by the wall clock, for the words of its last
+stretch of speech when the recogniser has not given them yet (:func:`late_words_wait`; a
+loaded recogniser answered 1.7 s after the speech ended in CI); then it ends with the words it
+has, and the late words are the next turn's (``bot.pipeline.UnheardSpeech`` reports speech that
+got none)."""
 
 LATE_WORDS_BASE_SECS: Final = 0.5
 LATE_WORDS_PER_SPEECH_SEC: Final = 1.5

@@ -1013,7 +1013,11 @@ def detect_command(text: str, language: str = DEFAULT_LANGUAGE) -> C | None:
     found = _command_core(text, language)
     if found is None:
         return _long_command(text, language) or _sentence_command(text, language)
-    vocabulary, core = found
+    return _short_command(*found, text)
+
+
+def _short_command(vocabulary: CommandVocabulary, core: str, text: str) -> C | None:
+    """The rules' reading of a command-sized ``text`` (its ``core``), else the learned stage's."""
     ruled = _read_rules(vocabulary, core, text)
     return ruled if ruled is not None else learned_command(text, vocabulary.language)
 
@@ -1031,10 +1035,10 @@ def _sentence_command(text: str, language: str) -> C | None:
         sentence = sentence.strip()
         if not sentence or sentence.endswith(("...", "\u2026")):
             continue
-        if _command_core(sentence, language) is not None:
-            command = detect_command(sentence, language)
-            if command is not None:
-                read.add(command)
+        found = _command_core(sentence, language)
+        command = _short_command(*found, sentence) if found is not None else None
+        if command is not None:
+            read.add(command)
     return read.pop() if len(read) == 1 else None
 
 
