@@ -20,9 +20,11 @@ from pipecat.audio.utils import create_file_resampler
 
 from bot.audio import VOICE_IN_SAMPLE_RATE
 from bot.voice.espeak import Voice, engine
-from tests.bot.conftest import Watcher
+from publishing.services import version_publish
+from tests.bot.conftest import Watcher, new_session
 from tests.bot.voice.test_speech_peers import configure
 from tests.bot.voice.test_voice_exam import Loudspeaker, Microphone, voice_exam_under_way
+from tests.factories import DraftPackageFactory, example_document
 from tests.support.speech_server import SpeechServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -101,20 +103,71 @@ def test_a_thinking_pause_inside_the_warm_up_answer_keeps_the_warm_up_question(
     assert started[1]["seq"] > second_part["seq"], [e["payload"] for e in started]
 
 
-def test_an_answer_that_goes_on_after_a_breath_stays_at_its_question(
-    exam_session: Any, bot_settings: Any
+GOES_ON_WITHIN_SECS = 2.4
+"""How long the candidate of the going-on test waits, at most, for the examiner's bridge before
+going on anyway: below the test package's 3-s finished pause, so the turn cannot settle first."""
+
+
+def _answer_going_on_at_the_bridge(
+    exam_session: Any, bot_settings: Any, first: str, rest: str, voice: Voice
+) -> tuple[Watcher, float]:
+    """A voice exam whose candidate says ``first``, stays silent until the examiner holds the
+    warm-up's completion (its bridge begins) and then goes on with ``rest``; the events stored
+    until the warm-up is left, and the silence the candidate left (seconds)."""
+    watcher = Watcher()
+    microphone = Microphone()
+    breath = 0.0
+    with SpeechServer() as peer:
+        configure(bot_settings, peer, stt="openai_compatible", tts="openai_compatible")
+        peer.script(first, rest)
+
+        async def main() -> None:
+            nonlocal breath
+            watcher.bind()
+            async with voice_exam_under_way(exam_session.pk, watcher, microphone, Loudspeaker()):
+                await microphone.speak(await _said(first, voice), VOICE_IN_SAMPLE_RATE)
+                tick = bytes(int(0.1 * VOICE_IN_SAMPLE_RATE) * 2)
+                while not watcher.of("transition_held") and breath < GOES_ON_WITHIN_SECS:
+                    await microphone.speak(tick, VOICE_IN_SAMPLE_RATE)
+                    breath += 0.1
+                pcm = await _said(rest, voice) + bytes(VOICE_IN_SAMPLE_RATE * 2)
+                await microphone.speak(pcm, VOICE_IN_SAMPLE_RATE)
+                await watcher.until_count("transition_decision", 1, timeout=30)
+
+        asyncio.run(asyncio.wait_for(main(), 120))
+    return watcher, breath
+
+
+@pytest.fixture
+def reply_pause_session(db: Any) -> Any:
+    """A session of the demo exam whose package opts in to the 0.7-s reply pause (runtime
+    semantics §18) and waits 3 s for a finished answer to be over (``finishedPauseSec``), so
+    that a candidate who goes on after the examiner began its bridge is heard before the turn
+    settles, however loaded the machine."""
+    document = example_document("cs201-graph-algorithms")
+    extensions = document["metadata"].setdefault("extensions", {})
+    extensions["voice"] = {
+        "replyPauseSec": 0.7,
+        "finishedPauseSec": 3.0,
+        "hesitantPauseSec": 3.5,
+        "thinkingPauseSec": 6.0,
+    }
+    draft = DraftPackageFactory(document=document)
+    return new_session(version_publish(draft=draft, user=draft.owner).version)
+
+
+def test_an_answer_that_goes_on_after_the_bridge_began_stays_at_its_question(
+    reply_pause_session: Any, bot_settings: Any
 ) -> None:
     # Runtime semantics §18: the first sentence is a finished answer, so the turn ends on the
-    # reply pause and the examiner (the offline one finds the warm-up complete) starts its
-    # bridge at once, holding the move to the Dijkstra question. The candidate goes on after
-    # an ordinary 1-s breath: the move is dropped, and the second sentence is the warm-up's.
-    # The reply pause is off by default (bot.audio.REPLY_PAUSE_DEFAULT); this host opts in.
-    bot_settings.VIVA_VOICE_REPLY_PAUSE_SEC = "0.7"
+    # reply pause and the examiner (the offline one finds the warm-up complete) begins its
+    # bridge at once, holding the move to the Dijkstra question. The candidate goes on as the
+    # bridge begins: the move is dropped, and the second sentence is the warm-up's.
     first = "I enjoyed graph algorithms most."
     rest = "Shortest paths in particular, because of a project on route planning."
     voice = Voice(name="en-us", rate_wpm=160)
-    watcher = _answer_at_the_warm_up(
-        exam_session, bot_settings, (first, 1.0, rest), voice, ("transition_decision", 1)
+    watcher, breath = _answer_going_on_at_the_bridge(
+        reply_pause_session, bot_settings, first, rest, voice
     )
 
     candidate = [
@@ -125,7 +178,13 @@ def test_an_answer_that_goes_on_after_a_breath_stays_at_its_question(
     (moved,) = watcher.of("transition_decision")
     assert moved["seq"] > candidate[1]["seq"], "the warm-up was left before the answer ended"
     held = [e for e in watcher.of("transition_held") if e["seq"] < candidate[1]["seq"]]
-    phases = [e["payload"]["phase"] for e in held]
-    # Held after the first sentence (the reply began at once), dropped when the candidate
-    # went on; at most one such pair (the timing of a loaded machine may leave none).
-    assert phases in ([], ["held", "dropped"]), phases
+    # Held after the first sentence, within the reply pause's reach (not the finished pause's),
+    # and dropped when the candidate went on; exactly one such pair.
+    assert [e["payload"]["phase"] for e in held] == ["held", "dropped"], (breath, held)
+    assert breath < GOES_ON_WITHIN_SECS, f"no bridge began within {breath:.1f} s of silence"
+    bridges = [
+        e
+        for e in watcher.of("examiner_utterance_started")
+        if e["payload"].get("purpose") == "bridge"
+    ]
+    assert bridges and bridges[0]["seq"] > held[0]["seq"], [e["payload"] for e in bridges]
