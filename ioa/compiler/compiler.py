@@ -114,6 +114,7 @@ NODE_FIELDS: Final = frozenset(
         "recoveryHandlers",
         "contextPolicy",
         "transitions",
+        "grounding",
     }
 )
 """Every package and node field the compiler maps (docs/spec/adapter.md, mapping table). A
@@ -371,7 +372,8 @@ class _Compilation:
                     (*where, "prompt", "closing"),
                     node_id,
                 )
-        elif not prompt.get("opening"):
+        elif not prompt.get("opening") and not isinstance(node.get("grounding"), Mapping):
+            # A grounded node asks about the drawn passage (or its fallbackQuestion), GRD-002.
             rule_id = "ADP-C003" if kind in ASSESSMENT_KINDS else "ADP-C004"
             consequence = (
                 "the adapter has no question to ask"
@@ -576,6 +578,7 @@ VERBATIM_NODE_FIELDS: Final[tuple[str, ...]] = (
     "completionPolicy",
     "candidateCommands",
     "contextPolicy",
+    "grounding",
 )
 """Node fields copied as they are into ``metadata`` (besides the ones with their own key)."""
 

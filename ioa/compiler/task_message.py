@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ioa.compiler.material_block import MATERIAL_HEADER, MATERIAL_INSTRUCTIONS
 from ioa.compiler.report_observation import REPORT_OBSERVATION
 
 PART_HEADER: Final = "PART:"
@@ -156,6 +157,17 @@ def _constraint_lines(
     return lines
 
 
+def _material_lines(grounding: Mapping[str, Any]) -> list[str]:
+    """A grounded node's standing instructions about the passage (candidate-materials.md §6)."""
+    pick = grounding.get("pick")
+    wanted = "a choice, a result or a limitation" if pick == "any" else f"a {pick}"
+    return [
+        MATERIAL_INSTRUCTIONS,
+        f"The passage states {wanted} in the candidate's {grounding.get('material')}.",
+        f"Fallback question: {grounding.get('fallbackQuestion')}",
+    ]
+
+
 def build_task_message(inputs: TaskMessageInputs) -> str:
     """The developer message of one node (deterministic: same inputs, same text)."""
     node = inputs.node
@@ -183,6 +195,9 @@ def build_task_message(inputs: TaskMessageInputs) -> str:
         parts.append(_block(SCENARIO_HEADER, [node["scenario"]]))
     if node.get("promptSeed"):
         parts.append(_block(BRIEF_HEADER, [node["promptSeed"]]))
+    grounding = node.get("grounding")
+    if isinstance(grounding, Mapping):
+        parts.append(_block(MATERIAL_HEADER, _material_lines(grounding)))
     if prompt.get("opening"):
         parts.append(
             _block(

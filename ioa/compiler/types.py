@@ -83,6 +83,8 @@ class NodeMetadata(TypedDict):
     effectiveCandidateCommands: JSONObject
     recoveryHandlers: list[JSONObject]
     contextPolicy: NotRequired[JSONObject]
+    grounding: NotRequired[JSONObject]
+    """A grounded node's ``grounding`` (docs/spec/candidate-materials.md)."""
     transitions: list[JSONObject]
     questionPoolIds: list[str]
     outputFilterContext: OutputFilterContext

@@ -31,6 +31,7 @@ from ioa.schema.enums import (
     StructureLevel,
 )
 from ioa.schema.evidence import EvidenceTarget, RubricDescriptor, RubricLevel, RubricLevels
+from ioa.schema.grounding import Grounding, MaterialKind, PassagePick
 from ioa.schema.loader import SchemaCheck, SchemaProblem, check_schema, load_package
 from ioa.schema.nodes import Node, Prompt
 from ioa.schema.package import (
@@ -86,11 +87,14 @@ __all__ = [
     "FollowUpStyle",
     "ForbiddenCommand",
     "GlobalPolicies",
+    "Grounding",
     "LearningOutcome",
+    "MaterialKind",
     "Node",
     "NodeKind",
     "OnViolation",
     "PackageMetadata",
+    "PassagePick",
     "Persona",
     "PolicyEscalationCondition",
     "Prompt",

@@ -16,6 +16,7 @@ from ioa.schema.fields import (
     StrictModel,
     Text,
 )
+from ioa.schema.grounding import Grounding
 from ioa.schema.policies import (
     CandidateCommandPolicy,
     CompletionPolicy,
@@ -68,6 +69,8 @@ class Node(StrictModel):
     contextPolicy: ContextPolicy | None = None
     transitions: list[Transition] = Field(default_factory=list)
     """Evaluated in order, first match wins; empty on end nodes."""
+    grounding: Grounding | None = None
+    """Ask about a passage of the candidate's material (docs/spec/candidate-materials.md)."""
 
     @model_validator(mode="after")
     def _convert_time_budget_ms(self) -> Self:

@@ -28,6 +28,7 @@ CATEGORY_ORDER: Final = (
     "NOD",
     "NOD-Q",
     "NOD-E",
+    "GRD",
     "TRN",
     "EVD",
     "POL",
@@ -51,6 +52,7 @@ CATEGORY_TITLES: Final = {
     "NOD": "Nodes",
     "NOD-Q": "Question nodes",
     "NOD-E": "End nodes",
+    "GRD": "Grounded nodes (project ids, candidate-materials.md)",
     "TRN": "Transitions",
     "EVD": "Evidence",
     "POL": "Policies",
@@ -91,7 +93,7 @@ def _stages(stages: Iterable[Stage]) -> str:
     return " + ".join(names)
 
 
-PROJECT_CATEGORIES: Final = frozenset({"SCH", "POOL", "RUN", "VAL"})
+PROJECT_CATEGORIES: Final = frozenset({"SCH", "POOL", "GRD", "RUN", "VAL"})
 FIRST_PROJECT_NUMBER: Final = 101
 """Project rules added to a chapter 08 category are numbered from 101 up."""
 

@@ -185,3 +185,20 @@ def findings_of(report: ValidationReport, rule_id: str) -> list[Finding]:
 def copy_of(document: Any) -> Any:
     """A deep copy."""
     return copy.deepcopy(document)
+
+
+def grounded_node(
+    node_id: str, target: str, pick: str = "choice", **grounding: Any
+) -> dict[str, Any]:
+    """A complete grounded question node (docs/spec/candidate-materials.md §1): no opening, a
+    ``grounding`` object asking about a passage of the candidate's submission."""
+    built = question_node(node_id, target)
+    del built["prompt"]
+    built["promptSeed"] = "Ask the candidate to justify the decision in the quoted passage."
+    built["grounding"] = {
+        "material": "submission",
+        "pick": pick,
+        "fallbackQuestion": "Tell me about one design decision you made and why.",
+        **grounding,
+    }
+    return built
