@@ -62,3 +62,75 @@ class DraftPackage(models.Model):
     @property
     def last_result(self) -> str | None:
         return (self.last_report or {}).get("result")
+
+
+class QuestionBankEntryQuerySet(models.QuerySet["QuestionBankEntry"]):
+    def visible_to(self, user: Requester) -> QuestionBankEntryQuerySet:
+        """Entries ``user`` may see and insert: an author their own and every shared one (one
+        institution per installation, so "shared" is every author here); an admin all; anyone
+        else (candidates, proctors, anonymous) none."""
+        if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
+            return self.none()
+        role = getattr(user, "role", None)
+        if role == "admin":
+            return self.all()
+        if role != "author":
+            return self.none()
+        return self.filter(models.Q(owner=user) | models.Q(shared=True))
+
+
+class QuestionBankEntry(models.Model):
+    """One question node saved for reuse: the node as it was in the package it came from (its
+    evidence targets and rubric inside it, its transitions left out), the learning outcomes its
+    targets' marking criteria name, and where it came from (draft, revision, published version,
+    node id). Private to its owner unless ``shared`` (then every author may find and insert it,
+    only the owner or an admin may delete it)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="bank_entries"
+    )
+    title = models.CharField(max_length=200)
+    # The tags, lower case, each between commas (",graphs,core,"): searchable on every database.
+    tag_index = models.CharField(max_length=600, blank=True, default="")
+    shared = models.BooleanField(default=False)
+    language = models.CharField(max_length=35, blank=True, default="")
+    # The node as text (like DraftPackage.document_text) so its key order survives.
+    node_text = models.TextField()
+    learning_outcomes = models.JSONField(default=list, blank=True)
+    source_draft = models.ForeignKey(
+        DraftPackage, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    source_revision = models.PositiveIntegerField(null=True, blank=True)
+    source_version_number = models.PositiveIntegerField(null=True, blank=True)
+    source_package_id = models.CharField(max_length=64, blank=True, default="")
+    source_package_title = models.CharField(max_length=300, blank=True, default="")
+    source_node_id = models.CharField(max_length=128)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = QuestionBankEntryQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "question bank entries"
+
+    def __str__(self) -> str:
+        return self.title
+
+    @property
+    def node(self) -> dict[str, object]:
+        """The saved node as parsed JSON (key order as saved)."""
+        value = json.loads(self.node_text)
+        return value if isinstance(value, dict) else {}
+
+    @node.setter
+    def node(self, value: dict[str, object]) -> None:
+        self.node_text = json.dumps(value, indent=2, ensure_ascii=False)
+
+    @property
+    def tags(self) -> list[str]:
+        return [tag for tag in self.tag_index.split(",") if tag]
+
+    @tags.setter
+    def tags(self, value: list[str]) -> None:
+        self.tag_index = "," + ",".join(value) + "," if value else ""

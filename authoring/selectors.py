@@ -5,12 +5,14 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from accounts.models import Requester, User
-from authoring.models import DraftPackage
+from authoring.bank_insert import ExtractedNode
+from authoring.models import DraftPackage, QuestionBankEntry
 from authoring.presence import PresenceEntry, presence_read
+from authoring.question_templates import QuestionTemplate, question_templates
 
 
 def draft_list(*, user: Requester) -> QuerySet[DraftPackage]:
@@ -35,3 +37,49 @@ def draft_presence_others(
     checked that ``user`` may edit the draft (``draft_get``)."""
     seen = presence_read(draft_id=draft.pk, now=now or timezone.now())
     return [entry for entry in seen if entry.user_id != user.pk]
+
+
+def bank_entry_list(
+    *, user: Requester, query: str = "", tag: str = ""
+) -> QuerySet[QuestionBankEntry]:
+    """The bank entries ``user`` may see (``QuestionBankEntry.objects.visible_to``), newest
+    first; ``query`` keeps those whose title, tags or node text hold every one of its words
+    (case-insensitive), ``tag`` those with exactly that tag."""
+    entries = QuestionBankEntry.objects.visible_to(user).select_related("owner")
+    for word in query.split():
+        entries = entries.filter(
+            Q(title__icontains=word) | Q(tag_index__icontains=word) | Q(node_text__icontains=word)
+        )
+    if tag.strip():
+        entries = entries.filter(tag_index__contains="," + tag.strip().lower() + ",")
+    return entries.order_by("-created_at")
+
+
+def bank_entry_get(*, user: Requester, entry_id: uuid.UUID | str) -> QuestionBankEntry:
+    """The entry, or QuestionBankEntry.DoesNotExist when it does not exist or ``user`` may not
+    see it (another author's private entry)."""
+    return QuestionBankEntry.objects.visible_to(user).select_related("owner").get(pk=entry_id)
+
+
+def bank_entry_extracted(entry: QuestionBankEntry) -> ExtractedNode:
+    """What inserting ``entry`` adds: its node and learning outcomes."""
+    return ExtractedNode(node=entry.node, learning_outcomes=list(entry.learning_outcomes or []))
+
+
+def bank_templates(*, language: str | None) -> list[QuestionTemplate]:
+    """The built-in question templates in the package language ``language`` (English when
+    there are none in it)."""
+    return question_templates(language)
+
+
+def bank_template_get(*, template_id: str, language: str | None) -> QuestionTemplate:
+    """The template ``template_id`` in ``language``; KeyError when there is none."""
+    for template in question_templates(language):
+        if template.id == template_id:
+            return template
+    raise KeyError(template_id)
+
+
+def template_extracted(template: QuestionTemplate) -> ExtractedNode:
+    """What inserting ``template`` adds: its node (it names no learning outcome)."""
+    return ExtractedNode(node=template.node, learning_outcomes=[])

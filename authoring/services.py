@@ -12,8 +12,10 @@ from django.utils import timezone
 from accounts.models import User
 from accounts.roles import Area
 from authoring import presence
+from authoring.bank_insert import ExtractedNode, InsertResult, node_extract, node_insert
 from authoring.example_packages import example_documents
-from authoring.models import DraftPackage
+from authoring.models import DraftPackage, QuestionBankEntry
+from ioa.compiler.types import JSONObject
 from ioa.validation import validate_package
 
 
@@ -159,3 +161,110 @@ def draft_presence_note(
 def draft_presence_leave(*, draft: DraftPackage, user: User) -> None:
     """Forget at once that ``user`` has ``draft`` open (their editor page is being left)."""
     presence.presence_drop(draft_id=draft.pk, user_id=user.pk)
+
+
+# --- Question bank ----------------------------------------------------------------------------
+
+MAX_TAGS = 20
+
+
+def bank_tags_clean(tags: list[str]) -> list[str]:
+    """Tags as stored: trimmed, lower case, inner spaces as hyphens, no commas, each at most 40
+    characters, no repeats, at most :data:`MAX_TAGS`, in the order given."""
+    cleaned = ("-".join(tag.replace(",", " ").split()).lower()[:40] for tag in tags)
+    return list(dict.fromkeys(tag for tag in cleaned if tag))[:MAX_TAGS]
+
+
+@transaction.atomic
+def bank_entry_save(
+    *,
+    owner: User,
+    draft: DraftPackage,
+    node_id: str,
+    title: str = "",
+    tags: list[str] | None = None,
+    shared: bool = False,
+) -> QuestionBankEntry:
+    """Save node ``node_id`` of ``draft``'s saved document to ``owner``'s question bank: the
+    node with its evidence targets and rubric (not its transitions), the learning outcomes it
+    names, and where it came from (the draft, its revision, its latest published version
+    number, the package id and title). The caller has checked that ``owner`` may edit the draft.
+    Raises :class:`authoring.bank_insert.NodeNotFound` for a missing or end node."""
+    if not owner.may_enter(Area.STUDIO):
+        raise PermissionError("only authors and admins keep a question bank")
+    document = draft.document
+    extracted = node_extract(document, node_id)
+    metadata = document.get("metadata") if isinstance(document, dict) else None
+    metadata = metadata if isinstance(metadata, dict) else {}
+    latest = draft.versions.filter(is_preview=False).order_by("-number").first()
+    node_title = extracted.node.get("title")
+    entry = QuestionBankEntry(
+        owner=owner,
+        title=(title.strip() or (node_title if isinstance(node_title, str) else "") or node_id)[
+            :200
+        ],
+        shared=shared,
+        language=str(metadata.get("language") or "")[:35],
+        learning_outcomes=extracted.learning_outcomes,
+        source_draft=draft,
+        source_revision=draft.revision,
+        source_version_number=latest.number if latest else None,
+        source_package_id=str(metadata.get("packageId") or "")[:64],
+        source_package_title=draft.title[:300],
+        source_node_id=node_id[:128],
+    )
+    entry.node = extracted.node
+    entry.tags = bank_tags_clean(tags or [])
+    entry.save(force_insert=True)
+    return entry
+
+
+class BankEntryRefused(PermissionError):
+    """Only an entry's owner (or an admin) may delete it."""
+
+
+def bank_entry_delete(*, entry: QuestionBankEntry, actor: User) -> None:
+    """Delete ``entry``; raises :class:`BankEntryRefused` unless ``actor`` owns it or is an
+    admin (a shared entry stays the owner's)."""
+    if actor.pk != entry.owner_id and actor.role != "admin":
+        raise BankEntryRefused("only the entry's owner can delete it")
+    entry.delete()
+
+
+class InsertRefused(ValueError):
+    """The insertion would add validation errors to the draft; ``errors`` lists them."""
+
+    def __init__(self, errors: list[dict[str, object]]) -> None:
+        super().__init__(
+            "Not inserted: the question would add errors to the package: "
+            + "; ".join(f"{e.get('ruleId')} {e.get('message')}" for e in errors)
+        )
+        self.errors = errors
+
+
+def _error_keys(report: JSONObject) -> set[tuple[object, object, object]]:
+    return {(e.get("ruleId"), e.get("path"), e.get("nodeId")) for e in report.get("errors", [])}
+
+
+def bank_insert_into(
+    *, document: object, extracted: ExtractedNode, after: str | None = None
+) -> tuple[InsertResult, JSONObject]:
+    """``document`` with the bank entry's or template's node inserted (see
+    :func:`authoring.bank_insert.node_insert`) and the new document's validation report.
+    Nothing is saved. Raises :class:`InsertRefused` when the new document has an error the old
+    one did not (so a passing draft still passes), ``NodeNotFound`` for an unknown ``after``,
+    and ``ValueError`` when ``document`` is not a JSON object."""
+    if not isinstance(document, dict):
+        raise ValueError("the package is not a JSON object; fix its JSON first")
+    result = node_insert(document, extracted, after=after)
+    now = timezone.now()
+    before = validate_package(document, now=now).to_dict()
+    report = validate_package(result.document, now=now).to_dict()
+    new = [
+        e
+        for e in report["errors"]
+        if (e.get("ruleId"), e.get("path"), e.get("nodeId")) not in _error_keys(before)
+    ]
+    if new:
+        raise InsertRefused(new)
+    return result, report

@@ -15,6 +15,22 @@ urlpatterns = [
         views.DraftPresenceApi.as_view(),
         name="api-package-presence",
     ),
+    path(
+        "packages/<str:draft_id>/bank-insert/",
+        views.DraftBankInsertApi.as_view(),
+        name="api-package-bank-insert",
+    ),
+    path("question-bank/", views.BankEntryListApi.as_view(), name="api-bank-list"),
+    path(
+        "question-bank/templates/",
+        views.BankTemplateListApi.as_view(),
+        name="api-bank-templates",
+    ),
+    path(
+        "question-bank/<str:entry_id>/",
+        views.BankEntryDetailApi.as_view(),
+        name="api-bank-detail",
+    ),
     path("validate/", views.ValidateDocumentApi.as_view(), name="api-validate"),
     path("schema/package/", views.PackageJsonSchemaApi.as_view(), name="api-package-schema"),
 ]

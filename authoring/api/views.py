@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db.models import ProtectedError
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_serializer,
+)
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.permissions import AllowAny
@@ -16,8 +22,11 @@ from rest_framework.views import APIView
 from accounts.access import AreaPermission, signed_in_user
 from accounts.roles import Area
 from authoring import presence, selectors, services
+from authoring.bank_insert import ExtractedNode, NodeNotFound
 from authoring.draft_requests import draft_api_or_404, edit_conflict_response
-from authoring.models import DraftPackage
+from authoring.models import DraftPackage, QuestionBankEntry
+from authoring.question_templates import TEMPLATE_IDS
+from ioa.compiler.types import JSONObject
 from ioa.schema.export import build_json_schema
 from ioa.validation import validate_package
 from web.api.pagination import StandardPagination
@@ -277,3 +286,244 @@ class PackageJsonSchemaApi(APIView):
     @extend_schema(responses=dict)
     def get(self, request: Request) -> Response:
         return Response(build_json_schema())
+
+
+# --- Question bank ------------------------------------------------------------------------------
+
+
+@extend_schema_serializer(component_name="QuestionBankEntry")
+class BankEntryOutputSerializer(serializers.Serializer[object]):
+    """A bank entry: the node with its targets and rubric, the outcomes it names, provenance."""
+
+    @extend_schema_serializer(component_name="QuestionBankEntrySource")
+    class SourceSerializer(serializers.Serializer[object]):
+        draftId = serializers.UUIDField(source="source_draft_id", allow_null=True)
+        revision = serializers.IntegerField(source="source_revision", allow_null=True)
+        versionNumber = serializers.IntegerField(
+            source="source_version_number",
+            allow_null=True,
+            help_text="The draft's latest published version when the node was saved.",
+        )
+        packageId = serializers.CharField(source="source_package_id")
+        packageTitle = serializers.CharField(source="source_package_title")
+        nodeId = serializers.CharField(source="source_node_id")
+
+    id = serializers.UUIDField()
+    title = serializers.CharField()
+    tags = serializers.ListField(child=serializers.CharField())
+    shared = serializers.BooleanField()
+    owner = serializers.CharField(source="owner.username")
+    language = serializers.CharField()
+    node = serializers.JSONField()
+    learningOutcomes = serializers.JSONField(source="learning_outcomes")
+    savedFrom = SourceSerializer(source="*", help_text="Where the node was saved from.")
+    createdAt = serializers.DateTimeField(source="created_at")
+
+
+def bank_entry_or_404(request: Request, entry_id: str) -> QuestionBankEntry:
+    """The entry for an API view; NotFound when it is absent, not visible to the user (another
+    author's private entry) or ``entry_id`` is not a UUID."""
+    try:
+        return selectors.bank_entry_get(user=request.user, entry_id=entry_id)
+    except (QuestionBankEntry.DoesNotExist, ValueError, TypeError, ValidationError):
+        raise NotFound("No such question bank entry.") from None
+
+
+class BankEntryListApi(StudioApi):
+    """Search the question bank (yours and the shared entries; ``q``: words in the title, tags
+    or question, ``tag``: one tag), or save a node of one of your drafts to it."""
+
+    @extend_schema_serializer(component_name="QuestionBankEntryCreate")
+    class InputSerializer(serializers.Serializer[object]):
+        draftId = serializers.UUIDField()
+        nodeId = serializers.CharField(max_length=128)
+        title = serializers.CharField(required=False, allow_blank=True, max_length=200)
+        tags = serializers.ListField(
+            child=serializers.CharField(max_length=40), required=False, max_length=20
+        )
+        shared = serializers.BooleanField(
+            required=False, default=False, help_text="Every author may find and insert it."
+        )
+
+    pagination_class = StandardPagination
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("q", str, description="Words the entry must contain."),
+            OpenApiParameter("tag", str, description="A tag the entry must have."),
+        ],
+        responses=BankEntryOutputSerializer(many=True),
+    )
+    def get(self, request: Request) -> Response:
+        entries = selectors.bank_entry_list(
+            user=request.user,
+            query=str(request.query_params.get("q", ""))[:200],
+            tag=str(request.query_params.get("tag", ""))[:40],
+        )
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(entries, request, self)
+        return paginator.get_paginated_response(BankEntryOutputSerializer(page, many=True).data)
+
+    @extend_schema(request=InputSerializer, responses={201: BankEntryOutputSerializer})
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        draft = draft_api_or_404(request, str(values["draftId"]))
+        try:
+            entry = services.bank_entry_save(
+                owner=signed_in_user(request),
+                draft=draft,
+                node_id=values["nodeId"],
+                title=values.get("title", ""),
+                tags=values.get("tags", []),
+                shared=values["shared"],
+            )
+        except NodeNotFound as exc:
+            raise serializers.ValidationError({"nodeId": [str(exc)]}) from exc
+        return Response(BankEntryOutputSerializer(entry).data, status=status.HTTP_201_CREATED)
+
+
+class BankEntryDetailApi(StudioApi):
+    """Read a bank entry you may see, or delete one of yours."""
+
+    @extend_schema(responses=BankEntryOutputSerializer)
+    def get(self, request: Request, entry_id: str) -> Response:
+        return Response(BankEntryOutputSerializer(bank_entry_or_404(request, entry_id)).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, entry_id: str) -> Response:
+        entry = bank_entry_or_404(request, entry_id)
+        try:
+            services.bank_entry_delete(entry=entry, actor=signed_in_user(request))
+        except services.BankEntryRefused:
+            raise NotFound("No such question bank entry.") from None
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+@extend_schema_serializer(component_name="QuestionTemplate")
+class BankTemplateOutputSerializer(serializers.Serializer[object]):
+    id = serializers.CharField()
+    language = serializers.CharField()
+    title = serializers.CharField()
+    node = serializers.JSONField()
+
+
+class BankTemplateListApi(StudioApi):
+    """The built-in question templates in a package language (``language``: en, de or es;
+    others get English)."""
+
+    @extend_schema(
+        parameters=[OpenApiParameter("language", str, description="The package's language.")],
+        responses=BankTemplateOutputSerializer(many=True),
+    )
+    def get(self, request: Request) -> Response:
+        templates = selectors.bank_templates(language=request.query_params.get("language"))
+        return Response(BankTemplateOutputSerializer(templates, many=True).data)
+
+
+class DraftBankInsertApi(StudioApi):
+    """Insert a bank entry or a question template into this package's document: ids that clash
+    with the document's are renamed, learning outcomes mapped onto the package's (same text) or
+    added, and the question placed after ``afterNodeId`` (by default the last question outside a
+    pool). Answers the new document and its report; saves it only when ``revision`` is given
+    (409 if someone saved since). 422 when the question would add a validation error."""
+
+    @extend_schema_serializer(component_name="PackageBankInsert")
+    class InputSerializer(serializers.Serializer[object]):
+        entryId = serializers.UUIDField(required=False)
+        templateId = serializers.ChoiceField(choices=list(TEMPLATE_IDS), required=False)
+        document = serializers.JSONField(
+            required=False, help_text="The document you are editing; the saved one if omitted."
+        )
+        afterNodeId = serializers.CharField(required=False, allow_null=True, max_length=128)
+        revision = serializers.IntegerField(
+            required=False, help_text="Save the result as the revision after this one."
+        )
+
+        def validate(self, attrs: JSONObject) -> JSONObject:
+            if ("entryId" in attrs) == ("templateId" in attrs):
+                raise serializers.ValidationError("Give exactly one of 'entryId' or 'templateId'.")
+            return attrs
+
+    @extend_schema_serializer(component_name="PackageBankInserted")
+    class OutputSerializer(serializers.Serializer[object]):
+        nodeId = serializers.CharField(help_text="The inserted node's id (after any rename).")
+        after = serializers.CharField(allow_null=True, help_text="The node it follows.")
+        renamed = serializers.DictField(child=serializers.CharField())
+        outcomesMapped = serializers.DictField(child=serializers.CharField())
+        outcomesAdded = serializers.ListField(child=serializers.CharField())
+        document = serializers.JSONField()
+        report = ReportSerializer()
+        revision = serializers.IntegerField(allow_null=True, help_text="Set when saved.")
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={
+            200: OutputSerializer,
+            409: OpenApiResponse(description="edit conflict"),
+            422: OpenApiResponse(description="the question would add validation errors"),
+        },
+    )
+    def post(self, request: Request, draft_id: str) -> Response:
+        draft = draft_api_or_404(request, draft_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        document = values.get("document", draft.document)
+        try:
+            result, report = services.bank_insert_into(
+                document=document,
+                extracted=self._extracted(request, values, document),
+                after=values.get("afterNodeId") or None,
+            )
+        except services.InsertRefused as refused:
+            return insert_refused_response(refused)
+        except (NodeNotFound, ValueError) as exc:
+            raise serializers.ValidationError({"afterNodeId": [str(exc)]}) from exc
+        revision = None
+        if "revision" in values:
+            try:
+                draft = services.draft_save(
+                    draft=draft, document=result.document, expected_revision=values["revision"]
+                )
+            except services.DraftConflict as conflict:
+                return edit_conflict_response(conflict)
+            revision = draft.revision
+        body = {
+            "nodeId": result.node_id,
+            "after": result.after,
+            "renamed": result.renamed,
+            "outcomesMapped": result.outcomes_mapped,
+            "outcomesAdded": result.outcomes_added,
+            "document": result.document,
+            "report": report,
+            "revision": revision,
+        }
+        return Response(self.OutputSerializer(body).data)
+
+    @staticmethod
+    def _extracted(request: Request, values: JSONObject, document: object) -> ExtractedNode:
+        if "entryId" in values:
+            return selectors.bank_entry_extracted(bank_entry_or_404(request, values["entryId"]))
+        metadata = document.get("metadata") if isinstance(document, dict) else None
+        language = metadata.get("language") if isinstance(metadata, dict) else None
+        template = selectors.bank_template_get(
+            template_id=values["templateId"],
+            language=language if isinstance(language, str) else None,
+        )
+        return selectors.template_extracted(template)
+
+
+def insert_refused_response(refused: services.InsertRefused) -> Response:
+    """422 with the shared error body; ``details.errors`` are the findings it would add."""
+    return Response(
+        {
+            "error": {
+                "code": "insert_refused",
+                "message": str(refused),
+                "details": {"errors": refused.errors},
+            }
+        },
+        status=status.HTTP_422_UNPROCESSABLE_ENTITY,
+    )

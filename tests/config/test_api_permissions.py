@@ -109,6 +109,31 @@ ROUTES = [
     Route("api-package-publish", "post", "/api/v1/packages/{draft}/publish/", expect(STUDIO)),
     Route("api-package-dry-run", "post", "/api/v1/packages/{draft}/dry-run/", expect(STUDIO)),
     Route("api-package-presence", "post", "/api/v1/packages/{draft}/presence/", expect(STUDIO)),
+    Route(
+        "api-package-bank-insert",
+        "post",
+        "/api/v1/packages/{draft}/bank-insert/",
+        expect(STUDIO),
+        {"templateId": "explain-concept"},
+    ),
+    Route("api-bank-list", "get", "/api/v1/question-bank/", expect(STUDIO, scoped=False)),
+    Route(
+        "api-bank-list",
+        "post",
+        "/api/v1/question-bank/",
+        # A draft is named in the body: another author's is refused.
+        expect(STUDIO, scoped=False, author_B="refused"),
+        {"draftId": "{draft}", "nodeId": "q-dijkstra"},
+    ),
+    Route(
+        "api-bank-templates",
+        "get",
+        "/api/v1/question-bank/templates/",
+        expect(STUDIO, scoped=False),
+    ),
+    # Author A's private entry: another author's does not exist for author B.
+    Route("api-bank-detail", "get", "/api/v1/question-bank/{bank}/", expect(STUDIO)),
+    Route("api-bank-detail", "delete", "/api/v1/question-bank/{bank}/", expect(STUDIO)),
     Route("api-version-list", "get", "/api/v1/versions/", expect(EVERYONE, scoped=False)),
     *[
         Route(
@@ -245,6 +270,7 @@ class World:
 
 
 def build_world(*, marked: bool) -> World:
+    from authoring.services import bank_entry_save
     from publishing.services import version_publish
     from sessions.models import ExamSession
     from tests.factories import DraftPackageFactory, example_document
@@ -283,6 +309,7 @@ def build_world(*, marked: bool) -> World:
     world = World(users)
     world.ids = {
         "draft": str(draft.pk),
+        "bank": str(bank_entry_save(owner=users["author A"], draft=draft, node_id="q-dijkstra").pk),
         "version": str(version.pk),
         "sitting": str(sitting.pk),
         "session": str(session.pk),
