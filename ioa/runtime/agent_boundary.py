@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final, Literal
 
 from ioa.languages import DEFAULT_LANGUAGE
@@ -116,7 +117,23 @@ def candidate_command(
 ) -> CandidateCommandType | None:
     """The command the candidate's own words clearly are (the classifier, or ``detect``: the
     trainer measures a model it has not written yet through it), unless they decline it ("I
-    don't want to skip this question" is no skip)."""
+    don't want to skip this question" is no skip). The classifier's reading of a text is
+    cached (:func:`_classified`): the runtime reads a candidate turn when it arrives
+    (``ioa.runtime.transcripts``), so the observation that answers it finds it read."""
+    if detect is detect_command:
+        return _classified(text, language)
+    return _command_unless_declined(text, language, detect)
+
+
+@lru_cache(maxsize=2048)
+def _classified(text: str, language: str) -> CandidateCommandType | None:
+    """:func:`candidate_command` with the classifier (pure, so cached by its inputs)."""
+    return _command_unless_declined(text, language, detect_command)
+
+
+def _command_unless_declined(
+    text: str, language: str, detect: Callable[[str, str], CandidateCommandType | None]
+) -> CandidateCommandType | None:
     found = detect(text, language)
     if found is None or (
         found in CONSEQUENTIAL and found not in STATEMENTS and declines(text, found, language)

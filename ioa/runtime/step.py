@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import lru_cache
 from typing import Any, Final
 
 from ioa.events import (
@@ -41,6 +42,13 @@ class Flow(Enum):
 
     CONTINUE = "continue"
     STOP = "stop"
+
+
+@lru_cache(maxsize=64)
+def wire_time(ms: int) -> str:
+    """The envelope timestamp of an epoch-millisecond instant (cached: a step's events share
+    one instant, and formatting a datetime is most of an envelope's cost)."""
+    return format_timestamp(to_datetime(ms))
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +137,7 @@ class Step:
             eventId=event_id(state.session_id, state.events_applied + 1, self.now),
             sessionId=state.session_id,
             seq=state.last_seq + 1,
-            timestamp=format_timestamp(to_datetime(self.now)),
+            timestamp=wire_time(self.now),
             source=source,
             type=EventType(payload.type),
             payload=payload,

@@ -94,6 +94,9 @@ def handle_transcript(step: Step, segment: TranscriptSegment) -> None:
     _resolve_by_speech(step, segment.confidence)
     if not flag_injection(step, turn_id, text, node.node_id):
         _resume_by_voice(step, turn_id, text)
+        # Read the words for a command now, while the examiner's model thinks, so that the
+        # observation answering this turn finds them read (the reading is cached).
+        candidate_command(text, step.plan.texts.language)
 
 
 def _before_start(step: Step, segment: TranscriptSegment, opened: int) -> bool:

@@ -19,6 +19,7 @@ from ioa.runtime.agent_boundary import (
     may_cause,
     read_consent,
 )
+from ioa.runtime.classifier import detect_command
 from ioa.schema import CandidateCommandType as C
 from tests.ioa.runtime.harness import Harness, signal
 from tests.ioa.runtime.test_commands import _to_scenario
@@ -226,3 +227,27 @@ def test_a_turn_fault_is_recorded_and_answered_with_the_question() -> None:
     assert h.texts()[-1] == question
     assert h.node == "q-dijkstra" and not h.state.completed
     assert h.replayed_equal()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.one_of(
+        st.text(max_size=80),
+        st.sampled_from(
+            [
+                "I would like to skip this one",
+                "I don't want to skip this question",
+                "can we take a short break please",
+                "Ich möchte diese Frage überspringen",
+                "¿podemos pasar a la siguiente?",
+            ]
+        ),
+    ),
+    language=st.sampled_from(["en", "de", "es"]),
+)
+def test_the_cached_reading_of_a_turn_is_the_classifier_s(text: str, language: str) -> None:
+    # The runtime reads a candidate turn when it arrives and again when the observation that
+    # answers it comes (the second read is the cache's): both must be what the classifier says.
+    fresh = candidate_command(text, language, detect=lambda t, lang: detect_command(t, lang))
+    assert candidate_command(text, language) is fresh
+    assert candidate_command(text, language) is fresh
