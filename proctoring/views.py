@@ -142,6 +142,7 @@ def proctor_home(request: HttpRequest) -> HttpResponse:
         "scheduled_for": "",
         "start_cutoff_at": "",
         "authorise": False,
+        "practice": False,
     }
     if request.method == "POST":
         form = {
@@ -150,6 +151,7 @@ def proctor_home(request: HttpRequest) -> HttpResponse:
             "scheduled_for": request.POST.get("scheduled_for", ""),
             "start_cutoff_at": request.POST.get("start_cutoff_at", ""),
             "authorise": request.POST.get("proctor_authorises_start") == "on",
+            "practice": request.POST.get("is_practice") == "on",
         }
         version = next((v for v in versions if str(v.pk) == form["version"]), None)
         when = _datetime(str(form["scheduled_for"]), errors)
@@ -165,6 +167,7 @@ def proctor_home(request: HttpRequest) -> HttpResponse:
                     proctor_authorises_start=bool(form["authorise"]),
                     scheduled_for=when,
                     start_cutoff_at=cutoff,
+                    is_practice=bool(form["practice"]),
                 )
             except ValidationError as error:
                 errors += list(error.messages)
@@ -177,7 +180,7 @@ def proctor_home(request: HttpRequest) -> HttpResponse:
     sittings = (
         Sitting.objects.visible_to(request.user)
         .select_related("version")
-        .annotate(candidates=Count("sessions", distinct=True))
+        .annotate(candidates=Count("sessions__candidate", distinct=True))
         .annotate(live=Count("sessions", filter=live, distinct=True))
         .order_by("-created_at")[:100]
     )

@@ -41,8 +41,8 @@ class ReadOnlyAdmin[M: Model](admin.ModelAdmin[M]):
 
 @admin.register(Sitting)
 class SittingAdmin(admin.ModelAdmin[Sitting]):
-    list_display = ("title", "version", "created_by", "created_at", "is_preview")
-    list_filter = ("is_preview",)
+    list_display = ("title", "version", "created_by", "created_at", "is_practice", "is_preview")
+    list_filter = ("is_practice", "is_preview")
     search_fields = ("title",)
     filter_horizontal = ("proctors",)
     list_select_related = ("version", "created_by")

@@ -89,6 +89,15 @@ class Sitting(models.Model):
     is_preview = models.BooleanField(default=False, editable=False, db_index=True)
     """The sandbox sitting of an author's exam-room preview (``sessions.previews``): never
     listed, never proctored, never exported."""
+    is_practice = models.BooleanField(
+        default=False,
+        help_text=(
+            "Practice: unlimited attempts within the start window, feedback after each attempt, "
+            "never marked for the record or sent to the LMS."
+        ),
+    )
+    """A practice sitting (docs/spec/practice-sittings.md, ``sessions.practice``): set when the
+    sitting is created; its attempts get formative feedback and are never marked."""
 
     objects = SittingQuerySet.as_manager()
 
@@ -194,6 +203,18 @@ class ExamSession(models.Model):
     is_preview = models.BooleanField(default=False, editable=False, db_index=True)
     """An author's preview in the exam room (``sessions.previews``): a sandbox that never
     counts: not marked, not listed, not exported, no grade passback."""
+    attempt = models.PositiveIntegerField(default=1, editable=False)
+    """The candidate's attempt number in the sitting: always 1 outside practice sittings."""
+    follows = models.OneToOneField(
+        "self",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        editable=False,
+        related_name="followed_by",
+    )
+    """The practice attempt this one repeats (``sessions.practice.practice_again``): at most one
+    attempt follows another, so a repeated "Practise again" makes one attempt."""
 
     objects = ExamSessionQuerySet.as_manager()
 

@@ -95,10 +95,16 @@ def sitting_create(
     proctor_authorises_start: bool = False,
     scheduled_for: datetime | None = None,
     start_cutoff_at: datetime | None = None,
+    is_practice: bool = False,
 ) -> Sitting:
     """Schedule ``version`` (which ``user`` must be able to see) as a new sitting. Its start
     window (``sessions.windows``) opens at ``scheduled_for`` and closes at the late-start
-    cut-off ``start_cutoff_at``, which must come after it."""
+    cut-off ``start_cutoff_at``, which must come after it. A practice sitting
+    (``is_practice``, ``sessions.practice``) never waits for a proctor to authorise a start."""
+    if is_practice and proctor_authorises_start:
+        raise ValidationError(
+            {"proctor_authorises_start": ["A practice sitting starts without a proctor."]}
+        )
     if not PublishedVersion.objects.visible_to(user).filter(pk=version.pk).exists():
         raise ValidationError({"version": ["No such published assessment."]})
     title = (title or "").strip() or version.title
@@ -115,6 +121,7 @@ def sitting_create(
         proctor_authorises_start=proctor_authorises_start,
         scheduled_for=scheduled_for,
         start_cutoff_at=start_cutoff_at,
+        is_practice=is_practice,
     )
     if getattr(user, "role", None) == "proctor":
         sitting.proctors.add(user)

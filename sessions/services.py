@@ -11,6 +11,7 @@ Each lives beside the code of its concern and is exported here:
   :func:`briefing_acknowledge`, :func:`mode_choose`, :func:`accommodations_set`;
 - start windows (``sessions.windows``): :func:`window_override`;
 - previews (``sessions.previews``): :func:`preview_start`;
+- practice sittings (``sessions.practice``): :func:`practice_again`;
 - candidate commands (``sessions.commands``): :func:`command_handle`;
 - the event log (``sessions.event_store``): :func:`append_events`.
 """
@@ -25,6 +26,7 @@ from sessions.exam_room import (
     identity_confirm,
     mode_choose,
 )
+from sessions.practice import practice_again
 from sessions.previews import preview_start
 from sessions.scheduling import candidate_add, candidates_import, invitations_send, sitting_create
 from sessions.windows import window_override
@@ -39,6 +41,7 @@ __all__ = [
     "identity_confirm",
     "invitations_send",
     "mode_choose",
+    "practice_again",
     "preview_start",
     "sitting_create",
     "window_override",

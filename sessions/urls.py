@@ -14,6 +14,7 @@ urlpatterns = [
     path("exam/<uuid:session_id>/room/", views.exam_room_view, name="exam-room"),
     path("exam/<uuid:session_id>/done/", views.exam_done, name="exam-done"),
     path("exam/<uuid:session_id>/window/", views.exam_window, name="exam-window"),
+    path("exam/<uuid:session_id>/practise-again/", views.practise_again, name="practise-again"),
     path("exam/<uuid:session_id>/examiner/", views.exam_examiner_wait, name="exam-examiner-wait"),
     path("exam/preview/<uuid:draft_id>/", preview_views.preview_start, name="preview-start"),
     path(

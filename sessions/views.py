@@ -13,6 +13,9 @@ The journey (docs/exam-room.md; services and reads in ``sessions.exam_room``)::
     /exam/<id>/done/               the completion page
     /exam/<id>/window/             outside the start window: when it opens, or that it closed
                                    (``sessions.windows``; 403 while outside, else redirects on)
+    /exam/<id>/practise-again/     POST: a practice sitting's next attempt
+                                   (``sessions.practice``; the attempt's done page is its
+                                   feedback, ``/exam/<id>/result/``)
 
 Every step is a plain form (POST with CSRF, works without JavaScript; the room needs it). A
 step already done can be seen again; a step not yet reachable redirects to the first step
@@ -37,7 +40,7 @@ from django.views.decorators.http import require_http_methods
 
 from accounts.access import area_required
 from accounts.roles import Area
-from sessions import exam_room, previews, services, windows
+from sessions import exam_room, practice, previews, services, windows
 from sessions.bot_port import examiner_bot
 from sessions.exam_room import Mode, Step
 from sessions.models import ExamSession
@@ -47,17 +50,23 @@ from sessions.models import ExamSession
 def candidate_home(request: HttpRequest) -> HttpResponse:
     """The candidate's start page after an invitation link signed them in: their exams."""
     sessions = exam_room.candidate_sessions(user=request.user)
-    rows = [
-        {
-            "session": s,
-            "url": exam_room.step_url(s, exam_room.next_step(s)),
-            "over": exam_room.is_over(s),
-            "started": exam_room.is_started(s),
-            "window": windows.window_for(s),
-            "window_status": windows.window_status(s).value,
-        }
-        for s in sessions
-    ]
+    seen: set[uuid.UUID] = set()
+    rows = []
+    for s in sessions:  # newest first: a practice sitting shows its newest attempt only
+        if s.sitting.is_practice and s.sitting_id in seen:
+            continue
+        seen.add(s.sitting_id)
+        rows.append(
+            {
+                "session": s,
+                "url": exam_room.step_url(s, exam_room.next_step(s)),
+                "over": exam_room.is_over(s),
+                "started": exam_room.is_started(s),
+                "window": windows.window_for(s),
+                "window_status": windows.window_status(s).value,
+                "practise_again": practice.may_practise_again(s),
+            }
+        )
     return render(request, "sessions/candidate_home.html", {"rows": rows})
 
 
@@ -141,6 +150,7 @@ def _context(session: ExamSession, step: Step, **extra: object) -> dict[str, obj
         ],
         "extra_time": multiplier > 1,
         "preview": session.is_preview,
+        "practice": session.sitting.is_practice,
         **extra,
     }
 
@@ -305,8 +315,32 @@ def exam_room_view(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
 @never_cache
 @exam_or_own_preview
 def exam_done(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
-    """The completion page (only once the exam is over)."""
+    """The completion page (only once the exam is over). A practice attempt's is its feedback
+    (the result page, ``/exam/<id>/result/``): shown at once, no staff step."""
     session = _session(request, session_id)
     if (redirect := _guard(session, Step.DONE)) is not None:
         return redirect
+    if session.sitting.is_practice and not session.is_preview:
+        return HttpResponseRedirect(reverse("results:result", args=[session.pk]))
     return render(request, "sessions/exam_done.html", _context(session, Step.DONE))
+
+
+@never_cache
+@area_required(Area.EXAM)
+@require_http_methods(["POST"])
+def practise_again(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
+    """ "Practise again" (POST, from an attempt's feedback or the candidate's home): the next
+    attempt's journey (``sessions.practice.practice_again``; a repeated request lands on the
+    same attempt). Refused (400) outside a practice sitting, before the attempt is over, or
+    once the start window closed."""
+    session = _session(request, session_id)
+    try:
+        attempt = practice.practice_again(session=session)
+    except ValidationError as error:
+        return render(
+            request,
+            "sessions/practice_refused.html",
+            _context(session, exam_room.next_step(session), errors=error.messages),
+            status=400,
+        )
+    return HttpResponseRedirect(exam_room.step_url(attempt, exam_room.next_step(attempt)))

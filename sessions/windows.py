@@ -63,8 +63,15 @@ class Window:
 
 
 def window_for(session: ExamSession) -> Window:
-    """The session's effective start window (module docstring)."""
-    override = WindowOverride.objects.filter(session=session).order_by("-created_at", "-id").first()
+    """The session's effective start window (module docstring). A candidate's override counts
+    for all their attempts in the sitting (practice sittings: ``sessions.practice``)."""
+    override = (
+        WindowOverride.objects.filter(
+            session__sitting_id=session.sitting_id, session__candidate_id=session.candidate_id
+        )
+        .order_by("-created_at", "-id")
+        .first()
+    )
     if override is not None:
         return Window(override.opens_at, override.start_cutoff_at, override)
     sitting = session.sitting

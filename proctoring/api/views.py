@@ -90,6 +90,7 @@ class SittingSerializer(serializers.Serializer[object]):
     startCutoffAt = serializers.DateTimeField(source="start_cutoff_at", allow_null=True)
     proctorAuthorisesStart = serializers.BooleanField(source="proctor_authorises_start")
     isPreview = serializers.BooleanField(source="is_preview")
+    isPractice = serializers.BooleanField(source="is_practice")
     proctors = serializers.SerializerMethodField()
     candidates = serializers.SerializerMethodField()
 
@@ -97,7 +98,7 @@ class SittingSerializer(serializers.Serializer[object]):
         return [u.username for u in sitting.proctors.all()]
 
     def get_candidates(self, sitting: Sitting) -> int:
-        return sitting.sessions.count()
+        return sitting.sessions.values("candidate").distinct().count()
 
 
 class SittingListApi(APIView):
@@ -113,6 +114,11 @@ class SittingListApi(APIView):
         proctorAuthorisesStart = serializers.BooleanField(required=False, default=False)
         scheduledFor = serializers.DateTimeField(required=False, allow_null=True)
         startCutoffAt = serializers.DateTimeField(required=False, allow_null=True)
+        isPractice = serializers.BooleanField(
+            required=False,
+            default=False,
+            help_text="Practice: unlimited attempts, feedback after each, never marked.",
+        )
 
     pagination_class = StandardPagination
 
@@ -146,6 +152,7 @@ class SittingListApi(APIView):
             proctor_authorises_start=data.validated_data["proctorAuthorisesStart"],
             scheduled_for=data.validated_data.get("scheduledFor"),
             start_cutoff_at=data.validated_data.get("startCutoffAt"),
+            is_practice=data.validated_data["isPractice"],
         )
         return Response(SittingSerializer(sitting).data, status=status.HTTP_201_CREATED)
 
