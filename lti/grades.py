@@ -120,8 +120,11 @@ def _comment(session: ExamSession) -> str:
 
 def planned_grade(session: ExamSession) -> PlannedGrade | None:
     """What the gradebook should show for ``session`` now; ``None`` while there is nothing
-    to send (not locked, a preview, or locked again after an appeal but not yet released)."""
+    to send (not locked, a preview, a practice attempt, or locked again after an appeal but not
+    yet released)."""
     if session.is_preview:  # never counts (sessions.previews)
+        return None
+    if session.sitting.is_practice:  # never sent to the LMS (docs/spec/practice-sittings.md)
         return None
     mark = SessionMark.objects.filter(session=session, locked_at__isnull=False).first()
     if mark is None:

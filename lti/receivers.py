@@ -22,7 +22,10 @@ POST_GRADE = "lti.post_grade"
 
 
 def _enqueue(session_id: uuid.UUID, fact: str, cycle: int) -> None:
-    if not CandidateLink.objects.filter(session_id=session_id).exists():
+    """The grade sync of a session an LMS launched; never of a practice attempt
+    (docs/spec/practice-sittings.md: practice is never sent to the LMS)."""
+    links = CandidateLink.objects.filter(session_id=session_id)
+    if not links.exclude(session__sitting__is_practice=True).exists():
         return
     outbox.enqueue(
         topic=POST_GRADE,

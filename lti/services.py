@@ -63,6 +63,7 @@ from lti.models import CandidateLink, LaunchAccount, Placement, SittingLink, Use
 from lti.selectors import SCORE_MAXIMUM, placeable_sittings
 from publishing.models import PublishedVersion
 from sessions.models import ExamSession, Sitting
+from sessions.practice import session_for_candidate
 from sessions.services import sitting_create
 
 logger = logging.getLogger(__name__)
@@ -297,7 +298,7 @@ def _candidate_link(session: ExamSession, link: SittingLink) -> None:
 def enter(*, link: SittingLink, user: User) -> str:
     """Where the launched person goes (module docstring)."""
     if user.role == Role.CANDIDATE:
-        session, _ = ExamSession.objects.get_or_create(sitting=link.sitting, candidate=user)
+        session, _ = session_for_candidate(sitting=link.sitting, candidate=user)
         _candidate_link(session, link)
         return reverse("exam_sessions:exam-entry", kwargs={"session_id": session.pk})
     link.sitting.proctors.add(user)
@@ -382,7 +383,7 @@ def roster_sync(*, link: SittingLink) -> list[ExamSession]:
         lti_user.email = str(member.get("email") or lti_user.email)
         lti_user.save()
         user = _account(lti_user, role)
-        session, made = ExamSession.objects.get_or_create(sitting=link.sitting, candidate=user)
+        session, made = session_for_candidate(sitting=link.sitting, candidate=user)
         _candidate_link(session, link)
         if made:
             created.append(session)

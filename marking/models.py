@@ -16,6 +16,9 @@
 * :class:`PostMarkingIrregularity` — a proctor's irregularity report stored after the session
   was marked (the marks' result covers the log up to ``SessionMark.marked_seq`` only), and
   whether it arrived after the marks were locked. Append-only.
+* :class:`PracticeFeedback` — the formative feedback of a practice attempt
+  (docs/spec/practice-sittings.md): the marker's level per target, kept apart from marks, so no
+  list, export, statistic, moderation, release, grade or webhook can see it. Append-only.
 
 Visibility: :meth:`SessionMarkQuerySet.visible_to` (authors: sessions of versions of drafts
 they own or collaborate on; admins: all; everyone else: none).
@@ -126,17 +129,20 @@ class MarkingRequest(models.Model):
 class SessionMarkQuerySet(models.QuerySet["SessionMark"]):
     def visible_to(self, user: Requester) -> SessionMarkQuerySet:
         """Marks a user may see: an author those of sessions of versions of drafts they own or
-        collaborate on; an admin all; everyone else none (their requests answer 404)."""
+        collaborate on; an admin all; everyone else none (their requests answer 404). Never a
+        practice attempt's (none is ever stored: ``PracticeFeedback`` holds its feedback)."""
         if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
             return self.none()
         role = getattr(user, "role", None)
         if role == "admin":
-            return self.all()
+            return self.exclude(session__sitting__is_practice=True)
         if role == "author":
             versions = PublishedVersion.objects.filter(
                 models.Q(draft__owner=user) | models.Q(draft__collaborators=user)
             ).values("pk")
-            return self.filter(session__sitting__version__in=versions)
+            return self.filter(session__sitting__version__in=versions).exclude(
+                session__sitting__is_practice=True
+            )
         return self.none()
 
 
@@ -400,3 +406,24 @@ class PostMarkingIrregularity(AppendOnly):
 
     def __str__(self) -> str:
         return f"Irregularity {self.category or '-'} at seq {self.seq} on {self.mark_id}"
+
+
+class PracticeFeedback(AppendOnly):
+    """The formative feedback of one practice attempt (docs/spec/practice-sittings.md): the
+    deterministic marker's level per evidence target, and nothing else of its result (no
+    rationale, rule, signal, evidence or score). Not a mark: it is never moderated, released,
+    exported, counted in a cohort, sent to an LMS or told to a webhook."""
+
+    id = models.BigAutoField(primary_key=True)
+    session = models.OneToOneField(
+        "exam_sessions.ExamSession", on_delete=models.PROTECT, related_name="practice_feedback"
+    )
+    scheme = models.ForeignKey(MarkingScheme, on_delete=models.PROTECT, related_name="+")
+    targets = models.JSONField(default=list)
+    """``[{"key", "label", "level"}]`` in the scheme's target order."""
+    marked_seq = models.PositiveBigIntegerField()
+    """The last seq of the log the feedback was computed from."""
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"Practice feedback of {self.session_id}"

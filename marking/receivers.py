@@ -4,7 +4,9 @@ never imports marking.
 Each consequence is an outbox message written in the transaction of its fact
 (``sessions.outbox``, issue #33), so a broker outage or a crash after the commit loses none:
 
-* a stored ``exam_completed`` → ``marking.mark_session`` (key: the session);
+* a stored ``exam_completed`` → ``marking.mark_session`` (key: the session); for a practice
+  attempt the same message records its formative feedback instead of marks
+  (``marking.services.practice_feedback_record``, docs/spec/practice-sittings.md);
 * a stored irregularity report (``proctor_action`` with ``action: flag_irregularity``), from the
   bot's journal or the proctor service's direct recording alike → ``marking.irregularity``
   (key: the event);
@@ -73,7 +75,8 @@ def on_panel_requested(*, mark_id: int, **_: object) -> None:
 
 
 def sweep_unmarked(now: datetime) -> int:
-    """Enqueue marking for completed, non-preview sessions without a marking request, completed
+    """Enqueue marking for completed, non-preview sessions without a marking request (or, for a
+    practice attempt, without feedback), completed
     more than :data:`SWEEP_AFTER` ago; returns how many messages were new (one still waiting
     is kept as it is: the key makes the enqueue a no-op)."""
     completed = SessionEvent.objects.filter(
@@ -84,6 +87,7 @@ def sweep_unmarked(now: datetime) -> int:
         is_preview=False,
         sitting__is_preview=False,
         marking_request__isnull=True,
+        practice_feedback__isnull=True,
     ).values_list("pk", flat=True)
     found = 0
     for session_id in missing:

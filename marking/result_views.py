@@ -30,7 +30,11 @@ from sessions import exam_room
 @area_required(Area.EXAM)
 @require_http_methods(["GET", "POST"])
 def result_page(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
-    """The result (GET) and the appeal form (POST ``reason``)."""
+    """The result (GET) and the appeal form (POST ``reason``); for a practice attempt its
+    feedback (:func:`practice_page`)."""
+    practice = selectors.practice_result(user=request.user, session_id=session_id)
+    if practice is not None:
+        return practice_page(request, practice)
     view = selectors.candidate_result(user=request.user, session_id=session_id)
     if view is None:
         raise Http404(_("No such exam."))
@@ -54,3 +58,17 @@ def result_page(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
             return HttpResponseRedirect(reverse("results:result", args=[session_id]))
     context = {**view, "errors": errors, "reason": reason}
     return render(request, "marking/result.html", context, status=400 if errors else 200)
+
+
+def practice_page(request: HttpRequest, view: selectors.PracticeView) -> HttpResponse:
+    """A practice attempt's feedback, shown as soon as the attempt is over (no staff step):
+    recorded here when the outbox has not yet done it (``practice_feedback_record`` is
+    idempotent), with every earlier attempt and "Practise again". A POST changes nothing."""
+    session = view.session
+    translation.activate(exam_room.page_language(session))
+    if view.over and view.targets is None:
+        services.practice_feedback_record(session_id=session.pk)
+        view = selectors.practice_result(user=request.user, session_id=session.pk) or view
+    status = 405 if request.method == "POST" else 200
+    context = {"session": session, "practice": view}
+    return render(request, "marking/practice_result.html", context, status=status)

@@ -12,6 +12,8 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext_lazy
+from django_stubs_ext import StrOrPromise
 
 from accounts.models import Requester, User
 from ioa.canonical import checksum
@@ -35,13 +37,16 @@ from marking.models import (
     MarkingScheme,
     PanelRun,
     PostMarkingIrregularity,
+    PracticeFeedback,
     ResultRelease,
     SecondMark,
     SessionMark,
     TargetDecision,
 )
 from publishing.models import PublishedVersion
-from sessions.exam_room import candidate_session
+from sessions.exam_room import candidate_session, is_over
+from sessions.models import ExamSession
+from sessions.practice import attempts_of, may_practise_again
 from sessions.selectors import iter_rows, wire_from_row
 
 
@@ -682,3 +687,72 @@ def candidate_result(*, user: Requester, session_id: uuid.UUID | str) -> dict[st
 
 def _maybe_percent(value: float | None) -> str:
     return "—" if value is None else percent(value)
+
+
+# --- a practice attempt's feedback ------------------------------------------------------------
+
+LEVEL_TITLES: dict[str, StrOrPromise] = {
+    "excellent": gettext_lazy("Excellent"),
+    "satisfactory": gettext_lazy("Satisfactory"),
+    "partial": gettext_lazy("Partial"),
+    "absent": gettext_lazy("Absent"),
+}
+"""The marker's levels in the page's language (docs/spec/practice-sittings.md)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PracticeTarget:
+    """One evidence target of a practice attempt's feedback: its label and the level reached."""
+
+    label: str
+    level: StrOrPromise
+
+
+@dataclass(frozen=True, slots=True)
+class PracticeAttempt:
+    """One attempt and its feedback (``targets`` ``None``: none yet)."""
+
+    session: ExamSession
+    over: bool
+    targets: list[PracticeTarget] | None
+
+
+@dataclass(frozen=True, slots=True)
+class PracticeView:
+    """What the candidate sees after a practice attempt (:func:`practice_result`)."""
+
+    session: ExamSession
+    over: bool
+    targets: list[PracticeTarget] | None
+    attempts: list[PracticeAttempt]
+    may_practise_again: bool
+
+
+def practice_targets(session: ExamSession) -> list[PracticeTarget] | None:
+    """A practice attempt's feedback: per target its label (the author's, in the exam's
+    language) and the level reached (translated); ``None`` while there is none yet."""
+    feedback = PracticeFeedback.objects.filter(session=session).first()
+    if feedback is None:
+        return None
+    return [
+        PracticeTarget(str(t["label"]), LEVEL_TITLES.get(t["level"], str(t["level"])))
+        for t in feedback.targets
+    ]
+
+
+def practice_result(*, user: Requester, session_id: uuid.UUID | str) -> PracticeView | None:
+    """What the candidate sees after a practice attempt, or ``None`` when the session is not
+    their own attempt in a practice sitting: the attempt, its feedback, every attempt of theirs
+    in the sitting (oldest first, each with its feedback) and whether "Practise again" is
+    offered. Never rubric descriptors, rationales, prompts, evidence, transcripts or a score."""
+    session = candidate_session(user=user, session_id=session_id)
+    if session is None or not session.sitting.is_practice:
+        return None
+    attempts = [PracticeAttempt(a, is_over(a), practice_targets(a)) for a in attempts_of(session)]
+    return PracticeView(
+        session=session,
+        over=is_over(session),
+        targets=practice_targets(session),
+        attempts=attempts,
+        may_practise_again=may_practise_again(session),
+    )

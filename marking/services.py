@@ -43,6 +43,7 @@ from marking.models import (
     MarkingScheme,
     PanelRun,
     PostMarkingIrregularity,
+    PracticeFeedback,
     ResultRelease,
     SecondMark,
     SessionMark,
@@ -121,7 +122,9 @@ class MarkOutcome:
 
 def session_mark(*, session_id: uuid.UUID | str) -> MarkOutcome:
     """Mark a completed session once. Idempotent: a re-delivery counts the delivery and returns
-    the existing marks; the panel is enqueued (or skipped with a notice) after commit."""
+    the existing marks; the panel is enqueued (or skipped with a notice) after commit. A
+    practice attempt is never marked: its feedback is recorded instead
+    (:func:`practice_feedback_record`), and no marking request, mark or audit entry is stored."""
     with transaction.atomic():
         session = (
             ExamSession.objects.select_for_update()
@@ -130,6 +133,9 @@ def session_mark(*, session_id: uuid.UUID | str) -> MarkOutcome:
         )
         if session.is_preview:  # an author's exam-room preview never counts (sessions.previews)
             return MarkOutcome(None, created=False, error="a preview session is never marked")
+        if session.sitting.is_practice:  # feedback only, never a mark for the record
+            practice_feedback_record(session_id=session.pk)
+            return MarkOutcome(None, created=False, error=PRACTICE_NOT_MARKED)
         completed = (
             SessionEvent.objects.filter(session_id=session.pk, type="exam_completed")
             .order_by("seq")
@@ -172,28 +178,7 @@ def session_mark(*, session_id: uuid.UUID | str) -> MarkOutcome:
             created_at=now,
             updated_at=now,
         )
-        for item in document["targets"]:
-            TargetDecision.objects.create(
-                mark=mark,
-                target_key=item["key"],
-                number=1,
-                level=item["level"],
-                source=TargetDecision.Source.MARKER,
-                rationale=item["rationale"],
-                evidence={k: item[k] for k in ("rules", "signals", "turnIds", "review")},
-                created_at=now,
-            )
-        MarkingAuditEntry.objects.create(
-            mark=mark,
-            action=Action.MARKED,
-            details={
-                "resultChecksum": mark.result_checksum,
-                "schemeChecksum": scheme.checksum,
-                "lastSeq": result.last_seq,
-                "examScore": result.scores.exam,
-            },
-            created_at=now,
-        )
+        _record_marked(mark, document["targets"], scheme.checksum)
         MarkingRequest.objects.filter(pk=request.pk).update(
             status="marked", marked_at=now, error="", completed_seq=completed
         )
@@ -202,6 +187,71 @@ def session_mark(*, session_id: uuid.UUID | str) -> MarkOutcome:
         else:  # marking.receivers enqueues the panel task on commit
             signals.panel_requested.send(sender=SessionMark, mark_id=mark.pk)
     return MarkOutcome(mark, created=True)
+
+
+def _record_marked(
+    mark: SessionMark, targets: Sequence[Mapping[str, object]], scheme_checksum: str
+) -> None:
+    """The marker's decision per target (number 1) and the ``marked`` audit entry of a new
+    mark, stamped with its creation time."""
+    for item in targets:
+        TargetDecision.objects.create(
+            mark=mark,
+            target_key=str(item["key"]),
+            number=1,
+            level=str(item["level"]),
+            source=TargetDecision.Source.MARKER,
+            rationale=str(item["rationale"]),
+            evidence={k: item[k] for k in ("rules", "signals", "turnIds", "review")},
+            created_at=mark.created_at,
+        )
+    MarkingAuditEntry.objects.create(
+        mark=mark,
+        action=Action.MARKED,
+        details={
+            "resultChecksum": mark.result_checksum,
+            "schemeChecksum": scheme_checksum,
+            "lastSeq": mark.marked_seq,
+            "examScore": mark.proposed_score,
+        },
+        created_at=mark.created_at,
+    )
+
+
+PRACTICE_NOT_MARKED = "a practice attempt is never marked for the record"
+
+
+def practice_feedback_record(*, session_id: uuid.UUID | str) -> PracticeFeedback | None:
+    """The formative feedback of a practice attempt (docs/spec/practice-sittings.md): the
+    deterministic marker's level per target on the attempt's log, stored once. Idempotent (a
+    second call returns the stored row). ``None`` when the session is not a completed practice
+    attempt, or its version cannot be compiled for marking (logged)."""
+    with transaction.atomic():
+        session = (
+            ExamSession.objects.select_for_update()
+            .select_related("sitting__version")
+            .get(pk=session_id)
+        )
+        if session.is_preview or not session.sitting.is_practice:
+            return None
+        existing = PracticeFeedback.objects.filter(session=session).first()
+        if existing is not None:
+            return existing
+        if not SessionEvent.objects.filter(session_id=session.pk, type="exam_completed").exists():
+            return None
+        try:
+            scheme = scheme_get_or_create(session.sitting.version)
+        except (IoaError, ValueError) as exc:
+            logger.warning("practice feedback of %s failed: %s", session.pk, exc)
+            return None
+        result = mark_log(scheme_config(scheme), read_log(marking_events(session.pk)))
+        targets = [
+            {"key": item["key"], "label": item["label"], "level": item["level"]}
+            for item in result.to_dict()["targets"]
+        ]
+        return PracticeFeedback.objects.create(
+            session=session, scheme=scheme, targets=targets, marked_seq=result.last_seq
+        )
 
 
 def _state(mark: SessionMark) -> str:

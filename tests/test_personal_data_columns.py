@@ -181,6 +181,10 @@ KEPT: dict[str, str] = {
     "marking.SessionMark.result_checksum": ID,
     "marking.SessionMark.state": ENUM,
     "marking.TargetDecision.target_key": PACKAGE,
+    "marking.PracticeFeedback.targets": (
+        "a practice attempt's level per target with the package's target labels and keys "
+        "(an enumerated level; never the candidate's words)"
+    ),
     "marking.TargetDecision.level": ENUM,
     "marking.TargetDecision.source": ENUM,
     "marking.SecondMark.target_key": PACKAGE,

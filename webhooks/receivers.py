@@ -3,7 +3,8 @@
 
 * stored events (``sessions.outbox.watch``) — ``exam_completed`` → ``exam.completed``; a
   proctor's ``flag_irregularity`` → ``irregularity.reported``. An author's exam-room preview
-  (``sessions.previews``) is never told of.
+  (``sessions.previews``) and a practice attempt (docs/spec/practice-sittings.md) are never
+  told of.
 * ``marking.signals.marks_locked`` → ``marks.locked`` (once per moderation cycle).
 
 Each is heard inside its fact's transaction and becomes a ``webhooks.emit`` outbox message
@@ -82,7 +83,7 @@ def on_facts(session_id: uuid.UUID, events: Sequence[Mapping[str, object]]) -> N
     """exam.completed and irregularity.reported for the newly stored events (inside their
     transaction)."""
     session = ExamSession.objects.filter(
-        pk=session_id, is_preview=False, sitting__is_preview=False
+        pk=session_id, is_preview=False, sitting__is_preview=False, sitting__is_practice=False
     ).first()
     if session is None:
         return

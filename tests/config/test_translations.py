@@ -43,6 +43,8 @@ CANDIDATE_TEMPLATES = (
     "templates/sessions/exam_done.html",
     "templates/sessions/exam_window.html",
     "templates/marking/result.html",
+    "templates/marking/practice_result.html",
+    "templates/sessions/practice_refused.html",
 )
 CANDIDATE_SCRIPTS = ("static/js/exam-room.js", "static/js/exam-room-setup.js")
 CANDIDATE_PYTHON = (
@@ -51,6 +53,7 @@ CANDIDATE_PYTHON = (
     "accounts/views.py",
     "accounts/services.py",
     "marking/result_views.py",
+    "sessions/practice.py",
 )
 CANDIDATE_SOURCES = frozenset(CANDIDATE_TEMPLATES + CANDIDATE_SCRIPTS + CANDIDATE_PYTHON)
 """What a candidate sees: their pages, the exam room's scripts and the Python strings those

@@ -318,6 +318,16 @@ def completed_session(
     return session
 
 
+def complete(session: Any, profile: str = "mixed") -> Any:
+    """Play a scripted exam in an existing ``session`` (e.g. a practice attempt) to its end and
+    store it (marking, or a practice attempt's feedback, runs on commit)."""
+    import json
+
+    document = json.loads(session.sitting.version.canonical_json)
+    store_session(session, drive(document, str(session.pk), PROFILES[profile]()))
+    return session
+
+
 def completed_session_with_report(
     *,
     version: Any,
