@@ -240,3 +240,22 @@ def test_api_insert_refuses_a_stranger_entry_and_a_document_that_is_no_package(
         content_type="application/json",
     )
     assert answer.status_code == 400
+
+
+def test_api_insert_with_a_revision_saves_and_a_stale_one_is_409(author: Any) -> None:
+    draft = services.draft_create(owner=author, document=example_document())
+    client = Client()
+    client.force_login(author)
+    url = f"/api/v1/packages/{draft.pk}/bank-insert/"
+    body = {"templateId": "compare-approaches", "revision": draft.revision}
+    saved = client.post(url, body, content_type="application/json")
+    assert saved.status_code == 200, saved.content
+    assert saved.json()["revision"] == draft.revision + 1
+    stored = DraftPackage.objects.get(pk=draft.pk)
+    assert node_of(stored.document, "compare-approaches")["evidenceTargets"][0]["id"] == (
+        "compare-approaches-1"
+    )
+    assert stored.last_report["result"] == "pass"
+    stale = client.post(url, body, content_type="application/json")
+    assert stale.status_code == 409
+    assert DraftPackage.objects.get(pk=draft.pk).revision == draft.revision + 1
