@@ -553,4 +553,8 @@ def _carry_out(
         )
         if isinstance(outcome, recovery.Attempt):
             step.say(step.plan.texts.audio_check, "recovery")
-    # thinking_aloud, signal_confidence: the acknowledgement records them; nothing to say
+    elif command is C.THINKING_ALOUD and origin != "envelope":
+        # thinking aloud in a turn gets time, in the runtime's words (no new question while
+        # the candidate thinks); the room's button is acknowledged on the page, not aloud
+        step.say(step.plan.texts.thinking_time, "prompt")
+    # signal_confidence: the acknowledgement records it; the turn is answered as an answer

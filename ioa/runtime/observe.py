@@ -329,6 +329,13 @@ def _carry_out_loop(step: Step, action: RecoveryAction) -> None:
     step.result.update({"status": "recovery", "recovery": "repetition_loop"})
 
 
+ASIDES: Final = frozenset(
+    {CandidateCommandType.SIGNAL_CONFIDENCE, CandidateCommandType.THINKING_ALOUD}
+)
+"""Commands a candidate says about their answer, not instead of it: the evidence in the turn is
+written before the command is carried out."""
+
+
 @dataclass
 class _Evaluation:
     """What the steps of one observation know, and what each step found for the later ones."""
@@ -359,6 +366,8 @@ class _Evaluation:
     """The candidate's answer was a plain "no" to a pending finish or skip."""
     reopenable: bool = False
     """The spoken turn may still go on (``Observation.reopenable``): a completion is held."""
+    evidence_written: bool = False
+    """The observation's evidence was written already (with an aside, :data:`ASIDES`)."""
 
     @property
     def answered(self) -> bool:
@@ -415,6 +424,9 @@ def _commands_first(ev: _Evaluation) -> Flow:
     if detected is None:
         return Flow.CONTINUE
     command, spelled, origin, turn_id = detected
+    if command in ASIDES:
+        _evidence_and_misconceptions(ev)  # what the candidate said with it is still evidence
+        ev.evidence_written = True
     anchor = turn_id or f"obs-{step.state.events_applied + 1}"
     dispatch(
         step,
@@ -424,12 +436,16 @@ def _commands_first(ev: _Evaluation) -> Flow:
         origin="llm" if origin == "llm" else "classifier",
         turn_id=turn_id,
     )
-    return Flow.STOP
+    # How sure the candidate is of their answer is recorded, and the turn is answered as any
+    # answer (before, the examiner said nothing to "I'm not sure about that").
+    return Flow.CONTINUE if command is CandidateCommandType.SIGNAL_CONFIDENCE else Flow.STOP
 
 
 def _evidence_and_misconceptions(ev: _Evaluation) -> Flow:
     """3-4. Evidence is written (unless the answer addresses the system), then misconceptions."""
     step, observation = ev.step, ev.observation
+    if ev.evidence_written:
+        return Flow.CONTINUE
     misconception_ids: list[str] = []
     if ev.distrusted and observation.signals:
         _guard(

@@ -54,6 +54,8 @@ class RuntimeTexts:
     revise_later: str
     revise_now: str
     gentle_reprompt: str
+    thinking_time: str
+    """Said to a candidate whose turn was thinking aloud (not to the room's button)."""
     stt_reprompt: str
     stt_check: str
     """Voice: the re-prompt that also points at the recognition check on screen (issue #30)."""
@@ -136,6 +138,7 @@ ENGLISH: Final = RuntimeTexts(
     revise_later="Noted. You will have the chance to add to or correct earlier answers at the end.",
     revise_now="Of course, please go ahead.",
     gentle_reprompt="Take your time. Whenever you are ready, please go ahead.",
+    thinking_time="Take your time, I'm listening.",
     stt_reprompt="I'm sorry, I didn't catch that clearly. Could you say it again?",
     stt_check=(
         "I'm sorry, I didn't catch that clearly. Could you say it again? You can also check "
@@ -223,6 +226,7 @@ GERMAN: Final = RuntimeTexts(
     ),
     revise_now="Selbstverständlich, bitte fahren Sie fort.",
     gentle_reprompt="Nehmen Sie sich Zeit. Wenn Sie so weit sind, fahren Sie bitte fort.",
+    thinking_time="Nehmen Sie sich Zeit, ich höre zu.",
     stt_reprompt=(
         "Entschuldigung, das habe ich nicht deutlich verstanden. Könnten Sie es noch einmal sagen?"
     ),
@@ -299,6 +303,7 @@ SPANISH: Final = RuntimeTexts(
     ),
     revise_now="Por supuesto, adelante.",
     gentle_reprompt="Tómese su tiempo. Cuando quiera, adelante.",
+    thinking_time="Tómese su tiempo, le escucho.",
     stt_reprompt="Lo siento, no le he entendido bien. ¿Podría repetirlo?",
     stt_check=(
         "Lo siento, no le he entendido bien. ¿Podría repetirlo? También puede comprobar en la "

@@ -323,3 +323,68 @@ def test_an_answer_while_the_opening_is_still_queued_is_answered_as_usual() -> N
     assert [s.text for s in h.spoken[before:]] != [WARMUP_OPENING]
     h.play(queued)
     assert h.state.node.last_question == WARMUP_OPENING
+
+
+# --- a turn the runtime reads as a statement or as thinking aloud is still answered ------------
+
+SURE_OR_NOT = (
+    "I'm quite confident about that answer.",
+    "Honestly, I'm not sure about that at all.",
+    "That was more of a guess, to be honest.",
+)
+
+
+@settings(max_examples=len(SURE_OR_NOT), deadline=None)
+@given(said=st.sampled_from(SURE_OR_NOT))
+def test_a_candidate_who_says_how_sure_they_are_gets_the_examiner_s_reply(said: str) -> None:
+    # The classifier reads the turn as signal_confidence (recorded for the marker); before, the
+    # command stopped the turn and the examiner said nothing at all.
+    h = Harness().to_q1()
+    before = len(h.spoken)
+    h.say(said, at=20)
+    h.observe(at=21, spoken="What would the algorithm do with the next vertex?", follow_up=True)
+    received = h.of("candidate_command_received")
+    assert [r.command for r in received][-1:] == ["signal_confidence"], said
+    assert received[-1].accepted
+    assert h.texts()[before:] == ["What would the algorithm do with the next vertex?"]
+    assert h.node == "q-dijkstra"
+
+
+def test_an_answer_with_how_sure_the_candidate_is_keeps_its_evidence() -> None:
+    h = Harness().to_q1()
+    h.say("It keeps a binary heap of tentative distances. I'm quite confident about that.", at=20)
+    h.observe(at=21, signals=[HEAP], spoken="And why does the order of settling matter?")
+    assert [e.targetIds for e in h.of("evidence_signal") if e.nodeId == "q-dijkstra"] == [
+        ["tgt-complexity"]
+    ]
+    assert h.texts()[-1] == "And why does the order of settling matter?"
+
+
+def test_thinking_aloud_is_answered_with_time_and_its_evidence_is_kept() -> None:
+    # The LLM reads the turn as thinking aloud (harmless: taken on its word). Before, the turn
+    # was answered with silence and the evidence in it was lost. Now the runtime gives time in
+    # its own words (no new question while the candidate thinks) and keeps what they said.
+    h = Harness().to_q1()
+    before = len(h.spoken)
+    h.say("Let me think this through. It keeps a binary heap of tentative distances, so", at=20)
+    h.observe(
+        at=21,
+        commandDetected="thinking_aloud",
+        signals=[HEAP],
+        spoken="Sure. And what about negative edge weights?",
+    )
+    assert h.texts()[before:] == [texts.ENGLISH.thinking_time]
+    assert [e.targetIds for e in h.of("evidence_signal") if e.nodeId == "q-dijkstra"] == [
+        ["tgt-complexity"]
+    ]
+    assert h.state.node.thinking, "no silence prompt until the candidate speaks again"
+
+
+def test_the_thinking_aloud_button_is_acknowledged_in_the_room_without_words() -> None:
+    # A button is the candidate's own act, acknowledged in the room ("The examiner knows you
+    # are thinking aloud and will wait."): the examiner does not talk into their thinking.
+    h = Harness().to_q1()
+    before = len(h.spoken)
+    h.at(20).command("thinking_aloud", nodeId="q-dijkstra")
+    assert h.of("candidate_command_received")[-1].accepted
+    assert h.texts()[before:] == []
