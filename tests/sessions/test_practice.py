@@ -200,6 +200,8 @@ def test_a_proctor_schedules_a_practice_sitting_on_the_form(
     assert "<td>1</td>" in row  # one candidate, two attempts
     page = client.get(f"/proctor/sittings/{sitting.pk}/").content.decode()
     assert "A practice sitting" in page
+    roster = client.get(f"/proctor/sittings/{sitting.pk}/candidates/").content.decode()
+    assert "Attempt 1" in roster and "Attempt 2" in roster
 
 
 def test_the_api_creates_and_lists_practice_sittings(
