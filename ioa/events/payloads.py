@@ -304,6 +304,9 @@ class EvidenceSignal(Payload):
     """How much help preceded the evidence: 0 (none) to 3 (heavy)."""
     scaffoldingEffective: bool | None = None
     """Whether that help worked."""
+    passageId: Id | None = None
+    """At a grounded node with a drawn passage, the passage the answer was about
+    (docs/spec/candidate-materials.md §7)."""
 
 
 class FollowUpUsed(Payload):
@@ -768,6 +771,62 @@ class TransitionHeld(Payload):
     reason: Text | None = None
 
 
+PassageCue = Literal["choice", "result", "limitation"]
+MaterialKindName = Literal["submission", "report"]
+
+
+class MaterialPassage(Payload):
+    """A qualifying passage of an attached material, without its text: its id
+    (``<materialId>:<index>``), its sentence index, its span in the normalised text and its
+    cue."""
+
+    passageId: Id
+    index: Count
+    start: Count
+    end: Count
+    cue: PassageCue
+
+
+class MaterialAttached(Payload):
+    """The app handed the runtime a material's extracted text (docs/spec/candidate-materials.md
+    §3, §8): the runtime cut it and records the passages a grounded node may draw. The full
+    text is never recorded; ``passageTexts`` (the qualifying sentences) is personal data."""
+
+    type: Literal["material_attached"] = "material_attached"
+    materialId: Id
+    materialKind: MaterialKindName
+    language: Label | None = None
+    """The language whose cue words applied besides English."""
+    cutterVersion: Id
+    chars: Count
+    """Length of the normalised text."""
+    textSha256: Annotated[str, Field(min_length=64, max_length=64, pattern=r"^[0-9a-f]{64}$")]
+    """sha256 of the normalised text (UTF-8), to check a stored upload against the log."""
+    passages: list[MaterialPassage]
+    passageTexts: JsonObject
+    """``passageId`` -> the passage's text (erased to ``{}``)."""
+
+
+class PassageDrawn(Payload):
+    """The runtime's seeded draw of a grounded node's passage (GRD-004), before the node's
+    question: ``drawn`` (the passage, its material and cue), or, failing closed, ``no_material``
+    (no material of the node's kind attached) or ``no_passage`` (none qualifies): the node then
+    asks its fallback question. ``drawKey`` and ``optionCount`` let the log rebuild the draw."""
+
+    type: Literal["passage_drawn"] = "passage_drawn"
+    nodeId: Id
+    outcome: Literal["drawn", "no_material", "no_passage"]
+    pick: Literal["choice", "result", "limitation", "any"]
+    materialKind: MaterialKindName
+    drawKey: Id
+    optionCount: Count
+    materialId: Id | None = None
+    passageId: Id | None = None
+    cue: PassageCue | None = None
+    text: Text | None = None
+    """The passage's text (personal: erased to ``[erased]``)."""
+
+
 EventPayload = Annotated[
     BotReady
     | NodeEntered
@@ -800,7 +859,9 @@ EventPayload = Annotated[
     | RecognitionCheck
     | TranscriptCorrected
     | BotHandover
-    | TransitionHeld,
+    | TransitionHeld
+    | MaterialAttached
+    | PassageDrawn,
     Field(discriminator="type"),
 ]
 """Any event payload, discriminated by ``type``."""

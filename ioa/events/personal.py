@@ -46,10 +46,13 @@ PERSONAL_FIELDS: Final[Mapping[str, frozenset[str]]] = {
     "candidate_command_received": frozenset({"details"}),
     "proctor_instruction": frozenset({"text", "reason"}),
     "proctor_action": frozenset({"reason"}),
+    "material_attached": frozenset({"passageTexts"}),
+    "passage_drawn": frozenset({"text"}),
 }
 """Payload fields, by event type, that hold what the candidate said or what was said about
 them: transcripts (both speakers: the examiner quotes and names the candidate), quoted excerpts
-and descriptions of their answers, what their commands said, and a proctor's words."""
+and descriptions of their answers, what their commands said, a proctor's words, and the
+passages quoted from their material (docs/spec/candidate-materials.md §9)."""
 
 CLEAR_PERSONAL_FIELDS: Final[Mapping[str, frozenset[str]]] = {
     "examiner_utterance_final": frozenset({"spokenText"}),
@@ -73,6 +76,7 @@ ERASED_TEXT: Final = "[erased]"
 OBJECT_FIELDS: Final[Mapping[str, frozenset[str]]] = {
     "candidate_command_received": frozenset({"details"}),
     "system_error": frozenset({"details"}),
+    "material_attached": frozenset({"passageTexts"}),
 }
 """The personal fields that hold a JSON object (the payload schema's ``JsonObject``); every
 other personal field holds text."""

@@ -276,6 +276,19 @@ REGISTRY: Final[Mapping[EventType, EventTypeSpec]] = {
             "a node's completion waits while the candidate's spoken answer may go on",
             node_scoped=True,
         ),
+        _spec(
+            T.MATERIAL_ATTACHED,
+            p.MaterialAttached,
+            {P, S},
+            "the candidate's material was attached and cut into passages",
+        ),
+        _spec(
+            T.PASSAGE_DRAWN,
+            p.PassageDrawn,
+            {P, S, M},
+            "the passage a grounded node asks about was drawn (or none qualified)",
+            node_scoped=True,
+        ),
     )
 }
 """Every event type, in :class:`EventType` order."""

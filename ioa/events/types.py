@@ -47,6 +47,8 @@ class EventType(StrEnum):
     TRANSCRIPT_CORRECTED = "transcript_corrected"
     BOT_HANDOVER = "bot_handover"
     TRANSITION_HELD = "transition_held"
+    MATERIAL_ATTACHED = "material_attached"
+    PASSAGE_DRAWN = "passage_drawn"
 
 
 CHAPTER_EVENT_TYPES: Final = tuple(EventType)[:17]

@@ -8,7 +8,9 @@
   ``transition_decision``, ``guardrail_triggered``, ``hesitation_detected``,
   ``self_correction_detected``, ``exam_completed`` — from which every level is decided;
 * the other marking-audience types of our protocol (``misconception_detected``,
-  ``exam_state_changed``, ``proctor_instruction``, ``proctor_action``); a proctor's
+  ``exam_state_changed``, ``proctor_instruction``, ``proctor_action``, ``passage_drawn``: the
+  passage of the candidate's material a grounded node asked about, which each
+  ``evidence_signal`` there names by ``passageId``); a proctor's
   ``flag_irregularity`` report is kept whole (:class:`Irregularity`: when, who, category,
   reason, node) for the irregularity rules (``docs/spec/marking.md`` §5.1);
 * for **flags only**, never for levels: ``recovery_started`` / ``recovery_resolved`` and
@@ -54,6 +56,7 @@ CONTEXT_TYPES: Final = frozenset(
         "proctor_instruction",
         "proctor_action",
         "transcript_corrected",
+        "passage_drawn",
     }
 )
 FLAG_ONLY_TYPES: Final = frozenset({"recovery_started", "recovery_resolved", "system_error"})
@@ -102,6 +105,19 @@ class Utterance:
 
 
 @dataclass(frozen=True, slots=True)
+class DrawnPassage:
+    """One ``passage_drawn``: the passage a grounded node asked about, or why there was none
+    (``outcome``: ``drawn``, ``no_material``, ``no_passage``)."""
+
+    seq: int
+    node_id: str
+    outcome: str
+    passage_id: str | None
+    cue: str | None
+    text: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class Signal:
     """The latest revision of one ledger entry (``evidence_signal``, merged by ``signalId``)."""
 
@@ -126,6 +142,8 @@ class Signal:
     """The LLM's own rubric level guess, if it gave one (advisory, never used by the rules)."""
     excerpt: str
     """The candidate's words the LLM quoted (from the description), or empty."""
+    passage_id: str | None = None
+    """At a grounded node: the drawn passage the answer was about (``passageId``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,6 +291,9 @@ class SessionLog:
     """Every ``flag_irregularity`` report, in seq order."""
     transitions: list[tuple[int, str, str, str]] = field(default_factory=list)
     """(seq, from, to, reason) of each ``transition_decision``."""
+    passages: dict[str, DrawnPassage] = field(default_factory=dict)
+    """Node id -> the ``passage_drawn`` of its grounded visit (the first draw: a draw is never
+    redone)."""
     completed: dict[str, Any] | None = None
     """The ``exam_completed`` payload, once seen."""
     completed_seq: int | None = None
@@ -438,6 +459,7 @@ def _read_evidence_signal(
         scaffolding_effective=effective,
         rubric_hint=level_hint,
         excerpt=quoted,
+        passage_id=p.passageId,
     )
 
 
@@ -597,6 +619,22 @@ def _read_proctor_action(
     )
 
 
+def _read_passage_drawn(
+    log: SessionLog, seq: int, p: ev.PassageDrawn, envelope: Mapping[str, Any]
+) -> None:
+    log.passages.setdefault(
+        p.nodeId,
+        DrawnPassage(
+            seq=seq,
+            node_id=p.nodeId,
+            outcome=p.outcome,
+            passage_id=p.passageId,
+            cue=p.cue,
+            text=p.text,
+        ),
+    )
+
+
 def _read_transition_decision(
     log: SessionLog, seq: int, p: ev.TransitionDecision, envelope: Mapping[str, Any]
 ) -> None:
@@ -650,6 +688,7 @@ _READERS: Final[Mapping[str, tuple[type[ev.Payload], _Reader]]] = dict(
         _on(ev.ProctorInstruction, _read_proctor_instruction),
         _on(ev.ProctorActionTaken, _read_proctor_action),
         _on(ev.TransitionDecision, _read_transition_decision),
+        _on(ev.PassageDrawn, _read_passage_drawn),
         _on(ev.ExamCompleted, _read_exam_completed),
     )
 )

@@ -30,6 +30,7 @@ from ioa.runtime.effects import (
 )
 from ioa.runtime.ids import Rng, SeededRng
 from ioa.runtime.inputs import (
+    AttachMaterial,
     BotReady,
     BotResumed,
     CandidateActivity,
@@ -59,6 +60,7 @@ from ioa.runtime.timing import Timing
 
 __all__ = [
     "AdjustSpeech",
+    "AttachMaterial",
     "BotReady",
     "BotResumed",
     "CandidateActivity",

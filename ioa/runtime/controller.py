@@ -32,6 +32,7 @@ from ioa.runtime.commands import canonical
 from ioa.runtime.corrections import handle_correction
 from ioa.runtime.effects import Effect
 from ioa.runtime.evolve import apply_event
+from ioa.runtime.grounding import attach_material
 from ioa.runtime.ids import Rng, SeededRng
 from ioa.runtime.instructions import issue
 from ioa.runtime.interruption import handle_interruption
@@ -192,6 +193,8 @@ class RuntimeController:
             handle_correction(step, item)
         elif isinstance(item, i.TurnFault):
             turn_fault(step, item)
+        elif isinstance(item, i.AttachMaterial):
+            attach_material(step, item)
         else:  # pragma: no cover - the union is closed
             raise InvalidInputError(f"unknown input {type(item).__name__}")
 
@@ -296,6 +299,7 @@ TURN_TAKING: Final = (
     i.SpeechUnheard,
     i.TranscriptCorrection,
     i.BotResumed,
+    i.AttachMaterial,  # an upload handed over is no event of the conversation
 )
 """Inputs of the spoken turn-taking itself. Any other input (a fault, a proctor's action, a
 command, a correction...) settles a held completion first (:mod:`ioa.runtime.held_edge`): the

@@ -15,6 +15,7 @@ from ioa.ledger import (
     TurnInfo,
     decide_signal,
 )
+from ioa.runtime.grounding import drawn_passage_id
 from ioa.runtime.observation import ParsedObservation
 from ioa.runtime.plan import NodePlan
 from ioa.runtime.state import NodeVisit, Turn
@@ -113,6 +114,7 @@ def _emit_entry(step: Step, entry: LedgerEntry) -> None:
             rubricLevel=entry.rubric_level,
             scaffoldingIntensity=entry.scaffolding_intensity,
             scaffoldingEffective=entry.scaffolding_effective,
+            passageId=drawn_passage_id(step.state, entry.node_id),
         )
     )
 

@@ -14,10 +14,20 @@ from typing import Final
 
 from ioa.events import EventEnvelope, ExamState, parse_timestamp
 from ioa.events import payloads as p
+from ioa.materials import Cue, Passage
+from ioa.materials.draw import AttachedMaterial
 from ioa.runtime.clock import to_ms
 from ioa.runtime.commands import CONFIRMED_COMMANDS
 from ioa.runtime.plan import ExamPlan
-from ioa.runtime.state import Episode, Instruction, NodeVisit, RuntimeState, StopWatch, Turn
+from ioa.runtime.state import (
+    Draw,
+    Episode,
+    Instruction,
+    NodeVisit,
+    RuntimeState,
+    StopWatch,
+    Turn,
+)
 from ioa.schema import CandidateCommandType, RecoveryAction, RecoveryScenario
 
 PAUSE_REASON = "paused"
@@ -387,6 +397,22 @@ def _held(state: RuntimeState, payload: p.TransitionHeld, ctx: _Applying) -> Non
     node.held_ms = ctx.at if held else None
 
 
+def _material(state: RuntimeState, payload: p.MaterialAttached, ctx: _Applying) -> None:
+    texts = payload.passageTexts
+    passages = tuple(
+        Passage(x.passageId, x.index, x.start, x.end, Cue(x.cue), str(texts.get(x.passageId, "")))
+        for x in payload.passages
+    )
+    state.materials.append(AttachedMaterial(payload.materialId, payload.materialKind, passages))
+
+
+def _passage_drawn(state: RuntimeState, payload: p.PassageDrawn, ctx: _Applying) -> None:
+    state.draws.setdefault(
+        payload.nodeId,
+        Draw(payload.outcome, payload.materialKind, payload.passageId, payload.text),
+    )
+
+
 def _completed(state: RuntimeState, payload: p.ExamCompleted, ctx: _Applying) -> None:
     state.completed = True
     state.completion_reason = payload.reason
@@ -434,6 +460,8 @@ _RECORDERS: Final[Mapping[type[p.Payload], _Recorder]] = dict(
         _on(p.BotReady, _bot_ready),
         _on(p.ExamCompleted, _completed),
         _on(p.TransitionHeld, _held),
+        _on(p.MaterialAttached, _material),
+        _on(p.PassageDrawn, _passage_drawn),
     )
 )
 """What each payload type records; a type without a row changes nothing but the counters."""

@@ -257,6 +257,21 @@ class TurnFault:
     problems: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class AttachMaterial:
+    """The app hands the runtime a material of the candidate's: its extracted text
+    (docs/spec/candidate-materials.md §3). ``material_id`` is an id, unique per session (a
+    second hand-over of the same id is ignored); ``kind`` is ``submission`` or ``report``;
+    only the first 200,000 characters of ``text`` are read; ``language`` (``en``, ``de``,
+    ``es``) adds its cue words, default the exam's language. Recorded as
+    ``material_attached``."""
+
+    material_id: str
+    kind: Literal["submission", "report"]
+    text: str
+    language: str | None = None
+
+
 RuntimeInput = (
     BotReady
     | CandidateActivity
@@ -278,5 +293,6 @@ RuntimeInput = (
     | SpeechUnheard
     | TranscriptCorrection
     | TurnFault
+    | AttachMaterial
 )
 """Everything :meth:`ioa.runtime.RuntimeController.handle` accepts."""

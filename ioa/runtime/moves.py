@@ -16,6 +16,7 @@ from ioa.events import ExamState
 from ioa.events import payloads as p
 from ioa.runtime import texts
 from ioa.runtime.effects import EndSession, EnterAdminNode, EnterNode, PromptLlm
+from ioa.runtime.grounding import enter_grounded, fallback_question
 from ioa.runtime.metrics import interaction_metrics
 from ioa.runtime.plan import NodePlan
 from ioa.runtime.state import NodeVisit
@@ -136,7 +137,8 @@ def enter_node(
     first node, with an empty context whatever the node's strategy)."""
     plan_node = step.plan.node(node_id)
     step.emit(_node_entered_payload(plan_node), correlation_id=correlation_id)
-    additions = tuple(
+    grounded = enter_grounded(step, plan_node, correlation_id)  # passage_drawn, GRD-004
+    additions = grounded + tuple(
         texts.QUEUED_INSTRUCTION.format(text=i.text)
         for i in step.state.pending_instructions("queued")
     )
@@ -165,9 +167,13 @@ def question_unheard(step: Step, node: NodeVisit) -> bool:
 
 
 def ask_question(step: Step, plan_node: NodePlan) -> None:
-    """Ask the node's question: its opening verbatim, else the LLM opens the part."""
+    """Ask the node's question: its opening verbatim, the fallback question of a grounded node
+    whose draw found no passage verbatim, else the LLM opens the part."""
+    fallback = fallback_question(step.state, plan_node)
     if plan_node.opening:
         step.say(plan_node.opening, "question", node_id=plan_node.node_id)
+    elif fallback is not None:
+        step.say(fallback, "question", node_id=plan_node.node_id)
     else:
         step.effect(PromptLlm(texts.OPEN_NODE_INSTRUCTION))
 

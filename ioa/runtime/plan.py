@@ -65,7 +65,8 @@ class NodePlan:
     target_vocabulary: str
     forbidden_actions: tuple[str, ...]
     speakable_texts: tuple[str, ...] = ()
-    """What the examiner may say verbatim here: the opening, scenario and closing."""
+    """What the examiner may say verbatim here: the opening, scenario and closing (and a
+    grounded node's fallback question)."""
     protected_texts: tuple[str, ...] = ()
     """Everything the LLM was told in confidence (:func:`protected_texts`), minus this node's
     speakable texts (the ``protected_text`` filter)."""
@@ -195,7 +196,11 @@ class ExamPlan:
         )
         protected = protected_texts(package, self.flow)
         for node_id, plan in self.nodes.items():
-            speakable = tuple(t for t in (plan.opening, plan.closing, plan.node.scenario) if t)
+            grounding = plan.node.grounding
+            fallback = grounding.fallbackQuestion if grounding is not None else None
+            speakable = tuple(
+                t for t in (plan.opening, plan.closing, plan.node.scenario, fallback) if t
+            )
             self.nodes[node_id] = replace(
                 plan,
                 speakable_texts=speakable,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from ioa.events import ExamState
 from ioa.ledger import EvidenceLedger
+from ioa.materials.draw import AttachedMaterial
 
 
 @dataclass
@@ -103,6 +104,17 @@ class Instruction:
     text: str
     status: str
     issued_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Draw:
+    """A grounded node's ``passage_drawn``: ``drawn`` with its passage, or ``no_material`` /
+    ``no_passage`` (the node asks its fallback question)."""
+
+    outcome: str
+    material_kind: str
+    passage_id: str | None = None
+    text: str | None = None
 
 
 @dataclass
@@ -210,6 +222,10 @@ class RuntimeState:
     silence_held_node: str | None = None
     """``node:visit`` whose silence escalation was held (a skip the node forbids, or the
     candidate active): no further silence prompts there until the candidate acts."""
+    materials: list[AttachedMaterial] = field(default_factory=list)
+    """The candidate's materials (``material_attached``), in attachment order."""
+    draws: dict[str, Draw] = field(default_factory=dict)
+    """Grounded node id -> its passage draw (``passage_drawn``; never redone)."""
 
     @property
     def candidate_active(self) -> bool:

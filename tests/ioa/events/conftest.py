@@ -200,6 +200,30 @@ VALID_PAYLOADS: dict[str, dict[str, Any]] = {
         "edgeId": "e-dijkstra-done",
         "reason": "the answer ended on the reply pause",
     },
+    "material_attached": {
+        "materialId": "rep",
+        "materialKind": "report",
+        "language": "en",
+        "cutterVersion": "ioa-cutter/1",
+        "chars": 88,
+        "textSha256": "0" * 64,
+        "passages": [{"passageId": "rep:0", "index": 0, "start": 0, "end": 88, "cue": "choice"}],
+        "passageTexts": {
+            "rep:0": "We chose Dijkstra's algorithm instead of Bellman-Ford: every weight is positive."
+        },
+    },
+    "passage_drawn": {
+        "nodeId": "q1",
+        "outcome": "drawn",
+        "pick": "choice",
+        "materialKind": "report",
+        "drawKey": "passage|q1",
+        "optionCount": 1,
+        "materialId": "rep",
+        "passageId": "rep:0",
+        "cue": "choice",
+        "text": "We chose Dijkstra's algorithm instead of Bellman-Ford: every weight is positive.",
+    },
 }
 
 

@@ -57,6 +57,8 @@ NEVER_FOR_CANDIDATES = {
     "candidate_activity",
     "bot_handover",
     "transition_held",
+    "material_attached",
+    "passage_drawn",
 }
 
 # Payload keys that reveal evidence, rubric, misconceptions or guardrail internals.
