@@ -409,7 +409,7 @@ def _material(state: RuntimeState, payload: p.MaterialAttached, ctx: _Applying) 
 def _passage_drawn(state: RuntimeState, payload: p.PassageDrawn, ctx: _Applying) -> None:
     state.draws.setdefault(
         payload.nodeId,
-        Draw(payload.outcome, payload.materialKind, payload.passageId, payload.text),
+        Draw(payload.outcome, payload.materialKind, payload.passageId, payload.text, payload.cue),
     )
 
 

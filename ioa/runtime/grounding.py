@@ -125,9 +125,9 @@ def passage_additions(state: RuntimeState, plan_node: NodePlan) -> tuple[str, ..
     draw = _recorded(state, plan_node)
     if draw is None:
         return ()
-    if draw.passage_id is None or draw.text is None:
+    if draw.passage_id is None or draw.text is None or draw.cue is None:
         return (no_passage_block(),)
-    return (passage_block(draw.passage_id, draw.text, draw.material_kind),)
+    return (passage_block(draw.passage_id, draw.text, draw.material_kind, draw.cue),)
 
 
 def fallback_question(state: RuntimeState, plan_node: NodePlan) -> str | None:

@@ -115,6 +115,7 @@ class Draw:
     material_kind: str
     passage_id: str | None = None
     text: str | None = None
+    cue: str | None = None
 
 
 @dataclass

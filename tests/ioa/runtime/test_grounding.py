@@ -96,7 +96,9 @@ def test_the_draw_is_recorded_before_the_question_and_the_llm_gets_it_as_quoted_
     )
     assert drawn.drawKey == draw_key("q-own")
     enter, *rest = _entry_effects(h)
-    assert enter.task_additions == (passage_block(drawn.passageId, drawn.text, "submission"),)
+    assert enter.task_additions == (
+        passage_block(drawn.passageId, drawn.text, "submission", drawn.cue),
+    )
     assert isinstance(rest[0], PromptLlm) and rest[0].instruction == OPEN_NODE_INSTRUCTION
     assert FALLBACK not in h.texts()
     assert h.replayed_equal()

@@ -101,7 +101,7 @@ def test_the_hostile_passage_stays_quoted_in_its_block() -> None:
     (drawn,) = h.of("passage_drawn")
     (enter,) = [e for e in h.effects if isinstance(e, EnterNode) and e.node_id == "q-own"]
     (addition,) = enter.task_additions
-    assert addition == passage_block(drawn.passageId, drawn.text, "submission")
+    assert addition == passage_block(drawn.passageId, drawn.text, "submission", drawn.cue)
     lines = addition.split("\n")
     assert [line[:3] for line in lines].count("<<<") == 2
     assert lines[2].startswith("> ") and len(addition.splitlines()) == 5
