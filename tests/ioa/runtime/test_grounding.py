@@ -10,8 +10,10 @@ import pytest
 
 from ioa.compiler.material_block import no_passage_block, passage_block
 from ioa.errors import InvalidInputError
+from ioa.events import EventEnvelope
 from ioa.materials import draw_key
-from ioa.runtime import AttachMaterial, EnterNode, PromptLlm
+from ioa.runtime import AttachMaterial, EnterNode, PromptLlm, RuntimeController
+from ioa.runtime.grounding import fallback_question, passage_additions
 from ioa.runtime.ids import SeededRng
 from ioa.runtime.texts import OPEN_NODE_INSTRUCTION
 from tests.ioa.builders import example, grounded_node, put
@@ -182,3 +184,17 @@ def test_a_passage_drawn_at_one_node_is_not_drawn_at_the_next() -> None:
     first, second = h.of("passage_drawn")
     assert {first.passageId, second.passageId} == {"sub-1:1", "sub-1:4"}
     assert h.replayed_equal()
+
+
+def test_a_restored_controller_rebuilds_the_passage_and_ignores_a_second_hand_over() -> None:
+    h = at_own(Harness(grounded_document()), AttachMaterial("sub-1", "submission", REPORT))
+    stored = [EventEnvelope.model_validate(e.model_dump(mode="json")) for e in h.events]
+    restored = RuntimeController.restore(
+        h.controller.plan, session_id=h.session_id, events=stored, clock=h.clock
+    )
+    enter, *_ = _entry_effects(h)
+    own = restored.plan.node("q-own")
+    assert passage_additions(restored.state, own) == enter.task_additions
+    assert fallback_question(restored.state, own) is None
+    again = restored.handle(AttachMaterial("sub-1", "submission", REPORT))
+    assert again.events == () and again.result["status"] == "ignored"
