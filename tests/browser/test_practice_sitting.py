@@ -110,6 +110,14 @@ def test_a_practice_attempt_shows_feedback_and_the_candidate_practises_again(
         assert text not in content
     accessible(page, "feedback")
 
+    page.get_by_role("link", name="Back to my exams").click()
+    expect(page.get_by_role("heading", level=1, name="My exams")).to_be_visible()
+    expect(page.get_by_text("Practice, attempt 1")).to_be_visible()
+    expect(page.get_by_role("button", name="Practise again CS201 practice")).to_be_visible()
+    accessible(page, "home")
+    page.get_by_role("link", name="See your feedback of CS201 practice").click()
+    expect(heading).to_contain_text("attempt 1")
+
     again = page.get_by_role("button", name="Practise again")
     again.focus()
     page.keyboard.press("Enter")
