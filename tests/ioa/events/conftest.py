@@ -27,6 +27,9 @@ def wire(event_type: str, payload: dict[str, Any], **envelope: Any) -> dict[str,
     return base
 
 
+PASSAGE = "We chose Dijkstra's algorithm instead of Bellman-Ford: every weight is positive."
+"""A passage of a candidate's material (material_attached, passage_drawn)."""
+
 VALID_PAYLOADS: dict[str, dict[str, Any]] = {
     "bot_ready": {
         "examId": "cs201",
@@ -208,9 +211,7 @@ VALID_PAYLOADS: dict[str, dict[str, Any]] = {
         "chars": 88,
         "textSha256": "0" * 64,
         "passages": [{"passageId": "rep:0", "index": 0, "start": 0, "end": 88, "cue": "choice"}],
-        "passageTexts": {
-            "rep:0": "We chose Dijkstra's algorithm instead of Bellman-Ford: every weight is positive."
-        },
+        "passageTexts": {"rep:0": PASSAGE},
     },
     "passage_drawn": {
         "nodeId": "q1",
@@ -222,7 +223,7 @@ VALID_PAYLOADS: dict[str, dict[str, Any]] = {
         "materialId": "rep",
         "passageId": "rep:0",
         "cue": "choice",
-        "text": "We chose Dijkstra's algorithm instead of Bellman-Ford: every weight is positive.",
+        "text": PASSAGE,
     },
 }
 
