@@ -44,7 +44,7 @@ def attach_material(step: Step, item: AttachMaterial) -> None:
     language = item.language or step.plan.package.metadata.language
     languages = cue_languages(language)
     normalised = normalise(item.text)
-    passages = qualifying_passages(item.material_id, normalised, language)
+    passages = qualifying_passages(item.material_id, item.text, language)  # offsets: normalised
     step.emit(
         p.MaterialAttached(
             materialId=item.material_id,
