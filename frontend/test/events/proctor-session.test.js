@@ -141,9 +141,16 @@ test("the timeline: one line per stored event, grouped by correlationId", () => 
 });
 
 test("every type the timeline describes has a description", () => {
-  const types = ["node_entered", "node_exited", "exam_state_changed", "proctor_action", "proctor_instruction", "transcript_final", "examiner_utterance_final", "evidence_signal", "guardrail_triggered", "recovery_started", "recovery_resolved", "candidate_command_received", "follow_up_used", "transition_decision", "time_warning", "system_error", "exam_completed", "candidate_connection_changed", "bot_handover", "transition_held"];
+  const types = ["node_entered", "node_exited", "exam_state_changed", "proctor_action", "proctor_instruction", "transcript_final", "examiner_utterance_final", "evidence_signal", "guardrail_triggered", "recovery_started", "recovery_resolved", "candidate_command_received", "follow_up_used", "transition_decision", "time_warning", "system_error", "exam_completed", "candidate_connection_changed", "bot_handover", "transition_held", "material_attached", "passage_drawn"];
   for (const type of types) assert.notEqual(proctorSession.describe(ev(1, type, {})), "", type);
   assert.equal(proctorSession.describe(ev(1, "candidate_connection_changed", { status: "connected", offlineMs: 65000, reconnects: 1 })), "candidate connected after 1:05 offline, 1 reconnect");
+});
+
+test("a grounded node's passage (issue #35) is on the timeline", () => {
+  const drawn = { nodeId: "q-own", outcome: "drawn", materialKind: "report", cue: "choice", text: "We chose a heap.", passageId: "m1:0" };
+  assert.equal(proctorSession.describe(ev(1, "passage_drawn", drawn)), "q-own asks about the candidate's report (choice): “We chose a heap.”");
+  assert.equal(proctorSession.describe(ev(2, "passage_drawn", { nodeId: "q-own", outcome: "no_material" })), "q-own: no material, the fallback question");
+  assert.equal(proctorSession.describe(ev(3, "material_attached", { materialKind: "report", passages: [{}, {}] })), "report attached: 2 passages to ask about");
 });
 
 test("bot_handover (a drain, issue #33): a timeline line, no alert, no recovery", () => {

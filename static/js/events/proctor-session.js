@@ -129,6 +129,16 @@
       case "transition_held":
         // A completion waiting while the spoken answer may go on (issue #30): no alert.
         return p.phase === "held" ? `${p.nodeId} done; waiting in case the answer goes on` : `${p.nodeId}: the candidate went on, the answer continues`;
+      case "material_attached": {
+        // The candidate's material handed to the examiner (issue #35): its kind and how many
+        // passages a grounded question may be about; the passages are on the marking page.
+        const count = Array.isArray(p.passages) ? p.passages.length : 0;
+        return `${p.materialKind || "material"} attached: ${count} passage${count === 1 ? "" : "s"} to ask about`;
+      }
+      case "passage_drawn":
+        return p.outcome === "drawn"
+          ? `${p.nodeId} asks about the candidate's ${p.materialKind} (${p.cue}): “${p.text || p.passageId}”`
+          : `${p.nodeId}: ${p.outcome === "no_material" ? "no material" : "no passage to ask about"}, the fallback question`;
       case "candidate_connection_changed":
         return `candidate ${p.status}${p.offlineMs ? ` after ${fmt(p.offlineMs)} offline` : ""}${
           p.closeCode ? ` (close code ${p.closeCode})` : ""
