@@ -220,7 +220,32 @@ def bank_entry_save(
 
 
 class BankEntryRefused(PermissionError):
-    """Only an entry's owner (or an admin) may delete it."""
+    """Only an entry's owner (or an admin) may change or delete it."""
+
+
+def bank_entry_update(
+    *,
+    entry: QuestionBankEntry,
+    actor: User,
+    title: str | None = None,
+    tags: list[str] | None = None,
+    shared: bool | None = None,
+) -> QuestionBankEntry:
+    """Change an entry's title, tags or sharing (what is None stays); the node and its
+    provenance never change. Raises :class:`BankEntryRefused` unless ``actor`` owns it or is
+    an admin, ``ValueError`` for a blank title."""
+    if actor.pk != entry.owner_id and actor.role != "admin":
+        raise BankEntryRefused("only the entry's owner can change it")
+    if title is not None:
+        if not title.strip():
+            raise ValueError("a bank entry needs a title")
+        entry.title = title.strip()[:200]
+    if tags is not None:
+        entry.tags = bank_tags_clean(tags)
+    if shared is not None:
+        entry.shared = shared
+    entry.save(update_fields=["title", "tag_index", "shared"])
+    return entry
 
 
 def bank_entry_delete(*, entry: QuestionBankEntry, actor: User) -> None:

@@ -385,11 +385,40 @@ class BankEntryListApi(StudioApi):
 
 
 class BankEntryDetailApi(StudioApi):
-    """Read a bank entry you may see, or delete one of yours."""
+    """Read a bank entry you may see; change the title, tags or sharing of one of yours, or
+    delete it (another author's shared entry answers 404 to both)."""
 
     @extend_schema(responses=BankEntryOutputSerializer)
     def get(self, request: Request, entry_id: str) -> Response:
         return Response(BankEntryOutputSerializer(bank_entry_or_404(request, entry_id)).data)
+
+    @extend_schema_serializer(component_name="QuestionBankEntryUpdate")
+    class InputSerializer(serializers.Serializer[object]):
+        title = serializers.CharField(required=False, max_length=200)
+        tags = serializers.ListField(
+            child=serializers.CharField(max_length=40), required=False, max_length=20
+        )
+        shared = serializers.BooleanField(required=False)
+
+    @extend_schema(request=InputSerializer, responses=BankEntryOutputSerializer)
+    def patch(self, request: Request, entry_id: str) -> Response:
+        entry = bank_entry_or_404(request, entry_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        try:
+            entry = services.bank_entry_update(
+                entry=entry,
+                actor=signed_in_user(request),
+                title=values.get("title"),
+                tags=values.get("tags"),
+                shared=values.get("shared"),
+            )
+        except services.BankEntryRefused:
+            raise NotFound("No such question bank entry.") from None
+        except ValueError as exc:
+            raise serializers.ValidationError({"title": [str(exc)]}) from exc
+        return Response(BankEntryOutputSerializer(entry).data)
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, entry_id: str) -> Response:

@@ -110,6 +110,10 @@
     return (doc && doc.metadata && typeof doc.metadata.language === "string" && doc.metadata.language) || "";
   }
 
+  function mayManage(entry) {
+    return dialog.dataset.admin === "true" || entry.owner === dialog.dataset.username;
+  }
+
   function choice(list, group, item, kind, detail) {
     const li = el("li");
     const input = document.createElement("input");
@@ -121,7 +125,7 @@
     label.htmlFor = input.id;
     if (detail) label.append(" ", el("span", detail, "hint"));
     input.addEventListener("change", () => {
-      chosen = { kind, id: item.id, title: item.title };
+      chosen = { kind, id: item.id, title: item.title, entry: kind === "entry" ? item : null };
       preview();
     });
     li.append(input, " ", label);
@@ -143,6 +147,8 @@
     templatesList.replaceChildren();
     if (result.status !== 200) { templatesList.append(el("li", problem(result))); return; }
     for (const template of result.data) choice(templatesList, "bank-choice", template, "template");
+    const still = chosen && chosen.kind === "template" ? $("bank-template-" + chosen.id) : null;
+    if (still) still.checked = true;
   }
 
   const knownTags = new Set();
@@ -165,6 +171,9 @@
     const entries = result.data.results || [];
     rememberTags(entries);
     for (const entry of entries) choice(entriesList, "bank-choice", entry, "entry", entryDetail(entry));
+    // The question being previewed stays chosen when the new results hold it.
+    const still = chosen && chosen.kind === "entry" ? $("bank-entry-" + chosen.id) : null;
+    if (still) still.checked = true;
     status.textContent = entries.length
       ? tf(gettext("%(count)s saved question(s) found."), { count: entries.length })
       : gettext("No saved question matches.");
@@ -192,7 +201,46 @@
       return;
     }
     previewBody.replaceChildren(...describe(result.data));
+    if (chosen.entry && mayManage(chosen.entry)) previewBody.append(manage(chosen.entry));
     insertButton.disabled = false;
+  }
+
+  // The owner's controls of a saved question: share it or not, delete it.
+  function manage(entry) {
+    const box = el("fieldset");
+    box.append(el("legend", gettext("Your saved question")));
+    const shared = document.createElement("input");
+    shared.type = "checkbox";
+    shared.id = "bank-entry-shared";
+    shared.checked = entry.shared;
+    const label = el("label", gettext("Shared with every author"));
+    label.htmlFor = shared.id;
+    shared.addEventListener("change", async () => {
+      const result = await api(dialog.dataset.listUrl + entry.id + "/", "PATCH", { shared: shared.checked });
+      if (result.status === 200) {
+        entry.shared = result.data.shared;
+        status.textContent = tf(entry.shared ? gettext("“%(title)s” is now shared with every author.") : gettext("“%(title)s” is now yours only."), { title: entry.title });
+      } else {
+        shared.checked = entry.shared;
+        status.textContent = tf(gettext("Not changed: %(reason)s"), { reason: problem(result) });
+      }
+    });
+    const remove = el("button", tf(gettext("Delete “%(title)s” from the bank"), { title: entry.title }), "link-button danger");
+    remove.type = "button";
+    remove.addEventListener("click", async () => {
+      const result = await api(dialog.dataset.listUrl + entry.id + "/", "DELETE");
+      if (result.status !== 204) { status.textContent = tf(gettext("Not changed: %(reason)s"), { reason: problem(result) }); return; }
+      chosen = null;
+      insertButton.disabled = true;
+      previewBody.replaceChildren(el("p", gettext("Choose a question to see what will be added."), "hint"));
+      await search();
+      status.textContent = tf(gettext("Deleted “%(title)s” from the bank."), { title: entry.title });
+      query.focus();
+    });
+    const line = el("p");
+    line.append(shared, " ", label);
+    box.append(line, remove);
+    return box;
   }
 
   function describe(answer) {
@@ -235,6 +283,7 @@
   function open() {
     studio.flush();
     chosen = null;
+    for (const radio of dialog.querySelectorAll("input[type=radio]")) radio.checked = false;
     insertButton.disabled = true;
     previewBody.replaceChildren(el("p", gettext("Choose a question to see what will be added."), "hint"));
     dialog.showModal();

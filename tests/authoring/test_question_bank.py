@@ -259,3 +259,25 @@ def test_api_insert_with_a_revision_saves_and_a_stale_one_is_409(author: Any) ->
     stale = client.post(url, body, content_type="application/json")
     assert stale.status_code == 409
     assert DraftPackage.objects.get(pk=draft.pk).revision == draft.revision + 1
+
+
+def test_only_the_owner_changes_title_tags_and_sharing(author: Any, cs201: DraftPackage) -> None:
+    entry = services.bank_entry_save(owner=author, draft=cs201, node_id="q-dijkstra", shared=True)
+    url = f"/api/v1/question-bank/{entry.pk}/"
+    other = Client()
+    other.force_login(AuthorFactory())
+    refused = other.patch(url, {"shared": False}, content_type="application/json")
+    assert refused.status_code == 404
+    mine = Client()
+    mine.force_login(author)
+    changed = mine.patch(
+        url,
+        {"title": " Shortest paths ", "tags": ["Graph Theory"], "shared": False},
+        content_type="application/json",
+    )
+    assert changed.status_code == 200, changed.content
+    entry.refresh_from_db()
+    assert (entry.title, entry.tags, entry.shared) == ("Shortest paths", ["graph-theory"], False)
+    assert other.get(url).status_code == 404
+    blank = mine.patch(url, {"title": "  "}, content_type="application/json")
+    assert blank.status_code == 400

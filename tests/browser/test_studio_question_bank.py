@@ -111,9 +111,23 @@ def test_an_author_reuses_a_question_from_the_bank_in_another_package(
     q_options = next(n for n in stored["nodes"] if n["nodeId"] == "q-options")
     assert "q-dijkstra" in {t["targetNodeId"] for t in q_options["transitions"]}
 
-    # Escape closes the dialog and gives the focus back.
+    # The owner shares the saved question, then deletes it; Escape closes the dialog and gives
+    # the focus back.
     opener.click()
-    expect(bank_dialog(page)).to_be_visible()
+    dialog = bank_dialog(page)
+    dialog.get_by_role("radio", name=re.compile(r"^Dijkstra walkthrough")).check()
+    mine = dialog.get_by_role("group", name="Your saved question")
+    mine.get_by_label("Shared with every author").check()
+    expect(dialog.get_by_role("status")).to_have_text(
+        "“Dijkstra walkthrough” is now shared with every author."
+    )
+    no_violations(page)
+    mine.get_by_role("button", name="Delete “Dijkstra walkthrough” from the bank").click()
+    expect(dialog.get_by_role("status")).to_have_text(
+        "Deleted “Dijkstra walkthrough” from the bank."
+    )
+    expect(dialog.get_by_role("radio", name=re.compile(r"^Dijkstra walkthrough"))).to_have_count(0)
+    expect(dialog.get_by_label("Words")).to_be_focused()
     page.keyboard.press("Escape")
     expect(bank_dialog(page)).to_be_hidden()
     expect(opener).to_be_focused()

@@ -133,6 +133,13 @@ ROUTES = [
     ),
     # Author A's private entry: another author's does not exist for author B.
     Route("api-bank-detail", "get", "/api/v1/question-bank/{bank}/", expect(STUDIO)),
+    Route(
+        "api-bank-detail",
+        "patch",
+        "/api/v1/question-bank/{bank}/",
+        expect(STUDIO),
+        {"shared": True},
+    ),
     Route("api-bank-detail", "delete", "/api/v1/question-bank/{bank}/", expect(STUDIO)),
     Route("api-version-list", "get", "/api/v1/versions/", expect(EVERYONE, scoped=False)),
     *[
