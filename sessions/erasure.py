@@ -8,8 +8,8 @@
   field of the session's stored events (``ioa.events.personal``) for its pseudonym and keeps
   its seal beside the row (the only UPDATE the event-log triggers let through, and only under
   that record; a field chain version 2 hashes in clear keeps the linked digest instead,
-  ``CLEAR_PERSONAL_FIELDS``), clears what the candidate typed into the inbox, the proctors'
-  words in their action requests, staff's reasons for a start-window override, refused
+  ``CLEAR_PERSONAL_FIELDS``), clears what the candidate typed into the inbox, their materials,
+  the proctors' words in their action requests, staff's reasons for a start-window override, refused
   commands' reasons and the admin's log entries about the session's rows, tells the apps above
   (``sessions.signals.personal_data_erased``: marking, the bot, LTI and webhooks erase their
   copies in the same transaction), and stamps ``ExamSession.erased_at``. Marks, levels,
@@ -61,6 +61,7 @@ from ioa.events.personal import (
 from sessions import chain_anchor, signals, sqlite_guard
 from sessions.models import (
     CandidateInput,
+    CandidateMaterial,
     ExamSession,
     PersonalDataErasure,
     ProcessedCommand,
@@ -294,10 +295,14 @@ def erasure_complete(
 def _session_rows_erased(session: ExamSession) -> None:
     """The session's own rows beside the log: what the candidate typed into the inbox, the
     proctors' words in their action requests (reason, an instruction's text, the answer they
-    got), staff's reasons for a start window of the candidate's own (often health or family
+    got), the candidate's materials (the file, its text and its name; the checksums stay),
+    staff's reasons for a start window of the candidate's own (often health or family
     circumstances), the runtime's reasons for refused commands, and the admin's log entries
     about any of the session's objects (their names quote these texts)."""
     CandidateInput.objects.filter(session=session).update(payload={})
+    CandidateMaterial.objects.filter(session=session).update(
+        original=b"", text="", filename=ERASED_TEXT, size=0
+    )
     for request in ProctorActionRequest.objects.filter(session=session):
         params = {
             key: ERASED_TEXT if key in _FREE_PARAMS and value else value

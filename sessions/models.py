@@ -509,3 +509,65 @@ class OutboxMessage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.topic} {self.key} ({self.status})"
+
+
+class CandidateMaterialQuerySet(models.QuerySet["CandidateMaterial"]):
+    def visible_to(self, user: Requester) -> CandidateMaterialQuerySet:
+        """Materials ``user`` may see: those of the sessions :meth:`ExamSessionQuerySet.visible_to`
+        lets them see (a candidate only their own; never another candidate's)."""
+        return self.filter(session__in=ExamSession.objects.visible_to(user).values("pk"))
+
+
+class CandidateMaterial(models.Model):
+    """A candidate's own material for a session (issue #35, docs/spec/candidate-materials.md):
+    the uploaded file as received (kept in the database, so an erasure or a backup covers it
+    in one place), the text read from it (``sessions.material_text``), who uploaded it and
+    how. One per session and kind; a new upload before the exam replaces it (a new row, so the
+    runtime's material id is new). The bot hands ``text`` to the runtime under
+    :attr:`material_id`. An erasure empties ``original``, ``text`` and ``filename``."""
+
+    class Kind(models.TextChoices):
+        SUBMISSION = "submission", "submission"
+        REPORT = "report", "report"
+
+    class Source(models.TextChoices):
+        CANDIDATE = "candidate", "uploaded by the candidate"
+        STAFF_BULK = "staff_bulk", "staff bulk upload"
+        API = "api", "API upload"
+
+    id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
+    session = models.ForeignKey(ExamSession, on_delete=models.PROTECT, related_name="materials")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    file_type = models.CharField(max_length=16)
+    """The type read from the content: pdf, docx, text or archive."""
+    filename = models.CharField(max_length=255, blank=True)
+    original = models.BinaryField(editable=False)
+    size = models.PositiveIntegerField()
+    sha256 = models.CharField(max_length=64)
+    """Of the original bytes."""
+    text = models.TextField(blank=True)
+    text_sha256 = models.CharField(max_length=64)
+    """Of the extracted text."""
+    source = models.CharField(max_length=16, choices=Source.choices)
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = CandidateMaterialQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["session", "created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["session", "kind"], name="candidate_material_one_per_kind"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} of {self.session_id}"
+
+    @property
+    def material_id(self) -> str:
+        """The id the runtime knows the material by (``^[a-zA-Z0-9_-]{1,128}$``)."""
+        return f"{self.kind}-{self.pk.hex}"

@@ -34,7 +34,7 @@ from ioa.events.personal import (
     rewritten_fields,
 )
 from sessions import chain_anchor
-from sessions.models import ExamSession, PersonalDataErasure, SessionEvent
+from sessions.models import CandidateMaterial, ExamSession, PersonalDataErasure, SessionEvent
 
 _ROW_FIELDS = (
     "session_id",
@@ -324,3 +324,31 @@ def verify_log(*, session_id: uuid.UUID | str) -> list[ChainProblem]:
         session_id=session.pk, last_seq=session.last_seq, hashes=hashes
     )
     return problems + unrecorded + anchors
+
+
+@dataclass(frozen=True, slots=True)
+class MaterialForBot:
+    """What the bot hands the runtime for one stored material (``AttachMaterial``)."""
+
+    material_id: str
+    kind: str
+    text: str
+
+
+def materials_for_bot(*, session_id: uuid.UUID | str) -> list[MaterialForBot]:
+    """Every stored material of the session with text, oldest first (the bot attaches each;
+    the runtime ignores an id it was given before). None once the session is erased."""
+    rows = CandidateMaterial.objects.filter(
+        session_id=uuid.UUID(str(session_id)), session__erased_at__isnull=True
+    )
+    return [
+        MaterialForBot(material_id=row.material_id, kind=row.kind, text=row.text)
+        for row in rows.exclude(text="").order_by("created_at").only("id", "kind", "text")
+    ]
+
+
+def materials_of(*, user: Requester, session: ExamSession) -> list[CandidateMaterial]:
+    """The session's materials ``user`` may see (``CandidateMaterial.objects.visible_to``),
+    without the original bytes."""
+    rows = CandidateMaterial.objects.visible_to(user).filter(session=session)
+    return list(rows.defer("original").order_by("kind"))

@@ -13,7 +13,9 @@ Each lives beside the code of its concern and is exported here:
 - previews (``sessions.previews``): :func:`preview_start`;
 - practice sittings (``sessions.practice``): :func:`practice_again`;
 - candidate commands (``sessions.commands``): :func:`command_handle`;
-- the event log (``sessions.event_store``): :func:`append_events`.
+- the event log (``sessions.event_store``): :func:`append_events`;
+- candidate materials (``sessions.materials``): :func:`material_upload`,
+  :func:`materials_bulk_upload`.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from sessions.exam_room import (
     identity_confirm,
     mode_choose,
 )
+from sessions.materials import material_upload, materials_bulk_upload
 from sessions.practice import practice_again
 from sessions.previews import preview_start
 from sessions.scheduling import candidate_add, candidates_import, invitations_send, sitting_create
@@ -40,6 +43,8 @@ __all__ = [
     "command_handle",
     "identity_confirm",
     "invitations_send",
+    "material_upload",
+    "materials_bulk_upload",
     "mode_choose",
     "practice_again",
     "preview_start",

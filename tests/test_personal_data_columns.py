@@ -59,6 +59,9 @@ ERASED: dict[str, str] = {
     "exam_sessions.ProctorActionRequest.reason": SESSION,
     "exam_sessions.ProctorActionRequest.message": SESSION,
     "exam_sessions.CandidateInput.payload": SESSION,
+    "exam_sessions.CandidateMaterial.original": SESSION,  # the uploaded file: emptied
+    "exam_sessions.CandidateMaterial.text": SESSION,  # the text read from it: emptied
+    "exam_sessions.CandidateMaterial.filename": SESSION,  # a file name may name the person
     # The bot.
     "bot.BotLease.last_error": "bot.erasure.on_personal_data_erased",
     # Marking.
@@ -149,6 +152,11 @@ KEPT: dict[str, str] = {
     "exam_sessions.ProctorActionRequest.code": ENUM,
     "exam_sessions.ProctorActionRequest.event_ids": ID,
     "exam_sessions.CandidateInput.input_id": ID,
+    "exam_sessions.CandidateMaterial.kind": ENUM,
+    "exam_sessions.CandidateMaterial.file_type": ENUM,
+    "exam_sessions.CandidateMaterial.source": ENUM,
+    "exam_sessions.CandidateMaterial.sha256": ID,
+    "exam_sessions.CandidateMaterial.text_sha256": ID,
     "exam_sessions.CandidateInput.kind": ENUM,
     "exam_sessions.PersonalDataErasure.kind": ENUM,
     "exam_sessions.PersonalDataErasure.reason": (
