@@ -10,5 +10,5 @@ await bundle({
   globalName: "VivaStudioGraph",
   buildScript: "studio-graph.build.js",
   banner:
-    "/* Viva studio flow graph: cytoscape + cytoscape-dagre, bundled by frontend/src/studio-graph.build.js. Licences: studio-graph.LICENSES.txt */",
+    "/* Viva studio flow graph: cytoscape + cytoscape-dagre + cytoscape-edgehandles, bundled by frontend/src/studio-graph.build.js. Licences: studio-graph.LICENSES.txt */",
 });
