@@ -17,8 +17,100 @@
 // fields (findings, aria-invalid); it never redraws the form, so no field is overwritten under
 // the author's fingers. The form is redrawn from the document only for a change made elsewhere
 // (the JSON editor) while the author is not in the form and nothing is pending.
+
+// Pure helpers of the picture (no DOM, no Cytoscape): the candidate's order that the layout keeps
+// top to bottom, shortened labels, and the zoom arithmetic that keeps labels legible. Exported for
+// node (frontend/test/studio/studio-flow-view.test.js), window.VivaFlowView in the page.
+const VivaFlowView = (function () {
+  "use strict";
+  // Labels are LABEL_PX in the picture's own units: at READABLE_ZOOM they are 12 px on screen.
+  const LABEL_PX = 13;
+  const READABLE_ZOOM = 12 / LABEL_PX;
+  const MAX_ZOOM = 2.5;
+  const ZOOM_STEP = 1.25;
+  const NODE_LABEL_CHARS = 24; // one line of a 160-unit-wide node label
+  const EDGE_LABEL_CHARS = 20; // along an edge between two ranks (rankSep 100)
+
+  // `text` on one line, cut to at most `max` characters (at a space when one is near) with "…".
+  function shorten(text, max) {
+    const line = String(text == null ? "" : text).replace(/\s+/g, " ").trim();
+    if (line.length <= max) return line;
+    const cut = line.slice(0, max - 1);
+    const space = cut.lastIndexOf(" ");
+    return (space > max / 2 ? cut.slice(0, space) : cut).replace(/[\s,.;:·–—-]+$/, "") + "…";
+  }
+
+  // Ids breadth first from `start`, following `next(id)`; ids that `known(id)` denies are
+  // skipped. Then every id of `all` not reached, in its own order.
+  function candidateOrder(start, next, known, all) {
+    const seen = new Set();
+    const queue = [start];
+    for (let i = 0; i < queue.length; i++) {
+      const id = queue[i];
+      if (seen.has(id) || !known(id)) continue;
+      seen.add(id);
+      for (const target of next(id)) if (!seen.has(target)) queue.push(target);
+    }
+    for (const id of all) seen.add(id);
+    return [...seen];
+  }
+
+  // The edges ({source, target}) that lead to an id later in `order`: the layered layout ranks by
+  // these alone, so the picture keeps the candidate's order top to bottom (a strict order has no
+  // cycle: nothing is reversed). Edges back to an earlier node are drawn, not ranked.
+  function forwardEdges(order, edges) {
+    const rank = new Map(order.map((id, i) => [id, i]));
+    const at = (id) => (rank.has(id) ? rank.get(id) : order.length);
+    return edges.filter((e) => at(e.target) > at(e.source));
+  }
+
+  const readable = (zoom) => zoom >= READABLE_ZOOM - 1e-9;
+
+  // The zoom one step in (direction 1) or out (-1), between `min` and MAX_ZOOM. A step across
+  // the readable zoom stops on it, so the smallest legible size is always one of the steps.
+  function stepZoom(zoom, direction, min) {
+    const next = direction > 0 ? zoom * ZOOM_STEP : zoom / ZOOM_STEP;
+    const level = (zoom - READABLE_ZOOM) * (next - READABLE_ZOOM) < 0 ? READABLE_ZOOM : next;
+    return Math.min(MAX_ZOOM, Math.max(Math.min(min, READABLE_ZOOM), level));
+  }
+
+  // The zoom at which `box` ({w, h}) fills a `view` ({width, height}) less `padding` around.
+  function fitZoom(box, view, padding) {
+    if (!(box.w > 0) || !(box.h > 0)) return MAX_ZOOM;
+    return Math.min((view.width - 2 * padding) / box.w, (view.height - 2 * padding) / box.h);
+  }
+
+  // The readable view ({zoom, pan}) of a picture whose bounding box is `box` ({x1, y1, w, h}):
+  // all of it when it fits at a legible size (never larger than 1.25), else the readable zoom with
+  // `focus` ({x, y}, the selected or first node) a third down the view, never above the top,
+  // centred across when the picture is narrow enough.
+  function readableView(box, view, focus, padding = 16) {
+    const whole = fitZoom(box, view, padding);
+    const centre = (zoom) => ({ x: view.width / 2 - (box.x1 + box.w / 2) * zoom, y: view.height / 2 - (box.y1 + box.h / 2) * zoom });
+    if (readable(whole)) {
+      const zoom = Math.min(whole, 1.25);
+      return { zoom, pan: centre(zoom) };
+    }
+    const zoom = READABLE_ZOOM;
+    const at = focus || { x: box.x1 + box.w / 2, y: box.y1 };
+    const narrow = box.w * zoom <= view.width - 2 * padding;
+    const x = narrow ? centre(zoom).x : view.width / 2 - at.x * zoom;
+    const y = Math.min(padding - box.y1 * zoom, view.height / 3 - at.y * zoom);
+    return { zoom, pan: { x, y } };
+  }
+
+  return {
+    LABEL_PX, READABLE_ZOOM, MAX_ZOOM, NODE_LABEL_CHARS, EDGE_LABEL_CHARS,
+    shorten, candidateOrder, forwardEdges, readable, stepZoom, fitZoom, readableView,
+  };
+})();
+if (typeof module === "object" && module.exports) module.exports = VivaFlowView;
+else window.VivaFlowView = VivaFlowView;
+
 (function () {
   "use strict";
+  if (typeof document === "undefined") return;
+  const view = VivaFlowView;
   const root = document.getElementById("studio");
   const flow = document.getElementById("flow");
   if (!root || !flow || !window.vivaStudio) return;
@@ -125,42 +217,57 @@
 
   // --- the picture ----------------------------------------------------------------------------
 
+  // A node's label: its title (or id) shortened to one line, its kind, its findings count. The
+  // full text is the element's `full` (the tooltip) and the outline's entry.
+  function nodeElement(n) {
+    const list = findingsAt(n.nodeId);
+    const errors = list.some((f) => f.severity === "error");
+    const classes = ["kind-" + n.kind];
+    if (doc.initialNodeId === n.nodeId) classes.push("initial");
+    if (list.length) classes.push(errors ? "has-errors" : "has-warnings");
+    const kind = n.kind + (n.kind === "end" && n.endType ? " · " + n.endType : "");
+    const badge = list.length ? "  ⚠ " + list.length : "";
+    const label = view.shorten(n.title || n.nodeId, view.NODE_LABEL_CHARS) + "\n" + kind + badge;
+    const full = (n.title ? n.title + " · " : "") + n.nodeId + " · " + kind + (list.length ? " · " + countText(list) : "");
+    return { data: { id: "n:" + n.nodeId, label, full }, classes: classes.join(" ") };
+  }
+
+  function poolElements(p, ids) {
+    const count = (p.nodeIds || []).length;
+    const label = view.shorten(tf(gettext("pool %(id)s"), { id: p.poolId }), view.NODE_LABEL_CHARS) + "\n" + tf(ngettext("%(n)s variant", "%(n)s variants", count), { n: count });
+    const full = tf(gettext("question pool %(id)s: one of %(nodes)s"), { id: p.poolId, nodes: (p.nodeIds || []).join(", ") });
+    const out = [{ data: { id: "n:" + p.poolId, label, full }, classes: "pool" + (findingsAt(p.poolId).length ? " has-errors" : "") }];
+    for (const member of p.nodeIds || []) {
+      if (ids.has(member)) out.push({ data: { id: "v:" + p.poolId + ":" + member, source: "n:" + p.poolId, target: "n:" + member, label: gettext("variant"), full: gettext("variant") }, classes: "variant" });
+    }
+    return out;
+  }
+
+  function transitionElement(n, t, index) {
+    const list = findingsAt(n.nodeId, index);
+    const text = conditionText(t.condition);
+    return {
+      data: { id: "e:" + n.nodeId + ":" + index, source: "n:" + n.nodeId, target: "n:" + t.targetNodeId, label: view.shorten(text, view.EDGE_LABEL_CHARS) + (list.length ? " ⚠" : ""), full: tf(gettext("→ %(target)s when %(condition)s · %(id)s"), { target: t.targetNodeId, condition: text, id: t.id }) },
+      classes: list.length ? "has-errors" : "",
+    };
+  }
+
   function elements() {
-    const out = [];
+    const out = nodes().map(nodeElement);
     const ids = allIds();
-    for (const n of nodes()) {
-      const list = findingsAt(n.nodeId);
-      const errors = list.some((f) => f.severity === "error");
-      const classes = ["kind-" + n.kind];
-      if (doc.initialNodeId === n.nodeId) classes.push("initial");
-      if (list.length) classes.push(errors ? "has-errors" : "has-warnings");
-      const badge = list.length ? "  ⚠ " + list.length : "";
-      out.push({ data: { id: "n:" + n.nodeId, label: (n.title || n.nodeId) + "\n" + n.kind + (n.kind === "end" && n.endType ? " · " + n.endType : "") + badge }, classes: classes.join(" ") });
-    }
-    for (const p of pools()) {
-      if (!p || !p.poolId) continue;
-      out.push({ data: { id: "n:" + p.poolId, label: tf(gettext("pool %(id)s"), { id: p.poolId }) + "\n" + tf(ngettext("%(n)s variant", "%(n)s variants", (p.nodeIds || []).length), { n: (p.nodeIds || []).length }) }, classes: "pool" + (findingsAt(p.poolId).length ? " has-errors" : "") });
-      for (const member of p.nodeIds || []) {
-        if (ids.has(member)) out.push({ data: { id: "v:" + p.poolId + ":" + member, source: "n:" + p.poolId, target: "n:" + member, label: gettext("variant") }, classes: "variant" });
-      }
-    }
+    for (const p of pools()) if (p && p.poolId) out.push(...poolElements(p, ids));
     for (const n of nodes()) {
       (n.transitions || []).forEach((t, index) => {
-        if (!t || !ids.has(t.targetNodeId)) return;
-        const list = findingsAt(n.nodeId, index);
-        out.push({
-          data: { id: "e:" + n.nodeId + ":" + index, source: "n:" + n.nodeId, target: "n:" + t.targetNodeId, label: conditionText(t.condition) + (list.length ? " ⚠" : "") },
-          classes: list.length ? "has-errors" : "",
-        });
+        if (t && ids.has(t.targetNodeId)) out.push(transitionElement(n, t, index));
       });
     }
     return out;
   }
 
-  // Labels are LABEL_PX in the picture's own units; the picture is never drawn smaller than
-  // MIN_ZOOM (the author pans or zooms with the wheel), so on screen they are at least 12 px.
-  const LABEL_PX = 13;
-  const MIN_ZOOM = 12 / LABEL_PX;
+  // Labels are LABEL_PX in the picture's own units and legible (12 px on screen) from
+  // view.READABLE_ZOOM up. Below it (the overview) they are hidden ("labels-hidden"), never
+  // drawn illegibly small; the tooltip still names what is under the pointer.
+  const LABEL_PX = view.LABEL_PX;
   const style = [
     { selector: "node", style: { shape: "round-rectangle", width: 170, height: 54, label: "data(label)", "text-wrap": "wrap", "text-max-width": 160, "text-valign": "center", "font-size": LABEL_PX, color: "#1b1f24", "background-color": "#e8eef7", "border-width": 2, "border-color": "#44546a" } },
     { selector: "node.kind-question", style: { "background-color": "#dbe9ff" } },
@@ -176,31 +283,101 @@
     { selector: "edge.variant", style: { "line-style": "dashed", "line-color": "#a07400", "target-arrow-color": "#a07400" } },
     { selector: "edge.has-errors", style: { "line-color": "#b3261e", "target-arrow-color": "#b3261e" } },
     { selector: "edge:selected", style: { width: 4, "line-color": "#0b5394", "target-arrow-color": "#0b5394" } },
+    { selector: ".labels-hidden", style: { label: "" } },
+    // Drag to connect (cytoscape-edgehandles): the line being drawn and the node it would reach.
+    { selector: ".eh-ghost-node", style: { width: 1, height: 1, opacity: 0, label: "" } },
+    { selector: ".eh-ghost-edge, .eh-preview", style: { width: 3, "line-style": "dashed", "line-color": "#0b5394", "target-arrow-color": "#0b5394", label: "" } },
+    { selector: "node.eh-target, node.eh-source", style: { "border-color": "#0b5394", "border-width": 5 } },
   ];
+
+  let drawnKey = null; // what the current layout was computed for
+  let labelsHidden = false;
+
+  function createGraph() {
+    const graph = window.VivaStudioGraph;
+    cy = graph.cytoscape({ container: graphBox, style, boxSelectionEnabled: false, minZoom: 0.05, maxZoom: view.MAX_ZOOM });
+    cy.on("tap", "node", (e) => select(targetOf(e.target.id())));
+    cy.on("tap", "edge", (e) => select(targetOf(e.target.id())));
+    cy.on("zoom", onZoom);
+    cy.on("mouseover", "node, edge", (e) => { graphBox.title = e.target.data("full") || ""; });
+    cy.on("mouseout", "node, edge", () => graphBox.removeAttribute("title"));
+    enableDragToConnect();
+  }
+
+  // The layout depends on the ids, the edges' ends and the start only: an edit of a title, a
+  // condition or a finding relabels the elements in place and keeps the view.
+  function structureKey(els) {
+    return ((doc && doc.initialNodeId) || "") + "|" + els.map((e) => e.data.id + (e.data.source ? ">" + e.data.target : "")).join("|");
+  }
 
   function drawGraph() {
     if (!window.VivaStudioGraph) return;
-    if (!cy) {
-      cy = window.VivaStudioGraph.cytoscape({ container: graphBox, style, boxSelectionEnabled: false });
-      cy.on("tap", "node", (e) => select(targetOf(e.target.id())));
-      cy.on("tap", "edge", (e) => select(targetOf(e.target.id())));
-    }
-    cy.elements().remove();
-    cy.add(elements());
-    cy.layout({ name: "dagre", rankDir: "TB", nodeSep: 40, rankSep: 60, edgeSep: 20 }).run();
-    if (cy.zoom() < MIN_ZOOM) {
-      // Too big to fit at a readable size: readable, from the top, centred across.
-      const box = cy.elements().boundingBox();
-      cy.zoom(MIN_ZOOM);
-      cy.pan({ x: graphBox.clientWidth / 2 - (box.x1 + box.w / 2) * MIN_ZOOM, y: 16 - box.y1 * MIN_ZOOM });
-    }
-    markSelection();
+    const first = !cy;
+    if (first) createGraph();
+    const els = elements();
+    const key = structureKey(els);
+    const relaid = key !== drawnKey;
+    if (relaid) layOut(els);
+    else relabel(els);
+    drawnKey = key;
+    if (first) showReadable();
+    onZoom();
+    markSelection(relaid);
+  }
+
+  const classesOf = (el) => (el.classes || "") + (labelsHidden ? " labels-hidden" : "");
+
+  function relabel(els) {
+    cy.batch(() => {
+      for (const el of els) {
+        const element = cy.getElementById(el.data.id);
+        element.data({ label: el.data.label, full: el.data.full });
+        element.classes(classesOf(el));
+      }
+    });
+  }
+
+  const RANK_SEP = 100; // room for a transition's label (EDGE_LABEL_CHARS) between two ranks
+
+  // Dagre, ranked by the edges that go forward in the candidate's order (nodes top to bottom as
+  // the candidate meets them); the view (zoom and pan) is kept.
+  function layOut(els) {
+    cy.batch(() => {
+      cy.elements().remove();
+      cy.add(els.map((el) => ({ ...el, classes: classesOf(el) })));
+    });
+    const order = pictureOrder().map((id) => "n:" + id);
+    const edges = cy.edges().map((e) => ({ id: e.id(), source: e.source().id(), target: e.target().id() }));
+    const ranked = new Set(view.forwardEdges(order, edges).map((e) => e.id));
+    const laidOut = cy.nodes().union(cy.edges().filter((e) => ranked.has(e.id())));
+    laidOut.layout({ name: "dagre", rankDir: "TB", nodeSep: 40, rankSep: RANK_SEP, edgeSep: 20, fit: false, animate: false }).run();
+    sinkUnreached(new Set(pictureOrder(true).map((id) => "n:" + id)));
+  }
+
+  // Nodes the candidate cannot reach from the start (ends met through a policy, parts not yet
+  // connected) go below the rest, centred, in their own arrangement: the picture reads top to
+  // bottom in the candidate's order.
+  function sinkUnreached(reached) {
+    const rest = cy.nodes().filter((n) => reached.has(n.id()));
+    const unreached = cy.nodes().filter((n) => !reached.has(n.id()));
+    if (!rest.length || !unreached.length) return;
+    const restBox = rest.boundingBox();
+    const box = unreached.boundingBox();
+    const dx = restBox.x1 + restBox.w / 2 - (box.x1 + box.w / 2);
+    const dy = restBox.y2 + RANK_SEP - box.y1;
+    unreached.positions((n) => ({ x: n.position("x") + dx, y: n.position("y") + dy }));
   }
 
   // The on-screen size of every label of the picture, in CSS pixels (for the browser tests).
   function labelSizes() {
     if (!cy) return [];
     return cy.elements().filter((e) => e.data("label")).map((e) => parseFloat(e.style("font-size")) * cy.zoom());
+  }
+
+  // Where the nodes' labels are drawn, in CSS pixels of the picture's box (for the browser tests).
+  function labelBoxes() {
+    if (!cy) return [];
+    return cy.nodes().map((n) => ({ id: n.id(), ...n.renderedBoundingBox({ includeNodes: false, includeEdges: false, includeLabels: true, includeOverlays: false }) }));
   }
 
   function targetOf(elementId) {
@@ -228,21 +405,124 @@
     document.dispatchEvent(new CustomEvent("studio:node", { detail: { nodeId } }));
   }
 
-  function markSelection() {
-    if (!cy) return;
-    cy.elements().unselect();
+  function selectedElement() {
     const id = elementIdOf(selection);
-    if (!id) return;
-    const chosen = cy.getElementById(id);
-    chosen.select();
-    // Bring it into view when the picture is larger than its box.
-    const view = cy.extent();
-    const box = chosen.boundingBox();
-    if (box.x1 < view.x1 || box.x2 > view.x2 || box.y1 < view.y1 || box.y2 > view.y2) cy.center(chosen);
+    return id && cy ? cy.getElementById(id) : null;
   }
 
-  // Keyboard on the picture: arrows walk the outline order, Enter/Space edits.
+  // Mark the selected part. With `reveal` (a new selection, a new layout) bring it into view;
+  // a part the author chose is shown at a legible zoom even from the overview.
+  function markSelection(reveal = true, legible = false) {
+    if (!cy) return;
+    cy.elements().unselect();
+    const chosen = selectedElement();
+    if (!chosen || chosen.empty()) return;
+    chosen.select();
+    if (!reveal) return;
+    const zoomIn = legible && !view.readable(cy.zoom());
+    if (zoomIn) cy.zoom(view.READABLE_ZOOM);
+    const seen = cy.extent();
+    const box = chosen.boundingBox();
+    const outside = box.x1 < seen.x1 || box.x2 > seen.x2 || box.y1 < seen.y1 || box.y2 > seen.y2;
+    if (zoomIn || outside) cy.center(chosen);
+  }
+
+  // --- zooming: buttons, keys, the level shown --------------------------------------------------
+
+  const zoomLevel = zoomControls();
+
+  function zoomControls() {
+    const bar = document.createElement("div");
+    bar.className = "flow-zoom";
+    bar.setAttribute("role", "group");
+    bar.setAttribute("aria-label", gettext("Zoom the flow picture"));
+    bar.hidden = !window.VivaStudioGraph;
+    const button = (text, keys, action) => {
+      const b = addButton(text, action);
+      if (keys) b.setAttribute("aria-keyshortcuts", keys);
+      return b;
+    };
+    const level = document.createElement("span");
+    level.id = "flow-zoom-level";
+    level.className = "hint";
+    bar.append(
+      button(gettext("Zoom out"), "-", () => zoomStep(-1)),
+      button(gettext("Zoom in"), "+", () => zoomStep(1)),
+      button(gettext("Fit, readable"), "0", () => { showReadable(); announceZoom(); }),
+      button(gettext("Whole flow"), "", () => { showWhole(); announceZoom(); }),
+      level,
+    );
+    graphBox.before(bar);
+    return level;
+  }
+
+  const viewport = () => ({ width: graphBox.clientWidth, height: graphBox.clientHeight });
+
+  // The smallest zoom: the whole flow in the box (the overview), or the readable zoom if larger.
+  function overviewZoom() {
+    return Math.min(view.READABLE_ZOOM, view.fitZoom(cy.elements().boundingBox(), viewport(), 16));
+  }
+
+  function zoomStep(direction) {
+    if (!cy) return;
+    const size = viewport();
+    cy.zoom({ level: view.stepZoom(cy.zoom(), direction, overviewZoom()), renderedPosition: { x: size.width / 2, y: size.height / 2 } });
+    announceZoom();
+  }
+
+  // Fit at a legible size: all of the flow when it fits, else from the selected (or first) node.
+  function showReadable() {
+    if (!cy || !cy.nodes().length) return;
+    const chosen = selectedElement();
+    const start = doc && cy.getElementById("n:" + doc.initialNodeId);
+    const focus = chosen && chosen.nonempty() ? chosen : start && start.nonempty() ? start : null;
+    const fit = view.readableView(cy.elements().boundingBox(), viewport(), focus ? midpoint(focus) : null);
+    cy.viewport({ zoom: fit.zoom, pan: fit.pan });
+  }
+
+  function midpoint(element) {
+    const box = element.boundingBox();
+    return { x: box.x1 + box.w / 2, y: box.y1 + box.h / 2 };
+  }
+
+  // The overview: the whole flow in the box, labels hidden when that is below a legible size.
+  function showWhole() {
+    if (!cy || !cy.nodes().length) return;
+    cy.fit(cy.elements(), 16);
+    if (cy.zoom() > 1.25) cy.zoom({ level: 1.25, renderedPosition: { x: viewport().width / 2, y: viewport().height / 2 } });
+  }
+
+  function zoomText() {
+    const level = Math.round(cy.zoom() * 100) + " %";
+    return labelsHidden
+      ? tf(gettext("Zoom %(level)s: labels hidden, zoom in to read them"), { level })
+      : tf(gettext("Zoom %(level)s"), { level });
+  }
+
+  function announceZoom() { if (cy) say(zoomText() + "."); }
+
+  // On every zoom (buttons, keys, wheel, pinch): labels hidden below a legible size, level shown.
+  function onZoom() {
+    const hide = !view.readable(cy.zoom());
+    if (hide !== labelsHidden) {
+      labelsHidden = hide;
+      cy.batch(() => (hide ? cy.elements().addClass("labels-hidden") : cy.elements().removeClass("labels-hidden")));
+    }
+    zoomLevel.textContent = zoomText();
+  }
+
+  // Keys that zoom the picture: + (or =) in, - out, 0 fit at a legible size.
+  function zoomKey(event) {
+    const action = { "+": () => zoomStep(1), "=": () => zoomStep(1), "-": () => zoomStep(-1), "0": () => { showReadable(); announceZoom(); } }[event.key];
+    if (!action || event.ctrlKey || event.metaKey || event.altKey) return false;
+    event.preventDefault();
+    action();
+    return true;
+  }
+
+  // Keyboard on the picture: arrows walk the outline order, Enter/Space edits, zoom keys zoom.
   graphBox.addEventListener("keydown", (event) => {
+    if (zoomKey(event)) return;
     const order = outlineOrder();
     if (!order.length) return;
     const at = Math.max(0, order.findIndex((s) => s.type === (selection && selection.type) && s.id === (selection && selection.id) && s.edge === (selection && selection.edge)));
@@ -264,22 +544,21 @@
 
   // --- the outline (text alternative) --------------------------------------------------------
 
-  // Nodes in the order a candidate meets them (breadth first from the initial node), then the rest.
+  // Node and pool ids in the order a candidate meets them (breadth first from the initial node,
+  // a pool leading to its variants), then (unless `reachedOnly`) the rest in the document's order.
+  function pictureOrder(reachedOnly = false) {
+    const byId = new Map(nodes().map((n) => [n.nodeId, n]));
+    const poolMembers = new Map(pools().filter((p) => p && p.poolId).map((p) => [p.poolId, p.nodeIds || []]));
+    const next = (id) => poolMembers.get(id) || (byId.get(id).transitions || []).filter(Boolean).map((t) => t.targetNodeId);
+    const known = (id) => byId.has(id) || poolMembers.has(id);
+    const start = doc && byId.has(doc.initialNodeId) ? doc.initialNodeId : null;
+    return view.candidateOrder(start, next, known, reachedOnly ? [] : [...byId.keys(), ...poolMembers.keys()]);
+  }
+
+  // Nodes in the order a candidate meets them, then the rest.
   function nodeOrder() {
     const byId = new Map(nodes().map((n) => [n.nodeId, n]));
-    const poolMembers = new Map(pools().map((p) => [p.poolId, p.nodeIds || []]));
-    const seen = [];
-    const queue = doc && byId.has(doc.initialNodeId) ? [doc.initialNodeId] : [];
-    while (queue.length) {
-      const id = queue.shift();
-      if (seen.includes(id)) continue;
-      if (poolMembers.has(id)) { queue.push(...poolMembers.get(id)); continue; }
-      if (!byId.has(id)) continue;
-      seen.push(id);
-      for (const t of byId.get(id).transitions || []) if (t) queue.push(t.targetNodeId);
-    }
-    for (const n of nodes()) if (!seen.includes(n.nodeId)) seen.push(n.nodeId);
-    return seen.map((id) => byId.get(id));
+    return pictureOrder().filter((id) => byId.has(id)).map((id) => byId.get(id));
   }
 
   function outlineOrder() {
@@ -366,7 +645,7 @@
   function select(sel, options = {}) {
     flushPending();
     selection = sel;
-    markSelection();
+    markSelection(true, true);
     drawOutline();
     drawForm();
     updateToolbar();
@@ -1016,6 +1295,37 @@
     write(tf(gettext("Transition %(id)s added from %(from)s to %(to)s."), { id, from: n.nodeId, to: target }));
   }
 
+  // --- drag to connect (cytoscape-edgehandles; the form's "Connect to" is the keyboard way) ---
+
+  // The document ids of a drag's ends when the drag may add a transition: from a node that is not
+  // an end to another node or a pool; null otherwise (a pool's variants are listed in its form).
+  function dragEnds(source, target) {
+    const id = (element) => (element && element.nonempty() && element.id().startsWith("n:") ? element.id().slice(2) : null);
+    const from = id(source);
+    const to = id(target);
+    const node = from && nodes().find((n) => n.nodeId === from);
+    if (!node || node.kind === "end" || !to || to === from || !allIds().has(to)) return null;
+    return { from, to };
+  }
+
+  // Dragging from a node draws a line; released on another node it adds a transition through
+  // connect(), the toolbar's own path (validated, autosaved, undoable). Nodes are placed by the
+  // layout, so a drag from a node never moves it; the background still pans.
+  function enableDragToConnect() {
+    if (typeof cy.edgehandles !== "function") return;
+    const handles = cy.edgehandles({ canConnect: (source, target) => dragEnds(source, target) !== null, edgeParams: () => ({}), snap: true, snapThreshold: 8, hoverDelay: 0 });
+    handles.enableDrawMode();
+    cy.on("ehpreviewon", (event, source, target) => {
+      const ends = dragEnds(source, target);
+      if (ends) say(tf(gettext("Release to add a transition from %(from)s to %(to)s."), ends));
+    });
+    cy.on("ehcomplete", (event, source, target, added) => {
+      const ends = dragEnds(source, target);
+      added.remove();
+      if (ends) connect(ends.from, ends.to);
+    });
+  }
+
   function removeNode(id) {
     flushPending();
     doc.nodes.splice(nodeIndex(id), 1);
@@ -1183,5 +1493,5 @@
   if (!window.VivaStudioGraph) graphBox.hidden = true;
   redraw();
   drawForm();
-  window.vivaStudio.flow = { select, selection: () => selection, labelSizes };
+  window.vivaStudio.flow = { select, selection: () => selection, labelSizes, labelBoxes, zoom: () => (cy ? cy.zoom() : null) };
 })();
