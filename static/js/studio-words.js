@@ -128,6 +128,12 @@
     method: gettext_noop("Method"),
     calibratedAt: gettext_noop("Checked on"),
     notes: gettext_noop("Notes"),
+    // A question on the candidate's own work (issue #35, docs/spec/candidate-materials.md).
+    "nodes.grounding": gettext_noop("Ask about the candidate's own work"),
+    "grounding.material": gettext_noop("Which of their work"),
+    "grounding.pick": gettext_noop("What to ask about"),
+    "grounding.maxPassageChars": gettext_noop("Longest passage quoted (characters)"),
+    "grounding.fallbackQuestion": gettext_noop("Question when their work gives nothing to ask about"),
   };
 
   // One entry of a list, by the list's name: %(id)s is the entry's id, or its number from 1.
@@ -173,6 +179,13 @@
     report_audio_issue: gettext_noop("Report a sound problem"),
     emergency_stop: gettext_noop("Stop the exam in an emergency"),
     signal_confidence: gettext_noop("Say how sure they are of an answer"),
+    // What a grounded question asks about, and in which of the candidate's work (issue #35).
+    submission: gettext_noop("Their submission"),
+    report: gettext_noop("Their report"),
+    choice: gettext_noop("A choice they made"),
+    result: gettext_noop("A result they report"),
+    limitation: gettext_noop("A limitation they name"),
+    any: gettext_noop("Anything they wrote"),
     volume_up: gettext_noop("Ask the examiner to speak louder"),
     volume_down: gettext_noop("Ask the examiner to speak more quietly"),
     language_switch: gettext_noop("Continue in another language"),
