@@ -33,6 +33,7 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Mapping, Sequence
+from typing import Literal
 
 from bot import transport_presence
 from bot.activity import ComposingWatch
@@ -56,6 +57,7 @@ from bot.usage import UsageLedger
 from ioa.events import EventEnvelope, ExamState
 from ioa.events import payloads as p
 from ioa.runtime import (
+    AttachMaterial,
     BotReady,
     BotResumed,
     Decision,
@@ -67,6 +69,8 @@ from ioa.runtime import (
     TurnSettled,
     UtteranceFinished,
 )
+from ioa.runtime.grounding import passage_additions
+from sessions.selectors import materials_for_bot
 
 logger = logging.getLogger(__name__)
 
@@ -197,6 +201,7 @@ class ExaminerCore:
         if self.journal.restored_events == 0:
             text = io is None or io.tts is None
             await self.decisions.submit(BotReady("text" if text else "voice"))
+            await self.attach_materials()
             await self.inbox.poll()  # "ready" or answers sent before this bot listened
             return
         unanswered = unanswered_turn(self.controller.log, state.current_node_id)
@@ -204,7 +209,9 @@ class ExaminerCore:
             await self.effects.set_node(self.hydrator.boot_node(), has_tool=False)
         else:
             node_id = state.current_node_id
-            history = resume_messages(self.controller.log, node_id)
+            additions = passage_additions(self.controller.state, self.controller.plan.node(node_id))
+            history = [{"role": "developer", "content": text} for text in additions]
+            history += resume_messages(self.controller.log, node_id)
             config = self.hydrator.driven_node(
                 node_id, context_strategy="reset", extra_messages=history
             )
@@ -227,10 +234,22 @@ class ExaminerCore:
         if unanswered and io is not None and io.text_turns and self.adapter.llm_allowed():
             # The answer was stored, the bot died before answering it: answer it now.
             await self.effects.append_message("user", unanswered, run_llm=True)
+        await self.attach_materials()
         # What the candidate sent while no bot ran is read now, before any timer of this bot
         # can fire (no silence prompt for a candidate who has answered), not at the first
         # heartbeat.
         await self.inbox.poll()
+
+    async def attach_materials(self) -> None:
+        """Hand the runtime every stored material of the session (``AttachMaterial``, after
+        ``BotReady`` and before the candidate is ready; docs/spec/candidate-materials.md §3).
+        A resumed bot hands them over again: the runtime ignores an id it was given."""
+        stored = await self.db.run(self.session_id, materials_for_bot, session_id=self.session_id)
+        for material in stored:
+            kind: Literal["submission", "report"] = (
+                "report" if material.kind == "report" else "submission"
+            )
+            await self.decisions.submit(AttachMaterial(material.material_id, kind, material.text))
 
     async def hand_over(self) -> None:
         """The host drains (SIGTERM): after :meth:`close`, store ``bot_handover`` ``released``

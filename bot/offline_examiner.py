@@ -42,7 +42,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, TypedDict
 
 from bot.offline_matching import confidence, node_matcher
+from ioa.compiler.material_block import MATERIAL_HEADER, QuotedPassage, read_passage_block
 from ioa.languages import DEFAULT_LANGUAGE, directive_language
+from ioa.materials import grounded_question
 from ioa.runtime.agent_boundary import candidate_command, read_consent
 from ioa.runtime.texts import OWED_ANSWER_INSTRUCTION, for_language
 
@@ -321,6 +323,8 @@ class Conversation:
     """Targets signalled by the examiner's latest report."""
     language: str = DEFAULT_LANGUAGE
     """The exam's language (from the role message's directive; English without one)."""
+    passage: QuotedPassage | None = None
+    """A grounded node's quoted passage (the runtime's task addition), if one was drawn."""
 
     @property
     def lines(self) -> Lines:
@@ -356,20 +360,40 @@ def _reported(message: Mapping[str, object]) -> Iterator[Mapping[str, object]]:
             yield args
 
 
-def read_conversation(messages: Sequence[Mapping[str, object]]) -> Conversation:
-    """Find the node's task message and read what happened since."""
-    start = 0
-    task = ""
+def _is_task_message(message: Mapping[str, object]) -> bool:
+    """Whether ``message`` is a node's task message: it has an opening question, or (a grounded
+    node, which has none) a candidate material block. A quoted passage block never is one,
+    whatever its text says."""
+    text = _text(message)
+    if message.get("role") not in ("developer", "system") or read_passage_block(text):
+        return False
+    return "OPENING QUESTION" in text or f"\n{MATERIAL_HEADER}\n" in f"\n{text}"
+
+
+def _read_context(
+    conversation: Conversation, messages: Sequence[Mapping[str, object]], start: int
+) -> None:
+    """The exam's language (any role message's directive) and the node's quoted passage (the
+    last passage block from the task message on)."""
     for index, message in enumerate(messages):
-        text = _text(message)
-        if message.get("role") in ("developer", "system") and "OPENING QUESTION" in text:
-            start, task = index, text
-    conversation = Conversation(brief=parse_brief(task), answer="")
-    for message in messages:
         if message.get("role") in ("developer", "system"):
             named = directive_language(_text(message))
             if named in LINES:
                 conversation.language = named
+            if index >= start:
+                conversation.passage = read_passage_block(_text(message)) or conversation.passage
+
+
+def read_conversation(messages: Sequence[Mapping[str, object]]) -> Conversation:
+    """Find the node's task message and read what happened since (a grounded node's passage
+    block too)."""
+    start = 0
+    task = ""
+    for index, message in enumerate(messages):
+        if _is_task_message(message):
+            start, task = index, _text(message)
+    conversation = Conversation(brief=parse_brief(task), answer="")
+    _read_context(conversation, messages, start)
     pending: list[str] = []
     for message in messages[start + 1 :]:
         role = message.get("role")
@@ -407,8 +431,8 @@ def read_conversation(messages: Sequence[Mapping[str, object]]) -> Conversation:
                     )
                 if result.get("instruction"):
                     conversation.instruction = str(result["instruction"])
-        elif role in ("developer", "system") and text:
-            conversation.instruction = text
+        elif role in ("developer", "system") and text and read_passage_block(text) is None:
+            conversation.instruction = text  # a quoted passage is data, never an instruction
     conversation.answer = " ".join(t.strip() for t in pending if t.strip())
     if not conversation.answer and OWED_ANSWER_INSTRUCTION in (conversation.instruction or ""):
         # Asked to respond at last to a turn the exam paused before answering (a report made
@@ -593,7 +617,7 @@ def instructed(conversation: Conversation, instruction: str) -> ObservationArgum
     if "premise" in lowered:
         return {**base, "spokenText": lines.reasoning}
     if "open this part" in lowered:
-        return {**base, "spokenText": conversation.brief.opening or lines.go_ahead}
+        return {**base, "spokenText": opening_of(conversation)}
     if "went wrong" in lowered and conversation.last_answer:
         # The previous report was lost: report the same answer again.
         retry = Conversation(
@@ -622,6 +646,15 @@ def instructed(conversation: Conversation, instruction: str) -> ObservationArgum
         text = generic if generic.lower() not in asked else lines.go_on
         return {**base, "spokenText": text}
     return base
+
+
+def opening_of(conversation: Conversation) -> str:
+    """How the examiner opens a part it is asked to open: a grounded node's question about its
+    quoted passage (``ioa.materials.grounded_question``), else the node's opening."""
+    passage = conversation.passage
+    if passage is not None:
+        return grounded_question(passage.text, passage.cue, conversation.language)
+    return conversation.brief.opening or conversation.lines.go_ahead
 
 
 RECOGNISED: Final = (
