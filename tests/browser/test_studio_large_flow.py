@@ -46,6 +46,8 @@ def open_studio(page: Page, sign_in: SignIn, draft: DraftPackage) -> None:
     page.goto(f"/studio/{draft.id}/")
     expect(page.get_by_text("Schema hints on.")).to_be_visible()
     expect(zoom_level(page)).to_have_text(re.compile(r"^Zoom \d+ %$"))
+    # The whole picture in the window, for the pointer.
+    page.locator("#flow-graph").evaluate("(box) => box.scrollIntoView({ block: 'center' })")
 
 
 def flow(page: Page, what: str) -> Any:
@@ -80,7 +82,11 @@ def test_labels_are_legible_and_never_overlap(
     # The candidate's order top to bottom: the start above the first question, the end below.
     tops = {b["id"]: b["y1"] for b in boxes}
     assert tops["n:warmup"] < tops["n:q-dijkstra-1"] < tops["n:q-dijkstra-2"] < tops["n:wrapup"]
-    # A long title is shortened on the picture; the outline has it in full.
+    # A long title is shortened on the picture; the tooltip and the outline have it in full.
+    page.mouse.move(*centre_on_page(page, "n:q-dijkstra-follow-1"), steps=5)
+    expect(page.locator("#flow-graph")).to_have_attribute(
+        "title", "Follow-up 1: negative weights · q-dijkstra-follow-1 · question"
+    )
     long_title = draft.document["nodes"][
         next(i for i, n in enumerate(draft.document["nodes"]) if n["nodeId"] == "q-dijkstra-4")
     ]["title"]
