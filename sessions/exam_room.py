@@ -1,6 +1,7 @@
 """The candidate's way through an exam: services (writes) and selectors (reads) of the journey.
 
-Journey (docs/exam-room.md): invitation link → identity and consent → briefing → mode choice
+Journey (docs/exam-room.md): invitation link → identity and consent → briefing → (when a grounded
+node asks for it, docs/spec/candidate-materials.md) the candidate's material → mode choice
 (voice with a microphone/speaker check, or text) → the exam room (waiting for the examiner, the
 exam) → the completion page. Each step stores one fact on :class:`~sessions.models.ExamSession`
 (``identity_confirmed_at`` + ``consent_given_at``/``consent_version``, ``briefing_seen_at``,
@@ -48,6 +49,7 @@ from ioa.runtime.commands import gate
 from ioa.schema import AssessmentPackage, CandidateCommandPolicy, CandidateCommandType, NodeKind
 from ioa.schema.loader import load_package
 from sessions.bot_port import StartWait, examiner_bot
+from sessions.materials import materials_missing
 from sessions.models import ExamSession
 from web.unavailable import is_outage
 
@@ -74,6 +76,7 @@ class Step(StrEnum):
 
     IDENTITY = "identity"
     BRIEFING = "briefing"
+    MATERIAL = "material"
     SETUP = "setup"
     ROOM = "room"
     DONE = "done"
@@ -82,6 +85,7 @@ class Step(StrEnum):
 STEP_URLS: Final = {
     Step.IDENTITY: "exam_sessions:exam-identity",
     Step.BRIEFING: "exam_sessions:exam-briefing",
+    Step.MATERIAL: "exam_sessions:exam-material",
     Step.SETUP: "exam_sessions:exam-setup",
     Step.ROOM: "exam_sessions:exam-room",
     Step.DONE: "exam_sessions:exam-done",
@@ -163,6 +167,8 @@ def next_step(session: ExamSession) -> Step:
         return Step.IDENTITY
     if session.briefing_seen_at is None:
         return Step.BRIEFING
+    if materials_missing(session):
+        return Step.MATERIAL
     if not session.exam_mode:
         return Step.SETUP
     return Step.ROOM

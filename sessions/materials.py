@@ -15,6 +15,7 @@ is wrong; nothing is stored then.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -41,8 +42,13 @@ from sessions.models import CandidateMaterial, ExamSession, Sitting
 
 def material_kinds(version: PublishedVersion) -> list[str]:
     """The material kinds (``submission``, ``report``) the version's grounded nodes read, in
-    node order without repeats."""
-    package = json.loads(version.canonical_json)
+    node order without repeats (cached: a published version never changes)."""
+    return list(_kinds(version.pk, version.canonical_json))
+
+
+@functools.lru_cache(maxsize=256)
+def _kinds(version_id: object, canonical_json: str) -> tuple[str, ...]:
+    package = json.loads(canonical_json)
     kinds: list[str] = []
     for node in package.get("nodes", []):
         grounding = node.get("grounding") if isinstance(node, dict) else None
@@ -50,14 +56,23 @@ def material_kinds(version: PublishedVersion) -> list[str]:
             kind = str(grounding.get("material") or "submission")
             if kind not in kinds:
                 kinds.append(kind)
-    return kinds
+    return tuple(kinds)
+
+
+def materials_missing(session: ExamSession) -> list[str]:
+    """The material kinds the session's exam asks for and the session has not got yet."""
+    kinds = material_kinds(session.sitting.version)
+    if not kinds:
+        return []
+    stored = set(CandidateMaterial.objects.filter(session=session).values_list("kind", flat=True))
+    return [kind for kind in kinds if kind not in stored]
 
 
 def _check_open(session: ExamSession, kind: str) -> None:
     """Refuse when the session takes no material of ``kind`` now (asked for by no grounded node,
     the exam started, or the session erased)."""
     if kind not in material_kinds(session.sitting.version):
-        raise MaterialRefused(_("This exam does not ask for a %(kind)s.") % {"kind": kind})
+        raise MaterialRefused(_("This exam does not ask for this kind of material."))
     if session.erased_at is not None or session.state != ExamState.SCHEDULED.value:
         raise MaterialRefused(_("The exam has started: the material can no longer be changed."))
 

@@ -514,8 +514,10 @@ class OutboxMessage(models.Model):
 class CandidateMaterialQuerySet(models.QuerySet["CandidateMaterial"]):
     def visible_to(self, user: Requester) -> CandidateMaterialQuerySet:
         """Materials ``user`` may see: those of the sessions :meth:`ExamSessionQuerySet.visible_to`
-        lets them see (a candidate only their own; never another candidate's)."""
-        return self.filter(session__in=ExamSession.objects.visible_to(user).values("pk"))
+        lets them see (a candidate only their own; never another candidate's) and of their own
+        previews (:meth:`ExamSessionQuerySet.previews_of`)."""
+        sessions = ExamSession.objects.visible_to(user) | ExamSession.objects.previews_of(user)
+        return self.filter(session__in=sessions.values("pk"))
 
 
 class CandidateMaterial(models.Model):

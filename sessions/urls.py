@@ -10,6 +10,7 @@ urlpatterns = [
     path("exam/<uuid:session_id>/", views.exam_entry, name="exam-entry"),
     path("exam/<uuid:session_id>/identity/", views.exam_identity, name="exam-identity"),
     path("exam/<uuid:session_id>/briefing/", views.exam_briefing, name="exam-briefing"),
+    path("exam/<uuid:session_id>/material/", views.exam_material, name="exam-material"),
     path("exam/<uuid:session_id>/setup/", views.exam_setup, name="exam-setup"),
     path("exam/<uuid:session_id>/room/", views.exam_room_view, name="exam-room"),
     path("exam/<uuid:session_id>/done/", views.exam_done, name="exam-done"),

@@ -39,11 +39,14 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
 from accounts.access import area_required
+from accounts.models import User
 from accounts.roles import Area
-from sessions import exam_room, practice, previews, services, windows
+from sessions import exam_room, practice, previews, selectors, services, windows
 from sessions.bot_port import examiner_bot
 from sessions.exam_room import Mode, Step
-from sessions.models import ExamSession
+from sessions.material_text import ACCEPTED_SUFFIXES, MAX_UPLOAD_BYTES, MaterialRefused
+from sessions.materials import material_kinds
+from sessions.models import CandidateMaterial, ExamSession
 
 
 @area_required(Area.EXAM)
@@ -125,6 +128,7 @@ def _context(session: ExamSession, step: Step, **extra: object) -> dict[str, obj
     steps = [
         (Step.IDENTITY, _("Identity and consent")),
         (Step.BRIEFING, _("Briefing")),
+        *([(Step.MATERIAL, _("Your report"))] if material_kinds(session.sitting.version) else []),
         (Step.SETUP, _("Answer mode")),
         (Step.ROOM, _("Exam")),
         (Step.DONE, _("Finished")),
@@ -262,6 +266,47 @@ def exam_briefing(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
         services.briefing_acknowledge(session=session)
         return HttpResponseRedirect(exam_room.step_url(session, Step.SETUP))
     return render(request, "sessions/exam_briefing.html", _context(session, Step.BRIEFING))
+
+
+@never_cache
+@exam_or_own_preview
+@require_http_methods(["GET", "POST"])
+def exam_material(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
+    """The candidate's own material (a report or a submission the exam asks about), uploaded
+    before the exam; a new upload replaces the old one until the exam starts."""
+    session = _session(request, session_id)
+    if (redirect := _guard(session, Step.MATERIAL)) is not None:
+        return redirect
+    kinds = material_kinds(session.sitting.version)
+    if not kinds:
+        return HttpResponseRedirect(exam_room.step_url(session, exam_room.next_step(session)))
+    errors: list[str] = []
+    if request.method == "POST":
+        upload = request.FILES.get("material")
+        try:
+            if upload is None:
+                raise MaterialRefused(_("Choose a file to upload."))
+            services.material_upload(
+                session=session,
+                kind=kinds[0],
+                filename=upload.name or "",
+                data=upload.read(MAX_UPLOAD_BYTES + 1),
+                uploaded_by=request.user if isinstance(request.user, User) else None,
+                source=CandidateMaterial.Source.CANDIDATE,
+            )
+        except MaterialRefused as refused:
+            errors = [refused.message]
+        else:
+            return HttpResponseRedirect(exam_room.step_url(session, exam_room.next_step(session)))
+    context = _context(
+        session,
+        Step.MATERIAL,
+        errors=errors,
+        materials=selectors.materials_of(user=request.user, session=session),
+        max_mb=MAX_UPLOAD_BYTES >> 20,
+        accepted=ACCEPTED_SUFFIXES,
+    )
+    return render(request, "sessions/exam_material.html", context, status=400 if errors else 200)
 
 
 @never_cache

@@ -38,6 +38,7 @@ CANDIDATE_TEMPLATES = (
     "templates/sessions/candidate_home.html",
     "templates/sessions/exam_identity.html",
     "templates/sessions/exam_briefing.html",
+    "templates/sessions/exam_material.html",
     "templates/sessions/exam_setup.html",
     "templates/sessions/exam_room.html",
     "templates/sessions/exam_done.html",
@@ -54,6 +55,8 @@ CANDIDATE_PYTHON = (
     "accounts/services.py",
     "marking/result_views.py",
     "sessions/practice.py",
+    "sessions/material_text.py",
+    "sessions/materials.py",
 )
 CANDIDATE_SOURCES = frozenset(CANDIDATE_TEMPLATES + CANDIDATE_SCRIPTS + CANDIDATE_PYTHON)
 """What a candidate sees: their pages, the exam room's scripts and the Python strings those

@@ -72,7 +72,7 @@ def test_a_new_upload_replaces_the_old_under_a_new_id(session: ExamSession) -> N
 
 
 def test_refused_uploads_store_nothing(session: ExamSession) -> None:
-    with pytest.raises(MaterialRefused, match="does not ask for a submission"):
+    with pytest.raises(MaterialRefused, match="does not ask for this kind of material"):
         upload(session, pdf_bytes(), kind="submission")
     ExamSession.objects.filter(pk=session.pk).update(state="in_progress")
     with pytest.raises(MaterialRefused, match="The exam has started"):
