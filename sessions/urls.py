@@ -3,7 +3,7 @@ in one namespace, ``exam_sessions``: ``exam_sessions:exam-room``, ``exam_session
 
 from django.urls import path
 
-from sessions import preview_views, views
+from sessions import material_views, preview_views, views
 
 urlpatterns = [
     path("exam/", views.candidate_home, name="candidate-home"),
@@ -17,6 +17,11 @@ urlpatterns = [
     path("exam/<uuid:session_id>/window/", views.exam_window, name="exam-window"),
     path("exam/<uuid:session_id>/practise-again/", views.practise_again, name="practise-again"),
     path("exam/<uuid:session_id>/examiner/", views.exam_examiner_wait, name="exam-examiner-wait"),
+    path(
+        "proctor/sittings/<uuid:sitting_id>/materials/",
+        material_views.sitting_materials,
+        name="proctor-materials",
+    ),
     path("exam/preview/<uuid:draft_id>/", preview_views.preview_start, name="preview-start"),
     path(
         "exam/<uuid:session_id>/preview/decisions/",

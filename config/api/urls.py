@@ -8,5 +8,6 @@ urlpatterns = [
     path("", include("publishing.api.urls")),
     path("", include("marking.api.urls")),
     path("", include("proctoring.api.urls")),
+    path("", include("sessions.api.urls")),
     path("", include("bot.api.urls")),
 ]

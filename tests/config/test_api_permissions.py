@@ -260,6 +260,13 @@ ROUTES = [
         expect(PROCTORING),
         ACTION,
     ),
+    Route(
+        "api-session-materials",
+        "post",
+        "/api/v1/sessions/{session}/materials/",
+        expect(PROCTORING),
+        multipart=True,
+    ),
 ]
 
 
