@@ -90,3 +90,15 @@ def test_seed_prints_the_lti_registration_urls() -> None:
         f"viva_sitting={sitting.pk}",
     ):
         assert line in printed, line
+
+
+def test_the_demo_exam_asks_about_the_sample_report() -> None:
+    """Issue #35: the demo package has a grounded node and the demo candidate's session has the
+    sample report, so the embedded default shows the feature without a key."""
+    seed()
+    session = ExamSession.objects.get()
+    (material,) = session.materials.all()
+    assert material.kind == "report" and material.file_type == "text"
+    assert "We chose Dijkstra's algorithm instead of Bellman-Ford" in material.text
+    seed()
+    assert session.materials.count() == 1

@@ -1,6 +1,11 @@
 """``manage.py seed_demo``: demo users for each role, the example published, a sitting with the
 demo candidate's exam session, and an invitation link that lands in that exam.
 
+The example is CS201 with a question on the candidate's own project report
+(``examples/cs201-own-report.json``, issue #35); the demo candidate's session gets the sample
+report (``examples/cs201-own-report.sample-report.md``), uploaded as if by staff, so the
+embedded default asks about a passage of it with the offline examiner and no key.
+
 Idempotent: a second run reuses the users, the draft, the published version (publishing an
 unchanged document stores nothing new), the sitting, an exam session that is not over yet and a
 still-usable invitation to it. Prints the logins.
@@ -24,7 +29,8 @@ from ioa.events import TERMINAL_STATES
 from lti.selectors import tool_urls
 from publishing.models import PublishedVersion
 from publishing.services import PublishRejected, version_publish
-from sessions.models import ExamSession, Sitting
+from sessions.materials import material_upload, materials_missing
+from sessions.models import CandidateMaterial, ExamSession, Sitting
 from sessions.scheduling import candidate_add, invitation_url, invitations_send, sitting_create
 
 DEMO_STAFF = [
@@ -33,7 +39,8 @@ DEMO_STAFF = [
     ("proctor", Role.PROCTOR, "proctor-demo-pass", "Pat Proctor"),
 ]
 DEMO_CANDIDATE = ("candidate@example.test", "Casey Candidate")
-DEMO_EXAMPLE = "cs201-graph-algorithms"
+DEMO_EXAMPLE = "cs201-own-report"
+DEMO_REPORT = "cs201-own-report.sample-report.md"
 DEMO_SITTING = "CS201 demo sitting"
 
 
@@ -66,6 +73,15 @@ class Command(BaseCommand):
             raise CommandError(f"the demo package was rejected: {rejected}") from rejected
 
         sitting, session = self._demo_exam(outcome.version, users["proctor"], candidate)
+        if materials_missing(session):
+            material_upload(
+                session=session,
+                kind="report",
+                filename=DEMO_REPORT,
+                data=(EXAMPLES_DIR / DEMO_REPORT).read_bytes(),
+                uploaded_by=users["proctor"],
+                source=CandidateMaterial.Source.STAFF_BULK,
+            )
         invitation = session.invitation
         if invitation is not None and Invitation.objects.usable().filter(pk=invitation.pk).exists():
             link, expires_at = invitation_url(invitation), invitation.expires_at
