@@ -168,7 +168,11 @@ def _last_candidate_end(state: RuntimeState, exclude: str) -> int:
 def _command(state: RuntimeState, payload: p.CandidateCommandReceived, ctx: _Applying) -> None:
     correlation = ctx.correlation_id
     state.commands_seen.add(payload.commandId)
-    if payload.origin in ("llm", "classifier") and correlation in state.turns:
+    if (
+        payload.origin in ("llm", "classifier")
+        and correlation in state.turns
+        and payload.command not in ANSWER_STATEMENTS
+    ):
         state.command_turns.add(correlation)
     node = state.node
     if node is None:
@@ -187,6 +191,10 @@ def _command(state: RuntimeState, payload: p.CandidateCommandReceived, ctx: _App
     if payload.accepted and payload.command in _ASKED_AGAIN:
         node.examiner_texts.clear()  # hearing the question again is what they asked for
 
+
+ANSWER_STATEMENTS: Final = frozenset({CandidateCommandType.SIGNAL_CONFIDENCE.value})
+"""Commands that say something about the answer and leave the turn an answer (how sure the
+candidate is): recorded, and the turn still counts as one (follow-up budget, owed reply)."""
 
 _ASKED_AGAIN = frozenset(
     {

@@ -388,3 +388,29 @@ def test_the_thinking_aloud_button_is_acknowledged_in_the_room_without_words() -
     h.at(20).command("thinking_aloud", nodeId="q-dijkstra")
     assert h.of("candidate_command_received")[-1].accepted
     assert h.texts()[before:] == []
+
+
+def test_turns_that_only_say_how_unsure_the_candidate_is_are_bounded_too() -> None:
+    # "I'm not sure" is recorded as the candidate's self-assessment and is still an answer
+    # that adds nothing: each reply spends the follow-up budget, so the node is left within
+    # the bound (a statement read as a command must not escape it).
+    h = Harness().to_q1()
+    unsure = [
+        "Honestly, I'm not sure about that at all.",
+        "I'm really not sure, sorry.",
+        "That was more of a guess, to be honest.",
+        "I'm not confident at all in this.",
+        "No idea, to be honest, I'm just not sure.",
+        "I'm not certain about any of it.",
+        "I'm not sure.",
+    ]
+    answers = 0
+    for index, text in enumerate(unsure):
+        if h.node != "q-dijkstra":
+            break
+        answers += 1
+        replies = _answer_and_observe(h, text, at=20 + 10 * index, spoken="What do you think?")
+        assert replies >= 1, (index, h.types()[-8:])
+    assert h.node != "q-dijkstra"
+    assert answers <= MAX_FOLLOW_UPS + 2
+    assert h.replayed_equal()
