@@ -37,14 +37,14 @@ with it, 0.6 read 80-87 % of a blind set's commands with no false positive of it
 began to read answers as commands; runtime semantics §5)."""
 
 SILENT_COMMAND_PROBABILITY: Final = 0.85
-"""How sure the model must be of a command the runtime answers with silence (thinking aloud,
-how sure the candidate is: :data:`SILENT_COMMANDS`). They are said in the words of an answer's
-hedge ("I am not sure about that part", "let me think, it's the nearest one"), and a false
-reading costs the answer its reply, where a missed one costs nothing (the turn is answered as
-an answer)."""
-SILENT_COMMANDS: Final = frozenset(
-    {CandidateCommandType.SIGNAL_CONFIDENCE, CandidateCommandType.THINKING_ALOUD}
-)
+"""How sure the model must be of a command whose turn the runtime does not answer as an answer
+(thinking aloud: "Take your time", :data:`SILENT_COMMANDS`). It is said in the words of an
+answer's hedge ("let me think, it's the nearest one"), and a false reading costs the answer its
+reply, where a missed one costs nothing (the turn is answered as an answer). How sure the
+candidate is (``signal_confidence``) was here too while the runtime answered it with silence;
+since it is answered as an answer (runtime semantics §5), a false reading costs nothing but a
+self-assessment on the record, and it is read at :data:`MIN_PROBABILITY`."""
+SILENT_COMMANDS: Final = frozenset({CandidateCommandType.THINKING_ALOUD})
 NONE_CLASS: Final = "none"
 """The class of an utterance that is no command (an exam answer)."""
 CHAR_NGRAMS: Final = (3, 4, 5)
