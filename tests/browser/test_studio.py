@@ -92,7 +92,7 @@ def test_author_fixes_a_finding_then_saves_and_publishes(page: Page, sign_in: Si
     finding = report(page).get_by_role("listitem").filter(has_text=re.compile(r"^NOD-Q007 "))
     expect(finding).to_contain_text("maxFollowUps must be >= 0")
     expect(publish).to_be_disabled()
-    expect(page.get_by_role("button", name="Save")).to_be_enabled()
+    expect(page.get_by_role("button", name="Save", exact=True)).to_be_enabled()
 
     # ... and as diagnostics in the editor: the server's, and the schema's own (minimum 0).
     def diagnostics_on_line() -> list[dict[str, Any]]:
@@ -134,7 +134,7 @@ def test_author_fixes_a_finding_then_saves_and_publishes(page: Page, sign_in: Si
     page.keyboard.type("2")
     expect(report(page)).to_contain_text("Passes.")
     expect(publish).to_be_enabled()
-    page.get_by_role("button", name="Save").click()
+    page.get_by_role("button", name="Save", exact=True).click()
     # The revision counts the autosaves too (one may have saved the -1 while the report was
     # read, on a busy machine): what is stored is the fix, at the revision the page names.
     saved = page.get_by_role("status").filter(has_text="Saved")
@@ -279,7 +279,7 @@ def test_invalid_json_blocks_save_and_a_concurrent_save_is_merged(
     sign_in(draft.owner)
     page.goto(f"/studio/{draft.id}/")
     box = editor(page)
-    save = page.get_by_role("button", name="Save")
+    save = page.get_by_role("button", name="Save", exact=True)
     publish = page.get_by_role("button", name="Publish")
     expect(save).to_be_enabled()
 

@@ -136,7 +136,7 @@ def test_an_author_builds_a_two_question_package_with_the_flow_and_forms_and_pub
     expect(opening).not_to_have_attribute("aria-invalid", "true")
     no_violations(page)
 
-    page.get_by_role("button", name="Save").click()
+    page.get_by_role("button", name="Save", exact=True).click()
     expect(page.get_by_role("status").filter(has_text="Saved")).to_contain_text("Saved (revision")
     draft = DraftPackage.objects.get(owner=author)
     nodes = {n["nodeId"]: n for n in draft.document["nodes"]}
