@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from accounts.access import area_required, signed_in_user
 from accounts.roles import Area
-from marking import charts, selectors, services
+from marking import charts, grounding, selectors, services
 from marking.models import SessionMark
 from marking.services import MarkingRefused
 from publishing.models import PublishedVersion
@@ -58,6 +58,7 @@ def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
             "levels": services.LEVEL_NAMES,
             "user_is_second": False,
             "costs": costs_of([mark.session_id]),
+            "grounded": grounding.grounded_questions(mark),
         },
     )
 
@@ -91,6 +92,7 @@ def cohort(request: HttpRequest, version_id: str) -> HttpResponse:
         "marking/cohort.html",
         {
             **view,
+            "unexplained": grounding.unexplained(view["marks"]),
             "costs": costs_of(mark.session_id for mark in view["marks"]),
             "histogram_svg": charts.histogram_svg(summary["histogram"]) if summary else "",
             "target_svgs": [

@@ -8,6 +8,8 @@ import asyncio
 from typing import Any
 
 import pytest
+from django.test import Client
+from django.utils.html import escape
 
 from bot import offline_examiner as oe
 from bot.runners import run_bot
@@ -16,6 +18,9 @@ from ioa.compiler import compile_package
 from ioa.compiler.material_block import passage_block
 from ioa.materials import grounded_question
 from ioa.runtime.texts import OPEN_NODE_INSTRUCTION
+from marking import grounding
+from marking import services as services_marking
+from marking.models import SessionMark
 from sessions import services
 from tests.bot.conftest import (
     ANSWERS,
@@ -119,3 +124,24 @@ def test_a_session_with_a_report_is_examined_on_a_passage_of_it(bot_settings: An
     ]
     assert grounded and {g["passageId"] for g in grounded} == {drawn["passageId"]}
     assert {"tgt-explains-own-choice"} <= {t for g in grounded for t in g["targetIds"]}
+    # The marker sees the passage, the question, the answer and the evidence tied to it.
+    services_marking.session_mark(session_id=session.pk)
+    mark = SessionMark.objects.get(session=session)
+    (asked,) = grounding.grounded_questions(mark)
+    assert (asked.node_id, asked.passage, asked.passage_id) == (
+        "q-own-design",
+        drawn["text"],
+        drawn["passageId"],
+    )
+    assert question in asked.questions and OWN_ANSWERS["q-own-design"][0] in asked.answers
+    assert "tgt-explains-own-choice" in {target for target, _, _ in asked.evidence}
+    client = Client()
+    client.force_login(session.sitting.version.draft.owner)
+    page = client.get(f"/marking/sessions/{session.pk}/").content.decode()
+    assert "Questions on the candidate's own work" in page
+    assert escape(drawn["text"]) in page
+    prompts = grounding.unexplained([mark])
+    assert [p.targets for p in prompts] == ([asked.unevidenced] if asked.unevidenced else [])
+    cohort = client.get(f"/marking/assessments/{session.sitting.version_id}/")
+    assert cohort.status_code == 200
+    assert ("Worth a conversation" in cohort.content.decode()) == bool(prompts)
