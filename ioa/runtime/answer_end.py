@@ -49,6 +49,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Final
 
@@ -293,6 +294,16 @@ def unfinished_reason(text: str, language: str = "en") -> UnfinishedReason | Non
         # and each network link" (issue #30: it ended the turn in a 3.5-s thinking pause).
         return UnfinishedReason.UNTERMINATED
     return None
+
+
+@lru_cache(maxsize=2048)
+def asks_for_time(text: str, language: str) -> bool:
+    """The words ask for time or trail off in a filler: the candidate is thinking, not
+    answering ("let me think", "um..."). Cached: the runtime reads a candidate turn when it
+    arrives (``ioa.runtime.transcripts``) and again, up to three times, for the observation
+    that answers it."""
+    reason = unfinished_reason(text.rstrip(" .,;:-\u2013\u2014\u2026"), language)
+    return reason in (UnfinishedReason.ASKS_FOR_TIME, UnfinishedReason.FILLER)
 
 
 def turn_wait(

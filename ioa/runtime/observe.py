@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from typing import Final
 
 from ioa.events import ExamState
@@ -36,7 +35,7 @@ from ioa.events import payloads as p
 from ioa.output_filters import check_neutrality
 from ioa.runtime import held_edge, recovery, repetition, texts
 from ioa.runtime.agent_boundary import candidate_command, judge_llm_claim, read_consent
-from ioa.runtime.answer_end import UnfinishedReason, unfinished_reason
+from ioa.runtime.answer_end import asks_for_time
 from ioa.runtime.command_handlers import dispatch
 from ioa.runtime.commands import canonical
 from ioa.runtime.effects import PromptLlm
@@ -399,15 +398,8 @@ class _Evaluation:
 
 def _asks_for_time(turn: Turn, language: str) -> bool:
     """The candidate's latest words ask for time or trail off in a filler: they are thinking,
-    not answering ("let me think", "um..."; :mod:`ioa.runtime.answer_end`)."""
-    return _thinking(turn.text, language)
-
-
-@lru_cache(maxsize=1024)
-def _thinking(text: str, language: str) -> bool:
-    """:func:`_asks_for_time` of a text (cached: read up to three times per observation)."""
-    reason = unfinished_reason(text.rstrip(" .,;:-\u2013\u2014\u2026"), language)
-    return reason in (UnfinishedReason.ASKS_FOR_TIME, UnfinishedReason.FILLER)
+    not answering ("let me think", "um..."; :func:`ioa.runtime.answer_end.asks_for_time`)."""
+    return asks_for_time(turn.text, language)
 
 
 def _commands_first(ev: _Evaluation) -> Flow:

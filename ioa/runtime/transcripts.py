@@ -28,6 +28,7 @@ from ioa.events import payloads as p
 from ioa.output_filters.text import words
 from ioa.runtime import recovery, texts
 from ioa.runtime.agent_boundary import candidate_command
+from ioa.runtime.answer_end import asks_for_time
 from ioa.runtime.classifier import detect_injection
 from ioa.runtime.command_handlers import dispatch
 from ioa.runtime.effects import InjectContext
@@ -94,9 +95,10 @@ def handle_transcript(step: Step, segment: TranscriptSegment) -> None:
     _resolve_by_speech(step, segment.confidence)
     if not flag_injection(step, turn_id, text, node.node_id):
         _resume_by_voice(step, turn_id, text)
-        # Read the words for a command now, while the examiner's model thinks, so that the
-        # observation answering this turn finds them read (the reading is cached).
+        # Read the words now, while the examiner's model thinks, so that the observation
+        # answering this turn finds them read (both readings are cached).
         candidate_command(text, step.plan.texts.language)
+        asks_for_time(text, step.plan.texts.language)
 
 
 def _before_start(step: Step, segment: TranscriptSegment, opened: int) -> bool:
