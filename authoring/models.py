@@ -134,3 +134,73 @@ class QuestionBankEntry(models.Model):
     @tags.setter
     def tags(self, value: list[str]) -> None:
         self.tag_index = "," + ",".join(value) + "," if value else ""
+
+
+class DraftReview(models.Model):
+    """A draft's review settings: whether publishing needs an approval (the owner decides) and
+    the latest approval. An approval is for one revision: any later save bumps the draft's
+    revision and so leaves it stale (``is_current``)."""
+
+    draft = models.OneToOneField(DraftPackage, on_delete=models.CASCADE, related_name="review")
+    approval_required = models.BooleanField(default=False)
+    approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    approved_revision = models.PositiveIntegerField(null=True, blank=True)
+    approved_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"review of {self.draft_id}"
+
+    def approval_is_current(self, revision: int) -> bool:
+        """True when someone approved exactly ``revision``."""
+        return self.approved_by_id is not None and self.approved_revision == revision
+
+
+class ReviewCommentQuerySet(models.QuerySet["ReviewComment"]):
+    def visible_to(self, user: Requester) -> ReviewCommentQuerySet:
+        """Comments on the drafts ``user`` may edit (owner, co-author, admin); none otherwise."""
+        drafts = DraftPackage.objects.editable_by(user).values("pk")
+        return self.filter(draft__in=drafts)
+
+
+class ReviewComment(models.Model):
+    """A reviewer's comment on one node of a draft (``node_id``) or on the whole package
+    (``node_id`` empty), written at the draft's revision ``revision``; resolved or open. It
+    stays when its node is deleted from the document."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    draft = models.ForeignKey(DraftPackage, on_delete=models.CASCADE, related_name="comments")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="review_comments"
+    )
+    node_id = models.CharField(max_length=128, blank=True, default="")
+    revision = models.PositiveIntegerField()
+    text = models.TextField(max_length=4000)
+    created_at = models.DateTimeField(default=timezone.now)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ReviewCommentQuerySet.as_manager()
+    # Set by authoring.selectors.comment_list: the node is no longer in the document.
+    node_removed: bool = False
+
+    class Meta:
+        ordering = ["created_at"]
+
+    def __str__(self) -> str:
+        return f"comment on {self.node_id or 'the package'}"
+
+    @property
+    def resolved(self) -> bool:
+        return self.resolved_at is not None

@@ -14,7 +14,7 @@ from accounts.roles import Area
 from authoring import presence
 from authoring.bank_insert import ExtractedNode, InsertResult, node_extract, node_insert
 from authoring.example_packages import example_documents
-from authoring.models import DraftPackage, QuestionBankEntry
+from authoring.models import DraftPackage, DraftReview, QuestionBankEntry, ReviewComment
 from ioa.compiler.types import JSONObject
 from ioa.validation import validate_package
 
@@ -293,3 +293,76 @@ def bank_insert_into(
     if new:
         raise InsertRefused(new)
     return result, report
+
+
+class ReviewRefused(PermissionError):
+    """A review step the user may not take (only the owner requires approval; an approval
+    must name the draft's current revision)."""
+
+
+def _may_edit(*, draft: DraftPackage, user: User) -> bool:
+    return DraftPackage.objects.editable_by(user).filter(pk=draft.pk).exists()
+
+
+@transaction.atomic
+def comment_create(*, draft: DraftPackage, author: User, node_id: str, text: str) -> ReviewComment:
+    """Adds an open comment by ``author`` (who may edit the draft) on node ``node_id`` (empty:
+    the package as a whole), recording the draft's current revision. ``ValueError`` when the
+    text is empty."""
+    if not _may_edit(draft=draft, user=author):
+        raise ReviewRefused("only the package's authors comment on it")
+    if not text.strip():
+        raise ValueError("a comment needs some text")
+    locked = DraftPackage.objects.select_for_update().get(pk=draft.pk)
+    comment = ReviewComment(
+        draft=locked,
+        author=author,
+        node_id=node_id.strip()[:128],
+        revision=locked.revision,
+        text=text.strip()[:4000],
+    )
+    comment.save(force_insert=True)
+    return comment
+
+
+@transaction.atomic
+def comment_set_resolved(*, comment: ReviewComment, user: User, resolved: bool) -> ReviewComment:
+    """Resolves (``resolved``) or reopens the comment; any author of its draft may. Resolving
+    a resolved comment keeps who resolved it first."""
+    if not _may_edit(draft=comment.draft, user=user):
+        raise ReviewRefused("only the package's authors resolve its comments")
+    locked = ReviewComment.objects.select_for_update().get(pk=comment.pk)
+    if resolved and locked.resolved_at is None:
+        locked.resolved_at, locked.resolved_by = timezone.now(), user
+    elif not resolved:
+        locked.resolved_at, locked.resolved_by = None, None
+    locked.save(update_fields=["resolved_at", "resolved_by"])
+    return locked
+
+
+@transaction.atomic
+def draft_set_approval_required(*, draft: DraftPackage, user: User, required: bool) -> DraftReview:
+    """The owner (or an admin) says whether publishing the draft needs an approval."""
+    if user.pk != draft.owner_id and user.role != "admin":
+        raise ReviewRefused("only the package's owner decides whether it needs an approval")
+    review, _ = DraftReview.objects.select_for_update().get_or_create(draft=draft)
+    review.approval_required = required
+    review.save(update_fields=["approval_required"])
+    return review
+
+
+@transaction.atomic
+def draft_approve(*, draft: DraftPackage, user: User, revision: int) -> DraftReview:
+    """``user`` (an author of the draft) approves ``revision``, which must be the current one
+    (else :class:`DraftConflict`). The approval lasts until the next save. Whoever approves
+    may not then publish that revision themselves (``publishing.services``)."""
+    if not _may_edit(draft=draft, user=user):
+        raise ReviewRefused("only the package's authors approve it")
+    locked = DraftPackage.objects.select_for_update().get(pk=draft.pk)
+    if revision != locked.revision:
+        raise DraftConflict(locked.revision)
+    review, _ = DraftReview.objects.get_or_create(draft=locked)
+    review.approved_by, review.approved_revision = user, locked.revision
+    review.approved_at = timezone.now()
+    review.save(update_fields=["approved_by", "approved_revision", "approved_at"])
+    return review

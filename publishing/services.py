@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from accounts.models import User
 from authoring.models import DraftPackage
+from authoring.selectors import review_state
 from authoring.services import DraftConflict
 from ioa.canonical import canonical_json, checksum
 from ioa.compiler import compile_package, serialise_compiled_flow
@@ -49,6 +51,18 @@ def _dry_run_or_failure(package: AssessmentPackage) -> dict[str, object]:
         return {"reportVersion": REPORT_VERSION, "error": f"{type(exc).__name__}: {exc}"[:500]}
 
 
+class PublishNeedsReview(Exception):
+    """The owner requires an approval and the review is not complete; ``missing`` names what
+    is missing (docs/studio.md, "Review before publish")."""
+
+    def __init__(self, missing: list[str]) -> None:
+        super().__init__(
+            gettext("Not published: this package needs %(missing)s.")
+            % {"missing": gettext("; and ").join(missing)}
+        )
+        self.missing = missing
+
+
 @dataclass(frozen=True)
 class PublishOutcome:
     version: PublishedVersion
@@ -61,7 +75,8 @@ def version_publish(
     """Publishes the draft's current document as a new immutable version.
 
     Raises PublishRejected (after keeping the fresh report on the draft) when the gate refuses,
-    and authoring.services.DraftConflict when the draft moved past ``expected_revision``.
+    PublishNeedsReview when the owner requires an approval and the review is incomplete, and
+    authoring.services.DraftConflict when the draft moved past ``expected_revision``.
     """
     outcome = _publish_locked(draft=draft, user=user, expected_revision=expected_revision)
     if isinstance(outcome, PublishRejected):
@@ -78,6 +93,9 @@ def _publish_locked(
     locked = DraftPackage.objects.select_for_update().get(pk=draft.pk)
     if expected_revision is not None and expected_revision != locked.revision:
         raise DraftConflict(locked.revision)
+    missing = review_state(draft=locked).missing_for(user)
+    if missing:
+        raise PublishNeedsReview(missing)
     now = timezone.now()
     report = validate_package(locked.document, now=now)
     report_dict = report.to_dict()

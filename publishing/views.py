@@ -13,12 +13,13 @@ from django.shortcuts import redirect, render
 from accounts.access import area_required, signed_in_user
 from accounts.roles import Area
 from authoring.draft_requests import draft_page_or_404
+from authoring.selectors import review_state
 from authoring.services import DraftConflict
 from publishing import selectors
 from publishing.cost_estimate import CostEstimate, candidates_from
 from publishing.dry_runs import DryRunRefused, document_dry_run, dry_run_estimate
 from publishing.models import PublishedVersion
-from publishing.services import PublishRejected, version_publish
+from publishing.services import PublishNeedsReview, PublishRejected, version_publish
 
 
 @area_required(Area.STUDIO)
@@ -61,8 +62,9 @@ def package_versions(request: HttpRequest, draft_id: uuid.UUID) -> HttpResponse:
 @area_required(Area.STUDIO)
 def package_publish(request: HttpRequest, draft_id: uuid.UUID) -> HttpResponse:
     """Review before publishing: the validation result, the dry run of the saved draft with the
-    cost estimate of an exam and of a sitting of ``?candidates=N`` (default 100), and the
-    Publish button (POST, with the revision reviewed: a later save is a conflict)."""
+    cost estimate of an exam and of a sitting of ``?candidates=N`` (default 100), the review
+    state (approval, unresolved comments) and the Publish button (POST, with the revision
+    reviewed: a later save is a conflict; an incomplete required review is refused)."""
     draft = draft_page_or_404(request, draft_id)
     if request.method == "POST":
         try:
@@ -77,6 +79,8 @@ def package_publish(request: HttpRequest, draft_id: uuid.UUID) -> HttpResponse:
             messages.error(request, "The package was saved since you reviewed it; review again.")
         except PublishRejected as rejected:
             messages.error(request, f"Not published: {rejected}")
+        except PublishNeedsReview as refused:
+            messages.error(request, str(refused))
         else:
             number = outcome.version.number
             messages.success(
@@ -106,5 +110,6 @@ def package_publish(request: HttpRequest, draft_id: uuid.UUID) -> HttpResponse:
             "validation": validation,
             "cost": cost,
             "candidates": candidates,
+            "review": review_state(draft=draft),
         },
     )

@@ -117,6 +117,8 @@ KEPT: dict[str, str] = {
     "authoring.QuestionBankEntry.source_package_id": PACKAGE,
     "authoring.QuestionBankEntry.source_package_title": PACKAGE,
     "authoring.QuestionBankEntry.source_node_id": PACKAGE,
+    "authoring.ReviewComment.node_id": PACKAGE,
+    "authoring.ReviewComment.text": PACKAGE,
     "publishing.PublishedVersion.package_id": PACKAGE,
     "publishing.PublishedVersion.title": PACKAGE,
     "publishing.PublishedVersion.ir_version": PACKAGE,

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from authoring.api import views
+from authoring.api import review_views, views
 
 urlpatterns = [
     path("packages/", views.DraftListApi.as_view(), name="api-package-list"),
@@ -19,6 +19,26 @@ urlpatterns = [
         "packages/<str:draft_id>/bank-insert/",
         views.DraftBankInsertApi.as_view(),
         name="api-package-bank-insert",
+    ),
+    path(
+        "packages/<str:draft_id>/comments/",
+        review_views.DraftCommentListApi.as_view(),
+        name="api-package-comments",
+    ),
+    path(
+        "packages/<str:draft_id>/comments/<str:comment_id>/",
+        review_views.DraftCommentDetailApi.as_view(),
+        name="api-package-comment-detail",
+    ),
+    path(
+        "packages/<str:draft_id>/review/",
+        review_views.DraftReviewApi.as_view(),
+        name="api-package-review",
+    ),
+    path(
+        "packages/<str:draft_id>/review/approve/",
+        review_views.DraftApproveApi.as_view(),
+        name="api-package-approve",
     ),
     path("question-bank/", views.BankEntryListApi.as_view(), name="api-bank-list"),
     path(

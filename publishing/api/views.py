@@ -25,7 +25,7 @@ from publishing import selectors
 from publishing.cost_estimate import DEFAULT_CANDIDATES, MAX_CANDIDATES
 from publishing.dry_runs import DryRunRefused, document_dry_run, dry_run_estimate
 from publishing.models import PublishedVersion
-from publishing.services import PublishRejected, version_publish
+from publishing.services import PublishNeedsReview, PublishRejected, version_publish
 from web.api.errors import unprocessable_response
 from web.api.pagination import StandardPagination
 
@@ -75,7 +75,10 @@ class PublishApi(APIView):
             201: VersionSummarySerializer,
             200: OpenApiResponse(VersionSummarySerializer, description="unchanged: latest version"),
             409: OpenApiResponse(description="edit conflict"),
-            422: OpenApiResponse(description="rejected; body has the validation report"),
+            422: OpenApiResponse(
+                description="rejected (the body has the validation report) or review_missing "
+                "(the owner requires an approval; details.missing names what is missing)"
+            ),
         },
     )
     def post(self, request: Request, draft_id: str) -> Response:
@@ -92,6 +95,10 @@ class PublishApi(APIView):
             return edit_conflict_response(conflict)
         except PublishRejected as rejected:
             return unprocessable_response("rejected", str(rejected), {"report": rejected.report})
+        except PublishNeedsReview as refused:
+            return unprocessable_response(
+                "review_missing", str(refused), {"missing": refused.missing}
+            )
         return Response(
             VersionSummarySerializer(outcome.version).data,
             status=status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK,

@@ -116,6 +116,36 @@ ROUTES = [
         expect(STUDIO),
         {"templateId": "explain-concept"},
     ),
+    Route("api-package-comments", "get", "/api/v1/packages/{draft}/comments/", expect(STUDIO)),
+    Route(
+        "api-package-comments",
+        "post",
+        "/api/v1/packages/{draft}/comments/",
+        expect(STUDIO),
+        {"nodeId": "q-dijkstra", "text": "Permission walk."},
+    ),
+    Route(
+        "api-package-comment-detail",
+        "patch",
+        "/api/v1/packages/{draft}/comments/{comment}/",
+        expect(STUDIO),
+        {"resolved": True},
+    ),
+    Route("api-package-review", "get", "/api/v1/packages/{draft}/review/", expect(STUDIO)),
+    Route(
+        "api-package-review",
+        "patch",
+        "/api/v1/packages/{draft}/review/",
+        expect(STUDIO),
+        {"approvalRequired": True},
+    ),
+    Route(
+        "api-package-approve",
+        "post",
+        "/api/v1/packages/{draft}/review/approve/",
+        expect(STUDIO),
+        {"revision": 1},
+    ),
     Route("api-bank-list", "get", "/api/v1/question-bank/", expect(STUDIO, scoped=False)),
     Route(
         "api-bank-list",
@@ -284,7 +314,7 @@ class World:
 
 
 def build_world(*, marked: bool) -> World:
-    from authoring.services import bank_entry_save
+    from authoring.services import bank_entry_save, comment_create
     from publishing.services import version_publish
     from sessions.models import ExamSession
     from tests.factories import DraftPackageFactory, example_document
@@ -324,6 +354,9 @@ def build_world(*, marked: bool) -> World:
     world.ids = {
         "draft": str(draft.pk),
         "bank": str(bank_entry_save(owner=users["author A"], draft=draft, node_id="q-dijkstra").pk),
+        "comment": str(
+            comment_create(draft=draft, author=users["author A"], node_id="", text="Walk.").pk
+        ),
         "version": str(version.pk),
         "sitting": str(sitting.pk),
         "session": str(session.pk),
