@@ -22,6 +22,7 @@ from marking import grounding
 from marking import services as services_marking
 from marking.models import SessionMark
 from sessions import services
+from sessions.bot_channel import send_to_bot
 from tests.bot.conftest import (
     ANSWERS,
     Candidate,
@@ -30,6 +31,7 @@ from tests.bot.conftest import (
     drive,
     new_session,
     publish_example,
+    start_exam,
     stored,
 )
 from tests.factories import example_document
@@ -145,3 +147,49 @@ def test_a_session_with_a_report_is_examined_on_a_passage_of_it(bot_settings: An
     cohort = client.get(f"/marking/assessments/{session.sitting.version_id}/")
     assert cohort.status_code == 200
     assert ("Worth a conversation" in cohort.content.decode()) == bool(prompts)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_resumed_bot_hands_the_report_over_again_and_stays_on_the_passage(
+    bot_settings: Any,
+) -> None:
+    """Stopped at the grounded question and started again: the new bot hands the stored report
+    over again (the runtime ignores the known id: one ``material_attached``), rebuilds the node
+    with its passage, and the answer after the resume is evidence tied to the same passage."""
+    session = new_session(publish_example(GROUNDED))
+    services.material_upload(
+        session=session,
+        kind="report",
+        filename="report.docx",
+        data=docx_bytes(),
+        uploaded_by=session.candidate,
+        source="candidate",
+    )
+    watcher = Watcher()
+
+    async def main() -> None:
+        bot, candidate = await start_exam(session.pk, watcher)
+        await candidate.answer(ANSWERS["warmup"][0])
+        await watcher.until_count("passage_drawn", 1)
+        await send_to_bot(session.pk, "stop")
+        assert await asyncio.wait_for(bot, 60) is Outcome.STOPPED
+        bot = asyncio.create_task(run_bot(session.pk, options=BotOptions(on_stored=watcher)))
+        await watcher.until(
+            lambda w: any(
+                e["payload"]["reason"] == "technical_recovered" for e in w.of("exam_state_changed")
+            ),
+            what="the resume",
+        )
+        await candidate.answer(OWN_ANSWERS["q-own-design"][0])
+        await watcher.until_count("evidence_signal", 1)
+        await send_to_bot(session.pk, "stop")
+        assert await asyncio.wait_for(bot, 60) is Outcome.STOPPED
+
+    asyncio.run(asyncio.wait_for(main(), 300))
+    events = stored(session.pk)
+    check_log(events)
+    types = [e["type"] for e in events]
+    assert types.count("bot_ready") == 1 and types.count("material_attached") == 1
+    (drawn,) = [e["payload"] for e in events if e["type"] == "passage_drawn"]
+    signals = [e["payload"] for e in events if e["type"] == "evidence_signal"]
+    assert signals and {s.get("passageId") for s in signals} == {drawn["passageId"]}
