@@ -31,6 +31,13 @@ class ReviewCommentOutputSerializer(serializers.Serializer[object]):
     resolvedBy = serializers.CharField(source="resolved_by.username", allow_null=True)
 
 
+@extend_schema_serializer(component_name="ReviewCommentList")
+class ReviewCommentListOutputSerializer(serializers.Serializer[object]):
+    """The answer of the comment list: ``{"comments": [...]}``."""
+
+    comments = ReviewCommentOutputSerializer(many=True)
+
+
 @extend_schema_serializer(component_name="DraftReviewState")
 class ReviewStateOutputSerializer(serializers.Serializer[object]):
     approvalRequired = serializers.BooleanField(source="approval_required")
@@ -65,11 +72,11 @@ class DraftCommentListApi(StudioApi):
         nodeId = serializers.CharField(required=False, allow_blank=True, max_length=128)
         text = serializers.CharField(max_length=4000)
 
-    @extend_schema(responses=ReviewCommentOutputSerializer(many=True))
+    @extend_schema(responses=ReviewCommentListOutputSerializer)
     def get(self, request: Request, draft_id: str) -> Response:
         draft = draft_api_or_404(request, draft_id)
         comments = selectors.comment_list(user=request.user, draft=draft)
-        return Response({"comments": ReviewCommentOutputSerializer(comments, many=True).data})
+        return Response(ReviewCommentListOutputSerializer({"comments": comments}).data)
 
     @extend_schema(
         request=CommentCreateInputSerializer, responses={201: ReviewCommentOutputSerializer}

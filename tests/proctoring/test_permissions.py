@@ -42,7 +42,8 @@ class Endpoint:
     """With ``{sitting}`` and ``{session}`` placeholders."""
     data: Any = None
     kind: str = "json"
-    """``json`` (API), ``form`` (page POST), ``multipart`` (file upload), ``page`` (GET)."""
+    """``json`` (API), ``form`` (page POST), ``multipart`` (file upload), ``material`` (a
+    candidate's report uploaded), ``page`` (GET)."""
 
     @property
     def api(self) -> bool:
@@ -59,6 +60,11 @@ class Endpoint:
             upload = io.BytesIO(b"email,name\nnew-person@example.test,New Person\n")
             upload.name = "candidates.csv"
             return client.post(url, {"file": upload})
+        if self.kind == "material":
+            report = b"# My report\n\nWe chose a binary heap because it keeps the frontier small.\n"
+            upload = io.BytesIO(report)
+            upload.name = "report.md"
+            return client.post(url, {"file": upload, "kind": "report"})
         if self.kind == "form":
             return client.post(url, self.data or {})
         return getattr(client, self.method)(url, self.data or {}, content_type="application/json")
@@ -96,6 +102,7 @@ ENDPOINTS = [
         {"reason": "Candidate was unwell"},
         kind="form",
     ),
+    Endpoint("proctor-materials", "get", "/proctor/sittings/{sitting}/materials/", kind="page"),
     # REST API
     Endpoint("api-sitting", "get", "/api/v1/sittings/{sitting}/"),
     Endpoint("api-sitting-overview", "get", "/api/v1/sittings/{sitting}/overview/"),
@@ -124,6 +131,9 @@ ENDPOINTS = [
     Endpoint("api-session-ledger", "get", "/api/v1/sessions/{session}/ledger/"),
     Endpoint("api-session-interceptions", "get", "/api/v1/sessions/{session}/interceptions/"),
     Endpoint("api-session-actions", "get", "/api/v1/sessions/{session}/actions/"),
+    Endpoint(
+        "api-session-materials", "post", "/api/v1/sessions/{session}/materials/", kind="material"
+    ),
     Endpoint("api-session-actions:post", "post", "/api/v1/sessions/{session}/actions/", ACTION),
 ]
 LISTS = [
@@ -158,7 +168,9 @@ def world() -> World:
     from publishing.services import version_publish
     from tests.factories import DraftPackageFactory, example_document
 
-    draft = DraftPackageFactory(document=example_document())
+    # The exam asks about the candidate's own report (a grounded node), so a proctor's upload
+    # of a candidate's material is an exam's ordinary business here.
+    draft = DraftPackageFactory(document=example_document("cs201-own-report"))
     version = version_publish(draft=draft, user=draft.owner).version
     proctor, stranger = ProctorFactory(), ProctorFactory()
     sitting = SittingFactory(version=version, proctors=[proctor])
