@@ -10,7 +10,7 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -256,6 +256,33 @@ def reach_the_core_question(page: Page, exam: Exam) -> None:
         EXAMINER_TIMEOUT,
     ), "the exam never reached the core question"
     wait_until_quiet(page)
+
+
+def answer_until_finished(
+    page: Page, session: ExamSession, answers: Mapping[str, list[str]] = ANSWERS
+) -> None:
+    """Answer each question as a candidate would until the exam finishes (``answers`` by node,
+    each used in turn), waiting after each answer for the examiner's next words (or the end)
+    and for the transcript to settle; no fixed pause."""
+    used: dict[str, int] = {}
+    assert eventually(lambda: examiner_turns(page), EXAMINER_TIMEOUT), "the examiner is silent"
+    wait_until_quiet(page)
+    for _ in range(30):
+        if finished(page):
+            return
+        node = current_node(session) or "warmup"
+        options = answers.get(node, ["That is my answer."])
+        text = options[min(used.get(node, 0), len(options) - 1)]
+        used[node] = used.get(node, 0) + 1
+        before = len(examiner_turns(page))
+        answer(page, text)
+        assert eventually(
+            lambda before=before: len(examiner_turns(page)) > before or finished(page),
+            EXAMINER_TIMEOUT,
+        ), "the examiner did not answer"
+        if not finished(page):
+            wait_until_quiet(page)
+    raise AssertionError("the exam did not finish")
 
 
 def answer(page: Page, text: str) -> None:

@@ -16,21 +16,18 @@ from playwright.sync_api import Browser, Page, expect
 
 from ioa.materials import grounded_question, normalise
 from marking import services as marking_services
-from sessions.models import CandidateMaterial, ExamSession, SessionEvent
+from sessions.models import CandidateMaterial, SessionEvent
 from tests.browser.exam_journey import (
     ANSWERS,
     EXAMINER_TIMEOUT,
     TEXT_MODE,
     Exam,
-    answer,
+    answer_until_finished,
     bot_runner,
-    current_node,
     examiner_turns,
-    finished,
     schedule_exam,
-    wait_until_quiet,
 )
-from tests.browser.helpers import axe_violations, eventually, screenshot, second_person_page
+from tests.browser.helpers import axe_violations, screenshot, second_person_page
 from tests.factories import PASSWORD
 from tests.sessions.material_files import pdf_bytes
 
@@ -96,35 +93,12 @@ def upload_the_report(page: Page, exam: Exam) -> None:
     start.click()
 
 
-def answer_until_finished(page: Page, session: ExamSession) -> None:
-    """Answer each question until the exam finishes, waiting for the examiner after each."""
-    used: dict[str, int] = {}
-    assert eventually(lambda: examiner_turns(page), EXAMINER_TIMEOUT), "the examiner is silent"
-    wait_until_quiet(page)
-    for _ in range(30):
-        if finished(page):
-            return
-        node = current_node(session) or "warmup"
-        options = OWN_ANSWERS.get(node, ["That is my answer."])
-        text = options[min(used.get(node, 0), len(options) - 1)]
-        used[node] = used.get(node, 0) + 1
-        before = len(examiner_turns(page))
-        answer(page, text)
-        assert eventually(
-            lambda before=before: len(examiner_turns(page)) > before or finished(page),
-            EXAMINER_TIMEOUT,
-        ), "the examiner did not answer"
-        if not finished(page):
-            wait_until_quiet(page)
-    raise AssertionError("the exam did not finish")
-
-
 def test_a_candidate_is_examined_on_a_passage_of_their_report(
     page: Page, browser: Browser, live_asgi_server: str
 ) -> None:
     exam = schedule_exam(package="cs201-own-report", title="CS201 with your report")
     upload_the_report(page, exam)
-    answer_until_finished(page, exam.session)
+    answer_until_finished(page, exam.session, OWN_ANSWERS)
 
     drawn = SessionEvent.objects.get(session=exam.session, type="passage_drawn").payload
     material = CandidateMaterial.objects.get(session=exam.session)

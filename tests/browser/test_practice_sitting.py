@@ -16,18 +16,14 @@ from playwright.sync_api import Page, expect
 from marking.models import PracticeFeedback, SessionMark
 from sessions.models import ExamSession, Sitting
 from tests.browser.exam_journey import (
-    ANSWERS,
     EXAMINER_TIMEOUT,
     TEXT_MODE,
     Exam,
-    answer,
+    answer_until_finished,
     bot_runner,
-    current_node,
     examiner_turns,
-    finished,
     go_through_the_journey,
     schedule_exam,
-    wait_until_quiet,
 )
 from tests.browser.helpers import axe_violations, eventually, screenshot
 from tests.factories import example_document
@@ -53,30 +49,6 @@ def accessible(page: Page, name: str) -> None:
     violations = axe_violations(page)
     assert violations == [], f"{name}: {json.dumps(violations, indent=2)}"
     screenshot(page, f"practice-{name}")
-
-
-def answer_until_finished(page: Page, session: ExamSession) -> None:
-    """Answer each question as a candidate would until the exam finishes, waiting after each
-    answer for the examiner's next words (or the end) and for the transcript to settle."""
-    used: dict[str, int] = {}
-    assert eventually(lambda: examiner_turns(page), EXAMINER_TIMEOUT), "the examiner is silent"
-    wait_until_quiet(page)
-    for _ in range(30):
-        if finished(page):
-            return
-        node = current_node(session) or "warmup"
-        options = ANSWERS.get(node, ["That is my answer."])
-        text = options[min(used.get(node, 0), len(options) - 1)]
-        used[node] = used.get(node, 0) + 1
-        before = len(examiner_turns(page))
-        answer(page, text)
-        assert eventually(
-            lambda before=before: len(examiner_turns(page)) > before or finished(page),
-            EXAMINER_TIMEOUT,
-        ), "the examiner did not answer"
-        if not finished(page):
-            wait_until_quiet(page)
-    raise AssertionError("the practice attempt did not finish")
 
 
 def rubric_texts() -> list[str]:
