@@ -18,7 +18,6 @@
   if (!root || !dialog || !window.vivaStudio) return;
   const studio = window.vivaStudio;
   const { gettext, tf } = window.vivaI18n;
-  const csrf = root.querySelector("input[name=csrfmiddlewaretoken]").value;
   const $ = (id) => document.getElementById(id);
   const openButton = $("bank-open");
   const query = $("bank-query");
@@ -32,21 +31,7 @@
   let chosen = null; // {kind: "entry"|"template", id, title}
   let previewNo = 0;
 
-  async function api(url, method, body) {
-    let response;
-    try {
-      response = await fetch(url, {
-        method,
-        credentials: "same-origin",
-        headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrf },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-    } catch (e) {
-      return { status: 0, data: null };
-    }
-    const data = await response.json().catch(() => null);
-    return { status: response.status, data };
-  }
+  const api = (url, method, body) => window.vivaStudio.api(url, method, body); // studio.js
 
   function problem(result) {
     if (result.status === 0) return gettext("The server could not be reached; try again.");

@@ -16,27 +16,12 @@
   if (!root || !section || !card || !window.vivaStudio) return;
   const studio = window.vivaStudio;
   const { gettext, ngettext, tf } = window.vivaI18n;
-  const csrf = root.querySelector("input[name=csrfmiddlewaretoken]").value;
   const $ = (id) => document.getElementById(id);
   const commentsUrl = section.dataset.commentsUrl;
   const reviewUrl = card.dataset.reviewUrl;
   let comments = [];
 
-  async function api(url, method, body) {
-    let response;
-    try {
-      response = await fetch(url, {
-        method,
-        credentials: "same-origin",
-        headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrf },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-    } catch (e) {
-      return { status: 0, data: null };
-    }
-    const data = await response.json().catch(() => null);
-    return { status: response.status, data };
-  }
+  const api = (url, method, body) => window.vivaStudio.api(url, method, body); // studio.js
 
   function problem(result) {
     if (result.status === 0) return gettext("The server could not be reached; try again.");

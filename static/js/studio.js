@@ -191,6 +191,9 @@
   }
   window.vivaStudio = {
     editor,
+    // The studio's JSON API call ({status, data}; status 0 when the server was not reached),
+    // shared by the question bank and the review scripts.
+    api,
     document: () => { flushEdits(); const p = parsed(); return p.ok ? p.value : null; },
     report: () => lastReport,
     setDocument(value) { editor.setText(JSON.stringify(value, null, 2)); },
