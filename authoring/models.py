@@ -78,6 +78,18 @@ class QuestionBankEntryQuerySet(models.QuerySet["QuestionBankEntry"]):
             return self.none()
         return self.filter(models.Q(owner=user) | models.Q(shared=True))
 
+    def editable_by(self, user: Requester) -> QuestionBankEntryQuerySet:
+        """Entries ``user`` may change or delete: an author their own (a shared entry stays
+        its owner's), an admin all; anyone else none."""
+        if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
+            return self.none()
+        role = getattr(user, "role", None)
+        if role == "admin":
+            return self.all()
+        if role != "author":
+            return self.none()
+        return self.filter(models.Q(owner=user))
+
 
 class QuestionBankEntry(models.Model):
     """One question node saved for reuse: the node as it was in the package it came from (its

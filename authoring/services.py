@@ -223,6 +223,7 @@ class BankEntryRefused(PermissionError):
     """Only an entry's owner (or an admin) may change or delete it."""
 
 
+@transaction.atomic
 def bank_entry_update(
     *,
     entry: QuestionBankEntry,
@@ -232,28 +233,32 @@ def bank_entry_update(
     shared: bool | None = None,
 ) -> QuestionBankEntry:
     """Change an entry's title, tags or sharing (what is None stays); the node and its
-    provenance never change. Raises :class:`BankEntryRefused` unless ``actor`` owns it or is
-    an admin, ``ValueError`` for a blank title."""
-    if actor.pk != entry.owner_id and actor.role != "admin":
+    provenance never change. Raises :class:`BankEntryRefused` unless ``actor`` may edit it
+    (``QuestionBankEntry.objects.editable_by``: its owner or an admin), ``ValueError`` for a
+    blank title."""
+    locked = QuestionBankEntry.objects.editable_by(actor).select_for_update().filter(pk=entry.pk)
+    current = locked.first()
+    if current is None:
         raise BankEntryRefused("only the entry's owner can change it")
     if title is not None:
         if not title.strip():
             raise ValueError("a bank entry needs a title")
-        entry.title = title.strip()[:200]
+        current.title = title.strip()[:200]
     if tags is not None:
-        entry.tags = bank_tags_clean(tags)
+        current.tags = bank_tags_clean(tags)
     if shared is not None:
-        entry.shared = shared
-    entry.save(update_fields=["title", "tag_index", "shared"])
-    return entry
+        current.shared = shared
+    current.save(update_fields=["title", "tag_index", "shared"])
+    return current
 
 
+@transaction.atomic
 def bank_entry_delete(*, entry: QuestionBankEntry, actor: User) -> None:
-    """Delete ``entry``; raises :class:`BankEntryRefused` unless ``actor`` owns it or is an
-    admin (a shared entry stays the owner's)."""
-    if actor.pk != entry.owner_id and actor.role != "admin":
+    """Delete ``entry``; raises :class:`BankEntryRefused` unless ``actor`` may edit it (its
+    owner or an admin: a shared entry stays the owner's)."""
+    deleted, _ = QuestionBankEntry.objects.editable_by(actor).filter(pk=entry.pk).delete()
+    if not deleted:
         raise BankEntryRefused("only the entry's owner can delete it")
-    entry.delete()
 
 
 class InsertRefused(ValueError):

@@ -15,7 +15,14 @@ from authoring.models import DraftPackage, QuestionBankEntry
 from authoring.question_templates import TEMPLATE_IDS, question_templates
 from ioa.validation import validate_package
 from publishing.services import version_publish
-from tests.factories import AuthorFactory, CandidateFactory, DraftPackageFactory, example_document
+from tests.factories import (
+    AdminFactory,
+    AuthorFactory,
+    CandidateFactory,
+    DraftPackageFactory,
+    ProctorFactory,
+    example_document,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -268,6 +275,16 @@ def test_only_the_owner_changes_title_tags_and_sharing(author: Any, cs201: Draft
     other.force_login(AuthorFactory())
     refused = other.patch(url, {"shared": False}, content_type="application/json")
     assert refused.status_code == 404
+    # Another author sees the shared entry but may not retitle or retag it; a proctor may not
+    # enter the studio's API at all; what is stored stays as it was.
+    for client, status in ((other, 404), (_client(ProctorFactory()), 403)):
+        answer = client.patch(
+            url, {"title": "Hijacked", "tags": ["mine"]}, content_type="application/json"
+        )
+        assert answer.status_code == status, answer.content
+        assert set(answer.json()["error"]) == {"code", "message", "details"}
+    entry.refresh_from_db()
+    assert (entry.title, entry.tags, entry.shared) == ("Dijkstra's algorithm", [], True)
     mine = Client()
     mine.force_login(author)
     changed = mine.patch(
@@ -281,3 +298,15 @@ def test_only_the_owner_changes_title_tags_and_sharing(author: Any, cs201: Draft
     assert other.get(url).status_code == 404
     blank = mine.patch(url, {"title": "  "}, content_type="application/json")
     assert blank.status_code == 400
+    # An admin may change anyone's entry.
+    admin = _client(AdminFactory())
+    retagged = admin.patch(url, {"tags": ["Reviewed"]}, content_type="application/json")
+    assert retagged.status_code == 200, retagged.content
+    entry.refresh_from_db()
+    assert (entry.title, entry.tags) == ("Shortest paths", ["reviewed"])
+
+
+def _client(user: Any) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client

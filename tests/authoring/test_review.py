@@ -62,6 +62,18 @@ def test_only_the_owner_requires_approval(draft: DraftPackage, coauthor: User) -
         services.draft_set_approval_required(draft=draft, user=coauthor, required=True)
 
 
+def test_a_coauthor_asking_the_api_to_require_approval_gets_403_and_nothing_changes(
+    draft: DraftPackage, coauthor: User
+) -> None:
+    url = f"/api/v1/packages/{draft.pk}/review/"
+    refused = _client(coauthor).patch(
+        url, {"approvalRequired": True}, content_type="application/json"
+    )
+    assert refused.status_code == 403, refused.content
+    assert set(refused.json()["error"]) == {"code", "message", "details"}
+    assert _client(coauthor).get(url).json()["approvalRequired"] is False
+
+
 def test_a_save_makes_the_approval_stale_and_publishing_is_refused(
     draft: DraftPackage, owner: User, coauthor: User
 ) -> None:

@@ -171,6 +171,21 @@ ROUTES = [
         {"shared": True},
     ),
     Route("api-bank-detail", "delete", "/api/v1/question-bank/{bank}/", expect(STUDIO)),
+    # Author A's shared entry: author B may read it, not change or delete it (404, as if absent).
+    Route(
+        "api-bank-detail",
+        "get",
+        "/api/v1/question-bank/{bank_shared}/",
+        expect(STUDIO, author_B="ok"),
+    ),
+    Route(
+        "api-bank-detail",
+        "patch",
+        "/api/v1/question-bank/{bank_shared}/",
+        expect(STUDIO),
+        {"title": "Renamed by the walk", "tags": ["walk"]},
+    ),
+    Route("api-bank-detail", "delete", "/api/v1/question-bank/{bank_shared}/", expect(STUDIO)),
     Route("api-version-list", "get", "/api/v1/versions/", expect(EVERYONE, scoped=False)),
     *[
         Route(
@@ -354,6 +369,11 @@ def build_world(*, marked: bool) -> World:
     world.ids = {
         "draft": str(draft.pk),
         "bank": str(bank_entry_save(owner=users["author A"], draft=draft, node_id="q-dijkstra").pk),
+        "bank_shared": str(
+            bank_entry_save(
+                owner=users["author A"], draft=draft, node_id="scn-delivery-routes", shared=True
+            ).pk
+        ),
         "comment": str(
             comment_create(draft=draft, author=users["author A"], node_id="", text="Walk.").pk
         ),
