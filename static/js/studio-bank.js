@@ -46,6 +46,9 @@
     return node;
   }
 
+  // Tags as typed in a field: separated by commas, blanks dropped (the server cleans the rest).
+  const tagList = (text) => text.split(",").map((t) => t.trim()).filter(Boolean);
+
   // --- Save to question bank ------------------------------------------------------------------
 
   const saveForm = $("bank-save");
@@ -75,7 +78,7 @@
       saveStatus.textContent = gettext("Not saved to the bank: the package could not be saved. See the save status above.");
       return;
     }
-    const tags = $("bank-save-tags").value.split(",").map((t) => t.trim()).filter(Boolean);
+    const tags = tagList($("bank-save-tags").value);
     const result = await api($("bank-dialog").dataset.listUrl, "POST", {
       draftId: root.dataset.draftId,
       nodeId,
@@ -190,10 +193,11 @@
     insertButton.disabled = false;
   }
 
-  // The owner's controls of a saved question: share it or not, delete it.
+  // The owner's controls of a saved question: its title and tags, share it or not, delete it.
   function manage(entry) {
     const box = el("fieldset");
     box.append(el("legend", gettext("Your saved question")));
+    box.append(editForm(entry));
     const shared = document.createElement("input");
     shared.type = "checkbox";
     shared.id = "bank-entry-shared";
@@ -211,6 +215,7 @@
       }
     });
     const remove = el("button", tf(gettext("Delete “%(title)s” from the bank"), { title: entry.title }), "link-button danger");
+    remove.id = "bank-entry-delete";
     remove.type = "button";
     remove.addEventListener("click", async () => {
       const result = await api(dialog.dataset.listUrl + entry.id + "/", "DELETE");
@@ -226,6 +231,56 @@
     line.append(shared, " ", label);
     box.append(line, remove);
     return box;
+  }
+
+  // The entry's title and tags, changed in place (PATCH; the node itself never changes). The
+  // list is searched again so the choice shows the new title; focus stays on the form.
+  function editForm(entry) {
+    const form = el("form", undefined, "bank-entry-edit");
+    form.id = "bank-entry-edit";
+    form.noValidate = true; // a blank title is answered in the dialog's status, not a browser bubble
+    const field = (id, labelText, value) => {
+      const label = el("label", labelText);
+      label.htmlFor = id;
+      const input = document.createElement("input");
+      input.id = id;
+      input.autocomplete = "off";
+      input.value = value;
+      form.append(label, input);
+      return input;
+    };
+    const title = field("bank-entry-title", gettext("Title in the bank"), entry.title);
+    title.maxLength = 200;
+    title.required = true;
+    const tags = field("bank-entry-tags", gettext("Tags (separated by commas)"), entry.tags.join(", "));
+    const submit = el("button", gettext("Save title and tags"), "secondary");
+    submit.type = "submit";
+    form.append(submit);
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      if (!title.value.trim()) {
+        status.textContent = gettext("Not changed: a saved question needs a title.");
+        title.focus();
+        return;
+      }
+      submit.disabled = true;
+      const result = await api(dialog.dataset.listUrl + entry.id + "/", "PATCH", { title: title.value.trim(), tags: tagList(tags.value) });
+      submit.disabled = false;
+      if (result.status !== 200) {
+        status.textContent = tf(gettext("Not changed: %(reason)s"), { reason: problem(result) });
+        return;
+      }
+      entry.title = result.data.title;
+      entry.tags = result.data.tags;
+      if (chosen && chosen.entry === entry) chosen.title = entry.title;
+      title.value = entry.title;
+      tags.value = entry.tags.join(", ");
+      const remove = $("bank-entry-delete");
+      if (remove) remove.textContent = tf(gettext("Delete “%(title)s” from the bank"), { title: entry.title });
+      await search();
+      status.textContent = tf(gettext("Saved the title and tags of “%(title)s”."), { title: entry.title });
+    });
+    return form;
   }
 
   function describe(answer) {

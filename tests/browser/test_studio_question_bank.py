@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from authoring.models import DraftPackage
-from authoring.services import draft_create
+from authoring.services import bank_entry_save, draft_create
 from tests.browser.helpers import SignIn, axe_violations, screenshot
 from tests.factories import AuthorFactory, DraftPackageFactory, example_document
 
@@ -168,3 +168,87 @@ def test_a_german_author_adds_a_german_template(
         save_form = german.get_by_role("form", name="In der Fragensammlung speichern")
         expect(save_form).to_be_visible()
         no_violations(german)
+
+
+def test_the_owner_changes_a_saved_questions_title_and_tags_from_the_keyboard(
+    page: Page, sign_in: SignIn
+) -> None:
+    author = AuthorFactory()
+    draft = draft_create(owner=author, document=example_document())
+    entry = bank_entry_save(owner=author, draft=draft, node_id="q-dijkstra", tags=["graphs"])
+    sign_in(author)
+    page.goto(f"/studio/{draft.id}/")
+    expect(page.get_by_role("complementary", name="Validation report")).to_contain_text("Passes.")
+    page.get_by_role("button", name="Add a question from the bank").click()
+    dialog = bank_dialog(page)
+    expect(dialog.get_by_role("status")).to_have_text("1 saved question(s) found.")
+    dialog.get_by_role("radio", name=re.compile(r"^Dijkstra's algorithm")).check()
+    mine = dialog.get_by_role("group", name="Your saved question")
+    title = mine.get_by_label("Title in the bank")
+    tags = mine.get_by_label("Tags (separated by commas)")
+    expect(title).to_have_value("Dijkstra's algorithm")
+    expect(tags).to_have_value("graphs")
+    no_violations(page)
+
+    # A blank title is refused in the page; nothing is sent.
+    title.focus()
+    page.keyboard.press("ControlOrMeta+a")
+    page.keyboard.press("Delete")
+    page.keyboard.press("Enter")
+    expect(dialog.get_by_role("status")).to_have_text(
+        "Not changed: a saved question needs a title."
+    )
+    expect(title).to_be_focused()
+
+    # Typed, tabbed and submitted with Enter.
+    page.keyboard.type("Shortest paths, explained")
+    page.keyboard.press("Tab")
+    expect(tags).to_be_focused()
+    page.keyboard.press("ControlOrMeta+a")
+    page.keyboard.type("Graph Theory,  exam 2027 , graphs")
+    page.keyboard.press("Tab")
+    expect(mine.get_by_role("button", name="Save title and tags")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(dialog.get_by_role("status")).to_have_text(
+        "Saved the title and tags of “Shortest paths, explained”."
+    )
+    # The choice, the delete button and the fields show what is stored.
+    expect(
+        dialog.get_by_role("radio", name=re.compile(r"^Shortest paths, explained"))
+    ).to_be_checked()
+    expect(tags).to_have_value("graph-theory, exam-2027, graphs")
+    expect(
+        mine.get_by_role("button", name="Delete “Shortest paths, explained” from the bank")
+    ).to_be_visible()
+    no_violations(page)
+    entry.refresh_from_db()
+    assert (entry.title, entry.tags) == (
+        "Shortest paths, explained",
+        ["graph-theory", "exam-2027", "graphs"],
+    )
+    assert entry.source_node_id == "q-dijkstra"  # the node and its provenance stay
+
+    # The new tag finds it.
+    dialog.get_by_label("Tag", exact=True).select_option("exam-2027")
+    expect(dialog.get_by_role("status")).to_have_text("1 saved question(s) found.")
+    expect(
+        dialog.get_by_role("radio", name=re.compile(r"^Shortest paths, explained"))
+    ).to_be_visible()
+
+
+def test_another_authors_shared_question_offers_no_title_and_tags_form(
+    page: Page, sign_in: SignIn
+) -> None:
+    owner = AuthorFactory()
+    draft = draft_create(owner=owner, document=example_document())
+    bank_entry_save(owner=owner, draft=draft, node_id="q-dijkstra", shared=True)
+    other = AuthorFactory()
+    mine = draft_create(owner=other, document=example_document("hosp210-hotel-breakfast-scenario"))
+    sign_in(other)
+    page.goto(f"/studio/{mine.id}/")
+    page.get_by_role("button", name="Add a question from the bank").click()
+    dialog = bank_dialog(page)
+    dialog.get_by_role("radio", name=re.compile(r"^Dijkstra's algorithm")).check()
+    expect(dialog.get_by_role("region", name="Preview")).to_contain_text("Evidence targets:")
+    expect(dialog.get_by_role("group", name="Your saved question")).to_have_count(0)
+    expect(dialog.get_by_label("Title in the bank")).to_have_count(0)
