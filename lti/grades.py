@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Final
 
 from django.utils import timezone
@@ -61,12 +61,16 @@ class PlannedGrade:
     cycle: int
     score: float | None
     comment: str
+    changed_at: datetime
+    """When the tool changed the grade: the lock (pending) or the release (the score). It is
+    the score's AGS ``timestamp``, so a post sent again (the relay's handler run again after a
+    crash between the post and its record, a re-sync) is the same score, never a newer one."""
 
     def grade(self, user_id: str) -> Grade:
         grade = (
             Grade()
             .set_score_maximum(SCORE_MAXIMUM)
-            .set_timestamp(timezone.now().isoformat())
+            .set_timestamp(self.changed_at.isoformat())
             .set_activity_progress("Completed")
             .set_user_id(user_id)
         )
@@ -127,16 +131,18 @@ def planned_grade(session: ExamSession) -> PlannedGrade | None:
     if session.sitting.is_practice:  # never sent to the LMS (docs/spec/practice-sittings.md)
         return None
     mark = SessionMark.objects.filter(session=session, locked_at__isnull=False).first()
-    if mark is None:
+    if mark is None or mark.locked_at is None:
         return None
     release = current_release(mark)
     if release is None:
         if mark.releases.exists():
             return None
-        return PlannedGrade(GradePassback.Kind.PENDING, mark.cycle, None, "")
+        return PlannedGrade(GradePassback.Kind.PENDING, mark.cycle, None, "", mark.locked_at)
     shown = Feedback(release.feedback).shows_score
     score = round(float(release.final_score) * SCORE_MAXIMUM, 2) if shown else None
-    return PlannedGrade(GradePassback.Kind.SCORE, mark.cycle, score, _comment(session))
+    return PlannedGrade(
+        GradePassback.Kind.SCORE, mark.cycle, score, _comment(session), release.released_at
+    )
 
 
 def _attempt(

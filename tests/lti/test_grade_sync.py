@@ -6,6 +6,7 @@ when one exam is placed in two courses, a refused post is tried again with back-
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -143,6 +144,37 @@ def test_a_refused_post_is_tried_again_and_then_lands(
         "PendingManual",
         "FullyGraded",
     ]
+
+
+def test_a_grade_sent_again_is_the_same_score_stamped_when_the_tool_changed_it(
+    lms_pair: tuple[Lms, Lms], client: Client, version: PublishedVersion, eager: None
+) -> None:
+    """A grade post can reach the platform and be sent again: the relay's handler runs again
+    when its worker dies between the post and the record of it (the outbox is at least once),
+    and a re-sync sends on purpose. What is sent again must be the same score, not a newer one:
+    its ``timestamp`` is when the tool changed the grade (the lock; the release), never the
+    moment of sending, so a platform that orders scores by timestamp (AGS) keeps one result and
+    a later fact still wins."""
+    from lti.receivers import post_grade_message
+    from marking.models import ResultRelease
+
+    lms, _ = lms_pair
+    sitting, custom = place(lms, client, version)
+    mark = examined(lms, client, sitting, custom, user="alice", context="course-1")
+    marking.marks_lock(mark=mark, user=version.draft.owner)
+    mark.refresh_from_db()
+    post_grade_message({"sessionId": str(mark.session_id)})  # the relay's handler, run again
+    first, again = lms.scores(sitting, user="alice")
+    assert again == first
+    assert datetime.fromisoformat(first["timestamp"]) == mark.locked_at
+
+    marking.result_release(mark=mark, user=version.draft.owner)
+    call_command("lti_resync_grades", "--session", str(mark.session_id))
+    released, resent = lms.scores(sitting, user="alice")[2:]
+    assert resent == released and released["gradingProgress"] == "FullyGraded"
+    release = ResultRelease.objects.get(mark=mark)
+    assert datetime.fromisoformat(released["timestamp"]) == release.released_at
+    assert release.released_at > mark.locked_at
 
 
 def test_resync_command_and_admin_action_send_again_after_the_last_attempt(

@@ -4,8 +4,10 @@ webhook receiver's log.
 
 Invariants (each failure is one line of :attr:`Report.failures`, naming the session and what
 its log ends with): every exam ended normally (``all_nodes_visited``), resumed or not; every
-completed exam was marked exactly once; every locked mark reached the platform (one score) and
-the receiver (one ``marks.locked`` and one ``exam.completed`` delivery, by its webhook-id: the
+completed exam was marked exactly once; every locked mark reached the platform (one score, by
+its content and ``timestamp``: a post sent again after a crash between the post and its record
+is the same score, stamped when the tool changed it, and counts once; ``lti.grades``) and the
+receiver (one ``marks.locked`` and one ``exam.completed`` delivery, by its webhook-id: the
 receiver is idempotent, a delivery sent again after a crash counts once) exactly once; no event
 is duplicated (unique ids, gap-free seqs, one candidate transcript per answer the examiner
 processed and no answer left unprocessed before a later one, one ``exam_completed``); every
@@ -64,6 +66,9 @@ class Seen:
     marks: int
     marked_entries: int
     scores: int
+    """Distinct scores the platform received for the candidate (a post sent again counts once)."""
+    score_posts: list[dict[str, Any]]
+    """Every score post the platform received for the candidate, as received."""
     hooks: Counter[str]
     """webhook type -> distinct deliveries (webhook-id) received."""
     raw_hooks: Counter[str]
@@ -91,7 +96,9 @@ def report(
     """Read everything back and build the report."""
     out = Report()
     hooks = received_hooks(receiver)
-    scores = Counter(str(s["userId"]) for s in setup.lms.scores(setup.sitting))
+    scores: dict[str, list[dict[str, Any]]] = {}
+    for score in setup.lms.scores(setup.sitting):
+        scores.setdefault(str(score["userId"]), []).append(score)
     seen = [observe(exam, setup.users[exam.key], scores, hooks) for exam in setup.exams]
     schedule_lines(out, schedule, timeline)
     outcome_lines(out, seen)
@@ -116,7 +123,14 @@ def received_hooks(receiver: Receiver) -> dict[str, tuple[Counter[str], Counter[
     return {key: (Counter(t for t, _ in pairs), raw[key]) for key, pairs in distinct.items()}
 
 
-def observe(exam: Exam, user: str, scores: Counter[str], hooks: dict[str, Any]) -> Seen:
+def distinct_scores(posts: list[dict[str, Any]]) -> int:
+    """Scores by what they say (content and timestamp): one sent again counts once."""
+    return len({json.dumps(post, sort_keys=True) for post in posts})
+
+
+def observe(
+    exam: Exam, user: str, scores: dict[str, list[dict[str, Any]]], hooks: dict[str, Any]
+) -> Seen:
     from marking.models import MarkingAuditEntry, SessionMark
     from sessions.models import CandidateInput, SessionEvent
     from sessions.selectors import verify_log
@@ -141,7 +155,8 @@ def observe(exam: Exam, user: str, scores: Counter[str], hooks: dict[str, Any]) 
         events=events,
         marks=marks.count(),
         marked_entries=entries.count(),
-        scores=scores.get(user, 0),
+        scores=distinct_scores(scores.get(user, [])),
+        score_posts=scores.get(user, []),
         hooks=distinct,
         raw_hooks=raw,
         chain=[str(p) for p in verify_log(session_id=exam.session_id)],
@@ -250,6 +265,8 @@ def side_effect_lines(out: Report, seen: list[Seen], timeline: Any) -> None:
     marked = Counter(s.marked_entries for s in ended)
     locked = [s for s in ended if s.exam.key in timeline.locked]
     scores = Counter(s.scores for s in locked)
+    posts = sum(len(s.score_posts) for s in seen)
+    grades = sum(s.scores for s in seen)
     completed_hooks = Counter(s.hooks["exam.completed"] for s in ended)
     locked_hooks = Counter(s.hooks["marks.locked"] for s in locked)
     raw = sum(sum(s.raw_hooks.values()) for s in seen)
@@ -257,12 +274,13 @@ def side_effect_lines(out: Report, seen: list[Seen], timeline: Any) -> None:
     out.lines += [
         f"marks per completed exam: {per(marks)}; 'marked' audit entries: {per(marked)}",
         f"marks locked through the API: {len(locked)} of {len(ended)} completed",
-        f"grades received by the LMS per locked exam: {per(scores)}",
+        f"grades received by the LMS per locked exam: {per(scores)} ({posts} posts received "
+        f"for {grades} grades: one sent again is the same score and counts once)",
         f"webhooks per exam: exam.completed {per(completed_hooks)}, marks.locked "
         f"{per(locked_hooks)}; {raw} requests received for {distinct} deliveries (one sent "
         f"again has the same webhook-id: the receiver counts it once)",
     ]
-    out.figures.update(locked=len(locked), redelivered=raw - distinct)
+    out.figures.update(locked=len(locked), redelivered=raw - distinct, grades_resent=posts - grades)
     for s in ended:
         expect(out, s, "marks", s.marks, 1)
         expect(out, s, "'marked' audit entries", s.marked_entries, 1)
@@ -270,8 +288,24 @@ def side_effect_lines(out: Report, seen: list[Seen], timeline: Any) -> None:
         if s.exam.key not in timeline.locked:
             out.failures.append(f"exam {s.exam.key}: completed but its marks were never locked")
             continue
-        expect(out, s, "grades at the LMS", s.scores, 1)
+        if s.scores != 1:
+            posts_seen = [
+                {k: p.get(k) for k in ("timestamp", "gradingProgress", "scoreGiven", "context")}
+                for p in s.score_posts
+            ]
+            out.failures.append(
+                f"exam {s.exam.key}: {s.scores} grades at the LMS, expected 1: {posts_seen}; "
+                f"attempts recorded: {grade_attempts(s.exam.session_id)}"
+            )
         expect(out, s, "marks.locked deliveries", s.hooks["marks.locked"], 1)
+
+
+def grade_attempts(session_id: Any) -> list[tuple[Any, ...]]:
+    """The tool's record of its grade posts for a session (``lti.models.GradePassback``)."""
+    from lti.models import GradePassback
+
+    rows = GradePassback.objects.filter(session_id=session_id).order_by("id")
+    return list(rows.values_list("link_id", "cycle", "kind", "attempt", "status", "http_status"))
 
 
 def per(counts: Counter[int]) -> str:
