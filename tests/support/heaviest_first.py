@@ -100,9 +100,24 @@ class HeaviestFirstScheduling(LoadFileScheduling):  # type: ignore[misc]  # xdis
             self._assign_work_unit(node)
 
 
+def _loadfile(config: pytest.Config) -> bool:
+    return bool(config.getoption("dist", None) == "loadfile")
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """Which record the run's order comes from (under ``--dist loadfile`` only)."""
+    if not _loadfile(config):
+        return None
+    weights = Weights(load_durations(config.rootpath / RECORD))
+    return (
+        f"heaviest first: {len(weights.durations)} files recorded in {RECORD}"
+        f" (others weigh {weights.default:.1f} s)"
+    )
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> Scheduling | None:
     """:class:`HeaviestFirstScheduling` for ``--dist loadfile``; xdist's own for other modes."""
-    if config.getoption("dist", None) != "loadfile":
+    if not _loadfile(config):
         return None
     return HeaviestFirstScheduling(config, log, load_durations(config.rootpath / RECORD))

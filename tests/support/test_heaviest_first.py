@@ -302,6 +302,9 @@ def test_a_real_parallel_run_starts_the_heaviest_file_first(tmp_path: Path) -> N
     run, started = _run_parallel(tmp_path)
     assert run.returncode == 1, run.stdout + run.stderr
     assert "1 failed, 6 passed" in run.stdout, run.stdout
+    assert "heaviest first: 3 files recorded in tests/durations.json (others weigh 2.0 s)" in (
+        run.stdout
+    )
     # The heaviest (collected last) and the next (b; c, unknown, weighs the median 2 s too and
     # comes after b in collection order) start first, one on each worker.
     assert {files[0] for files in started.values()} == {"test_z_heavy.py", "test_b_fails.py"}
@@ -311,3 +314,4 @@ def test_a_real_parallel_run_starts_the_heaviest_file_first(tmp_path: Path) -> N
     run, started = _run_parallel(tmp_path, "-p", "no:tests.support.heaviest_first")
     assert "1 failed, 6 passed" in run.stdout, run.stdout
     assert {files[0] for files in started.values()} == {"test_b_fails.py", "test_c_unknown.py"}
+    assert "heaviest first" not in run.stdout
