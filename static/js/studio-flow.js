@@ -30,6 +30,9 @@ const VivaFlowView = (function () {
   const ZOOM_STEP = 1.25;
   const NODE_LABEL_CHARS = 24; // one line of a 160-unit-wide node label
   const EDGE_LABEL_CHARS = 20; // along an edge between two ranks (rankSep 100)
+  // One transition label's line (LABEL_PX text, its padding and outline) plus a gap: four of a
+  // node's labels stacked fit between two ranks (rankSep 100) without touching either node.
+  const EDGE_LABEL_STEP = 21;
 
   // `text` on one line, cut to at most `max` characters (at a space when one is near) with "…".
   function shorten(text, max) {
@@ -62,6 +65,26 @@ const VivaFlowView = (function () {
     const rank = new Map(order.map((id, i) => [id, i]));
     const at = (id) => (rank.has(id) ? rank.get(id) : order.length);
     return edges.filter((e) => at(e.target) > at(e.source));
+  }
+
+  // How far (in the picture's units, down positive) to move each edge's label from its curve's
+  // middle so that the labels of the edges leaving one node form a stack: `edges` are
+  // {id, source, y} (y: the middle of the curve, where the label sits unmoved), in the
+  // document's order; each node's labels are placed EDGE_LABEL_STEP apart, in that order, centred
+  // on the mean of their middles. Apart by a whole line, they never cover one another, however
+  // the curves run (parallel curves to one node meet near the same middle).
+  function edgeLabelOffsets(edges) {
+    const bySource = new Map();
+    for (const e of edges) {
+      if (!bySource.has(e.source)) bySource.set(e.source, []);
+      bySource.get(e.source).push(e);
+    }
+    const offsets = new Map();
+    for (const group of bySource.values()) {
+      const centre = group.reduce((sum, e) => sum + e.y, 0) / group.length;
+      group.forEach((e, i) => offsets.set(e.id, centre + (i - (group.length - 1) / 2) * EDGE_LABEL_STEP - e.y));
+    }
+    return offsets;
   }
 
   const readable = (zoom) => zoom >= READABLE_ZOOM - 1e-9;
@@ -100,8 +123,8 @@ const VivaFlowView = (function () {
   }
 
   return {
-    LABEL_PX, READABLE_ZOOM, MAX_ZOOM, NODE_LABEL_CHARS, EDGE_LABEL_CHARS,
-    shorten, candidateOrder, forwardEdges, readable, stepZoom, fitZoom, readableView,
+    LABEL_PX, READABLE_ZOOM, MAX_ZOOM, NODE_LABEL_CHARS, EDGE_LABEL_CHARS, EDGE_LABEL_STEP,
+    shorten, candidateOrder, forwardEdges, edgeLabelOffsets, readable, stepZoom, fitZoom, readableView,
   };
 })();
 if (typeof module === "object" && module.exports) module.exports = VivaFlowView;
@@ -261,6 +284,7 @@ else window.VivaFlowView = VivaFlowView;
         if (t && ids.has(t.targetNodeId)) out.push(transitionElement(n, t, index));
       });
     }
+    for (const el of out) if (el.data.source) el.data.labelDy = 0; // placed after the layout
     return out;
   }
 
@@ -279,14 +303,17 @@ else window.VivaFlowView = VivaFlowView;
     { selector: "node.has-warnings", style: { "border-color": "#8a5a00", "border-width": 4 } },
     { selector: "node.has-errors", style: { "border-color": "#b3261e", "border-width": 4 } },
     { selector: "node:selected", style: { "overlay-color": "#0b5394", "overlay-opacity": 0.18, "overlay-padding": 6 } },
-    { selector: "edge", style: { width: 2, "curve-style": "bezier", "target-arrow-shape": "triangle", "line-color": "#5b6b7f", "target-arrow-color": "#5b6b7f", label: "data(label)", "font-size": LABEL_PX, "text-background-color": "#ffffff", "text-background-opacity": 1, "text-rotation": "autorotate", color: "#1b1f24" } },
+    // Transition labels are horizontal (read without tilting the head) on an opaque, outlined
+    // box; the labels of one node's transitions are stacked (labelDy, edgeLabelOffsets) so that
+    // they never cover one another, also where parallel curves meet the same node.
+    { selector: "edge", style: { width: 2, "curve-style": "bezier", "target-arrow-shape": "triangle", "line-color": "#5b6b7f", "target-arrow-color": "#5b6b7f", label: "data(label)", "font-size": LABEL_PX, "text-background-color": "#ffffff", "text-background-opacity": 1, "text-background-padding": 1, "text-background-shape": "roundrectangle", "text-border-width": 1, "text-border-color": "#8a97a8", "text-border-opacity": 1, "text-rotation": "none", "text-margin-y": "data(labelDy)", color: "#1b1f24" } },
     { selector: "edge.variant", style: { "line-style": "dashed", "line-color": "#a07400", "target-arrow-color": "#a07400" } },
     { selector: "edge.has-errors", style: { "line-color": "#b3261e", "target-arrow-color": "#b3261e" } },
     { selector: "edge:selected", style: { width: 4, "line-color": "#0b5394", "target-arrow-color": "#0b5394" } },
     { selector: ".labels-hidden", style: { label: "" } },
     // Drag to connect (cytoscape-edgehandles): the line being drawn and the node it would reach.
     { selector: ".eh-ghost-node", style: { width: 1, height: 1, opacity: 0, label: "" } },
-    { selector: ".eh-ghost-edge, .eh-preview", style: { width: 3, "line-style": "dashed", "line-color": "#0b5394", "target-arrow-color": "#0b5394", label: "" } },
+    { selector: ".eh-ghost-edge, .eh-preview", style: { "text-margin-y": 0, width: 3, "line-style": "dashed", "line-color": "#0b5394", "target-arrow-color": "#0b5394", label: "" } },
     { selector: "node.eh-target, node.eh-source", style: { "border-color": "#0b5394", "border-width": 5 } },
   ];
 
@@ -299,6 +326,7 @@ else window.VivaFlowView = VivaFlowView;
     cy.on("tap", "node", (e) => select(targetOf(e.target.id())));
     cy.on("tap", "edge", (e) => select(targetOf(e.target.id())));
     cy.on("zoom", onZoom);
+    cy.on("dragfree", "node", placeEdgeLabels);
     cy.on("mouseover", "node, edge", (e) => { graphBox.title = e.target.data("full") || ""; });
     cy.on("mouseout", "node, edge", () => graphBox.removeAttribute("title"));
     enableDragToConnect();
@@ -352,6 +380,14 @@ else window.VivaFlowView = VivaFlowView;
     const laidOut = cy.nodes().union(cy.edges().filter((e) => ranked.has(e.id())));
     laidOut.layout({ name: "dagre", rankDir: "TB", nodeSep: 40, rankSep: RANK_SEP, edgeSep: 20, fit: false, animate: false }).run();
     sinkUnreached(new Set(pictureOrder(true).map((id) => "n:" + id)));
+    placeEdgeLabels();
+  }
+
+  // Stack the labels of each node's transitions (view.edgeLabelOffsets) where the curves now run.
+  function placeEdgeLabels() {
+    const edges = cy.edges().filter((e) => !e.hasClass("eh-ghost-edge") && !e.hasClass("eh-preview"));
+    const offsets = view.edgeLabelOffsets(edges.map((e) => ({ id: e.id(), source: e.source().id(), y: e.midpoint().y })));
+    cy.batch(() => edges.forEach((e) => e.data("labelDy", offsets.get(e.id()))));
   }
 
   // Nodes the candidate cannot reach from the start (ends met through a policy, parts not yet
@@ -1493,5 +1529,6 @@ else window.VivaFlowView = VivaFlowView;
   if (!window.VivaStudioGraph) graphBox.hidden = true;
   redraw();
   drawForm();
-  window.vivaStudio.flow = { select, selection: () => selection, labelSizes, labelBoxes, zoom: () => (cy ? cy.zoom() : null) };
+  // cy: the Cytoscape instance, for the browser tests to measure through its public API.
+  window.vivaStudio.flow = { select, selection: () => selection, labelSizes, labelBoxes, zoom: () => (cy ? cy.zoom() : null), cy: () => cy };
 })();

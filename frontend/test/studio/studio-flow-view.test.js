@@ -82,3 +82,18 @@ test("a large flow is shown at the readable zoom from the top, around its focus"
   const deep = view.readableView(box, { width: 800, height: 480 }, { x: 1000, y: 4000 });
   assert.equal(deep.pan.y, 160 - 4000 * view.READABLE_ZOOM); // a third down the view
 });
+
+test("the labels of one node's transitions are stacked a line apart, in order, around their middle", () => {
+  const step = view.EDGE_LABEL_STEP;
+  const edges = [
+    { id: "a0", source: "a", y: 100 },
+    { id: "b0", source: "b", y: 40 },
+    { id: "a1", source: "a", y: 104 },
+    { id: "a2", source: "a", y: 96 },
+  ];
+  const offsets = view.edgeLabelOffsets(edges);
+  const placed = (id) => edges.find((e) => e.id === id).y + offsets.get(id);
+  assert.equal(offsets.get("b0"), 0); // a lone transition stays on its curve
+  assert.deepEqual(["a0", "a1", "a2"].map(placed), [100 - step, 100, 100 + step]);
+  for (const [x, y] of [["a0", "a1"], ["a1", "a2"]]) assert.ok(placed(y) - placed(x) >= step);
+});
