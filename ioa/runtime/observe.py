@@ -175,10 +175,15 @@ def _refuse_llm_claim(
 
 
 def _redirect_text(step: Step) -> str:
+    """The redirect and the current question. Before a grounded node's question was asked
+    (its opening is the LLM's, refused here), the question is the node's fallback question:
+    never a bare "stay with this question" with no question."""
     node = step.state.node
     question = node.last_question if node is not None else None
     if node is not None and not question:
-        question = step.plan.node(node.node_id).opening
+        plan_node = step.plan.node(node.node_id)
+        grounding = plan_node.node.grounding
+        question = plan_node.opening or (grounding.fallbackQuestion if grounding else None)
     return f"{step.plan.texts.redirect} {question or ''}".strip()
 
 
