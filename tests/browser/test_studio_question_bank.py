@@ -252,3 +252,26 @@ def test_another_authors_shared_question_offers_no_title_and_tags_form(
     expect(dialog.get_by_role("region", name="Preview")).to_contain_text("Evidence targets:")
     expect(dialog.get_by_role("group", name="Your saved question")).to_have_count(0)
     expect(dialog.get_by_label("Title in the bank")).to_have_count(0)
+
+
+def test_a_german_author_retitles_a_saved_question(
+    page: Page, sign_in: SignIn, browser: Browser, live_asgi_server: str
+) -> None:
+    draft = DraftPackageFactory(document=example_document("cs201-graph-algorithms.de"))
+    entry = bank_entry_save(owner=draft.owner, draft=draft, node_id="q-dijkstra")
+    sign_in(draft.owner)
+    with german_page(page, browser, live_asgi_server) as german:
+        german.goto(f"/studio/{draft.id}/")
+        german.get_by_role("button", name="Eine Frage aus der Fragensammlung hinzufügen").click()
+        dialog = bank_dialog(german, "Eine Frage aus der Fragensammlung hinzufügen")
+        dialog.get_by_role("radio", name=re.compile(re.escape(entry.title))).check()
+        mine = dialog.get_by_role("group", name="Ihre gespeicherte Frage")
+        mine.get_by_label("Titel in der Fragensammlung").fill("Kürzeste Wege")
+        mine.get_by_label("Schlagwörter (durch Kommas getrennt)").fill("Graphen")
+        mine.get_by_role("button", name="Titel und Schlagwörter speichern").click()
+        expect(dialog.get_by_role("status")).to_have_text(
+            "Titel und Schlagwörter von „Kürzeste Wege“ gespeichert."
+        )
+        no_violations(german)
+    entry.refresh_from_db()
+    assert (entry.title, entry.tags) == ("Kürzeste Wege", ["graphen"])
