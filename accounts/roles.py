@@ -9,13 +9,16 @@ from __future__ import annotations
 from enum import StrEnum
 
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class Role(models.TextChoices):
-    AUTHOR = "author", "Author"
-    PROCTOR = "proctor", "Proctor"
-    CANDIDATE = "candidate", "Candidate"
-    ADMIN = "admin", "Administrator"
+    # Translated labels: the header's role badge is on every candidate page, in the exam's
+    # language (docs/i18n.md).
+    AUTHOR = "author", _("Author")
+    PROCTOR = "proctor", _("Proctor")
+    CANDIDATE = "candidate", _("Candidate")
+    ADMIN = "admin", _("Administrator")
 
 
 class Area(StrEnum):
