@@ -149,6 +149,12 @@ class _Accepted:
     def turn_ids(self) -> tuple[str, ...]:
         return tuple(turn.turn_id for turn in self.linked)
 
+    def quoted(self, proposal: SignalProposal) -> str | None:
+        """The excerpt when it is the candidate's words (found in their turns, §3), else
+        ``None``: words they did not say (a passage of their submission the model copied, an
+        injected instruction, the model's paraphrase) are never stored as theirs."""
+        return (proposal.excerpt_text or None) if self.linked_by == "excerpt" else None
+
 
 def decide_signal(
     proposal: SignalProposal,
@@ -246,7 +252,7 @@ def _new_entry(
         turn_ids=accepted.turn_ids,
         stt=SttSummary.of([turn.confidence for turn in accepted.linked]),
         llm_proposal=True,
-        excerpt=proposal.excerpt_text or None,
+        excerpt=accepted.quoted(proposal),
         rubric_level=proposal.rubric_level_text,
         scaffolding_intensity=proposal.scaffolding,
         scaffolding_effective=proposal.scaffolding_helped,
@@ -279,7 +285,7 @@ def _merge(
         stt=SttSummary.of(confidences) if confidences else previous.stt,
         llm_proposal=True,
         revision=previous.revision + 1,
-        excerpt=_first(previous.excerpt, proposal.excerpt_text or None),
+        excerpt=_first(previous.excerpt, accepted.quoted(proposal)),
         rubric_level=_first(previous.rubric_level, proposal.rubric_level_text),
         scaffolding_intensity=_first(previous.scaffolding_intensity, proposal.scaffolding),
         scaffolding_effective=_first(previous.scaffolding_effective, proposal.scaffolding_helped),

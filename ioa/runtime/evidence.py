@@ -130,7 +130,8 @@ def _self_correction(step: Step, decision: Recorded, node: NodeVisit) -> None:
         if node.misconceptions
         else (before[-1].text if before else "an earlier claim")
     )
-    corrected = decision.proposal.excerpt_text or step.state.turns[first].text
+    quoted = decision.proposal.excerpt_text if decision.linked_by == "excerpt" else ""
+    corrected = quoted or step.state.turns[first].text  # the candidate's words, never the model's
     turn_ids = ([before[-1].turn_id] if before else []) + list(entry.turn_ids)
     step.emit(
         p.SelfCorrectionDetected(
