@@ -71,7 +71,8 @@ class ObservationHandler:
         self._stats = stats
         self._session_id: uuid.UUID = decisions.session_id
         self._reported: tuple[int, int] | None = None
-        """(turn, request) of the latest report handled: one report per LLM response."""
+        """The request (``TurnWatch.request_id``) of the latest report handled: one report per
+        LLM response."""
         self.settlement: TurnSettlement | None = None
         """Voice: whether the spoken turn answered may still go on (``bot.turn_settlement``):
         then the observation is ``reopenable`` and a completion is held (runtime semantics
@@ -83,7 +84,7 @@ class ObservationHandler:
         """Ask the controller about one ``report_observation`` call and do what it decided."""
         started = time.monotonic()
         self._stats.observations += 1
-        request = (self._turns.generation, self._turns.requests)
+        request = self._turns.request_id
         if not self._turns.owed or request == self._reported:
             # Exactly one answer per turn: a second report in the same response, or one that
             # arrives after the turn was answered (by the fallback, a move, a pause).
@@ -92,7 +93,7 @@ class ObservationHandler:
                 self._decisions,
                 "model_extra_report" if request == self._reported else "model_late_report",
                 nodeId=node_id or None,
-                request=request[1],
+                request=self._turns.requests,
             )
             return ObservationDecision.stay(
                 {"status": "ignored", "reason": "this turn was already answered"}, respond=False

@@ -86,6 +86,10 @@ class TurnWatch:
     """The candidate is speaking (the VAD's start and stop)."""
     went_on: bool = False
     """The candidate spoke while the turn was owed: its next request starts afresh."""
+    sent: int = 0
+    """Counts every LLM request sent, never reset: with ``generation``, a request's identity
+    (:attr:`request_id`). ``requests`` is the turn's budget count, which starts again when the
+    candidate goes on, so it cannot tell two responses apart."""
     _timer: asyncio.TimerHandle | None = None
 
     # --- opening and closing ---------------------------------------------------------------
@@ -169,8 +173,14 @@ class TurnWatch:
             )
             return False
         self.requests += 1
+        self.sent += 1
         self.in_flight = True
         return True
+
+    @property
+    def request_id(self) -> tuple[int, int]:
+        """The latest request's identity, unique for the watch's life: (turn, request sent)."""
+        return (self.generation, self.sent)
 
     def response_ended(self) -> None:
         self.in_flight = False

@@ -105,3 +105,27 @@ def test_speech_when_no_turn_is_owed_changes_nothing() -> None:
     went_on, allowed = asyncio.run(scenario())
     assert went_on is False
     assert allowed == [True, False]
+
+
+def test_each_request_has_its_own_id_also_after_the_candidate_went_on() -> None:
+    # The report handler accepts one report per LLM response, by the request's id. The turn's
+    # budget count starts again when the candidate goes on, so an id made of it repeated: the
+    # answer to the whole turn was taken for a second report of the first response, ignored,
+    # and stored as a model fault (CI: model_extra_report in the recogniser-outage test).
+    async def scenario() -> list[tuple[int, int]]:
+        turns = _watch([], max_requests=3)
+        ids = []
+        turns.request()
+        ids.append(turns.request_id)
+        turns.candidate_speaking(True)
+        turns.candidate_speaking(False)
+        turns.request()  # the turn starts afresh: a full budget
+        ids.append(turns.request_id)
+        turns.answered()
+        turns.request()  # the runtime asks the model to speak: a new turn
+        ids.append(turns.request_id)
+        turns.stop()
+        return ids
+
+    ids = asyncio.run(scenario())
+    assert len(set(ids)) == len(ids), ids
