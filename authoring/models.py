@@ -69,26 +69,21 @@ class QuestionBankEntryQuerySet(models.QuerySet["QuestionBankEntry"]):
         """Entries ``user`` may see and insert: an author their own and every shared one (one
         institution per installation, so "shared" is every author here); an admin all; anyone
         else (candidates, proctors, anonymous) none."""
-        if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
-            return self.none()
-        role = getattr(user, "role", None)
-        if role == "admin":
-            return self.all()
-        if role != "author":
-            return self.none()
-        return self.filter(models.Q(owner=user) | models.Q(shared=True))
+        return self._for_author(user, models.Q(owner=user) | models.Q(shared=True))
 
     def editable_by(self, user: Requester) -> QuestionBankEntryQuerySet:
         """Entries ``user`` may change or delete: an author their own (a shared entry stays
         its owner's), an admin all; anyone else none."""
+        return self._for_author(user, models.Q(owner=user))
+
+    def _for_author(self, user: Requester, author_may: models.Q) -> QuestionBankEntryQuerySet:
+        """All for an active admin, ``author_may`` for an active author, none for anyone else."""
         if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
             return self.none()
         role = getattr(user, "role", None)
         if role == "admin":
             return self.all()
-        if role != "author":
-            return self.none()
-        return self.filter(models.Q(owner=user))
+        return self.filter(author_may) if role == "author" else self.none()
 
 
 class QuestionBankEntry(models.Model):

@@ -180,6 +180,19 @@ def start_voice_exam(page: Page, exam: Exam) -> None:
     start.click()
 
 
+def through_the_briefing(page: Page, exam: Exam) -> None:
+    """Invitation link → identity and consent → briefing read, without the checks and
+    screenshots of :func:`go_through_the_journey` (tests whose subject comes after it)."""
+    page.goto(exam.invitation_path)
+    page.get_by_role("button", name="Continue to my exam").click()
+    page.get_by_role(
+        "checkbox", name=f"I am {exam.candidate_name} and I am taking this exam myself."
+    ).check()
+    page.get_by_role("checkbox", name=re.compile("I understand what is recorded")).check()
+    page.get_by_role("button", name="Continue to the briefing").click()
+    page.get_by_role("button", name="I have read the briefing").click()
+
+
 def go_through_the_journey(page: Page, exam: Exam, *, shots: bool = True) -> None:
     """Invitation link → identity and consent → briefing → text mode → the room, started."""
     step = check_step if shots else (lambda page, name: None)

@@ -8,7 +8,6 @@ checks the upload step and the marker's page."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 
 import pytest
@@ -26,6 +25,7 @@ from tests.browser.exam_journey import (
     bot_runner,
     examiner_turns,
     schedule_exam,
+    through_the_briefing,
 )
 from tests.browser.helpers import axe_violations, screenshot, second_person_page
 from tests.factories import PASSWORD
@@ -59,14 +59,7 @@ def accessible(page: Page, name: str) -> None:
 
 def upload_the_report(page: Page, exam: Exam) -> None:
     """Invitation → identity → briefing → the report (a refused file first) → text mode."""
-    page.goto(exam.invitation_path)
-    page.get_by_role("button", name="Continue to my exam").click()
-    page.get_by_role(
-        "checkbox", name=f"I am {exam.candidate_name} and I am taking this exam myself."
-    ).check()
-    page.get_by_role("checkbox", name=re.compile("I understand what is recorded")).check()
-    page.get_by_role("button", name="Continue to the briefing").click()
-    page.get_by_role("button", name="I have read the briefing").click()
+    through_the_briefing(page, exam)
 
     expect(page.get_by_role("heading", level=1, name="Upload your report")).to_be_visible()
     expect(page.get_by_text("At most 10 MB")).to_be_visible()

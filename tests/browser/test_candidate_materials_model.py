@@ -17,7 +17,6 @@ grounded question from the passage it was sent and reports each answer as a mode
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,6 +34,7 @@ from tests.browser.exam_journey import (
     answer_until_finished,
     examiner_turns,
     schedule_exam,
+    through_the_briefing,
 )
 from tests.browser.helpers import remember_artifact_name, second_person_page
 from tests.factories import PASSWORD
@@ -103,14 +103,7 @@ def candidate_page(browser: Browser, model_server: tuple[str, Path]) -> Iterator
 
 def upload_and_start(page: Page, exam: Exam, log: Path) -> None:
     """Invitation → identity → briefing → the report (a PDF) → text mode → the room."""
-    page.goto(exam.invitation_path)
-    page.get_by_role("button", name="Continue to my exam").click()
-    page.get_by_role(
-        "checkbox", name=f"I am {exam.candidate_name} and I am taking this exam myself."
-    ).check()
-    page.get_by_role("checkbox", name=re.compile("I understand what is recorded")).check()
-    page.get_by_role("button", name="Continue to the briefing").click()
-    page.get_by_role("button", name="I have read the briefing").click()
+    through_the_briefing(page, exam)
     expect(page.get_by_role("heading", level=1, name="Upload your report")).to_be_visible()
     page.get_by_label("Your report", exact=True).set_input_files(
         {"name": "report.pdf", "mimeType": "application/pdf", "buffer": pdf_bytes()}
