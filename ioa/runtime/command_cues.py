@@ -1358,6 +1358,7 @@ class Lexicon:
             return re.compile(fold(pattern, language))
 
         specs = [(c, s, fold(p.replace("LANG", names), language)) for c, s, p in cues]
+        heads = [beginnings(p) for _, _, p in specs]
         frame, tail = fold(frame, language), fold(tail, language)
         return cls(
             cues=tuple(Cue(c, s, re.compile(p)) for c, s, p in specs),
@@ -1365,8 +1366,8 @@ class Lexicon:
                 "|".join(f"(?:{p})" for c, _, p in specs if c is C.EMERGENCY_STOP)
             ),
             by_head={
-                head: tuple(n for n, (_, _, p) in enumerate(specs) if head in beginnings(p))
-                for head in sorted({head for _, _, p in specs for head in beginnings(p)})
+                head: tuple(n for n, starts in enumerate(heads) if head in starts)
+                for head in sorted(frozenset().union(*heads))
             },
             frame=frozenset(frame.split()),
             tail=frozenset(tail.split()) | frozenset(frame.split()),
