@@ -13,8 +13,8 @@ from django.utils.translation import gettext_lazy as _
 
 
 class Role(models.TextChoices):
-    # Translated labels: the header's role badge is on every candidate page, in the exam's
-    # language (docs/i18n.md).
+    # Translated labels: the header's role badge, in the exam's language on a candidate's page
+    # and the browser's on a staff page (docs/i18n.md, "Terms").
     AUTHOR = "author", _("Author")
     PROCTOR = "proctor", _("Proctor")
     CANDIDATE = "candidate", _("Candidate")

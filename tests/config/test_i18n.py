@@ -6,14 +6,24 @@ from __future__ import annotations
 import copy
 import re
 
+import polib
 import pytest
 from django.test import Client
 from django.urls import reverse
 
 from config.checks import check_languages
+from config.messages import LOCALE_DIR
 from publishing.services import version_publish
 from sessions.models import ExamSession, Sitting
-from tests.factories import AuthorFactory, CandidateFactory, DraftPackageFactory, example_document
+from tests.factories import (
+    AdminFactory,
+    AuthorFactory,
+    CandidateFactory,
+    DraftPackageFactory,
+    ProctorFactory,
+    UserFactory,
+    example_document,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -59,6 +69,42 @@ def test_staff_page_follows_the_browser_language(client: Client) -> None:
     assert html_lang(page.content.decode()).startswith("en")
 
 
+ROLE_BADGES = {
+    # The header's badge names the signed-in user's role in the page's language. The German
+    # catalogue calls the candidate "Kandidat" throughout (docs/i18n.md, "Terms").
+    "de": {"author": "Autor", "proctor": "Prüfungsaufsicht", "admin": "Administrator"},
+    "es": {"author": "Autor", "proctor": "Supervisor", "admin": "Administrador"},
+    "en": {"author": "Author", "proctor": "Proctor", "admin": "Administrator"},
+}
+STAFF = {"author": AuthorFactory, "proctor": ProctorFactory, "admin": AdminFactory}
+
+
+def role_badge(html: str) -> str:
+    match = re.search(r'<span class="role-badge">([^<]*)</span>', html)
+    assert match, "no role badge on the page"
+    return match.group(1)
+
+
+@pytest.mark.parametrize("language", sorted(ROLE_BADGES))
+@pytest.mark.parametrize("role", sorted(STAFF))
+def test_staff_role_badge_is_in_the_page_language(client: Client, language: str, role: str) -> None:
+    staff: type[UserFactory] = STAFF[role]
+    client.force_login(staff())
+    page = client.get(reverse("exam_sessions:proctor-home"), headers={"accept-language": language})
+    assert page.status_code == 200
+    assert role_badge(page.content.decode()) == ROLE_BADGES[language][role]
+
+
+@pytest.mark.parametrize(("language", "badge"), [("de", "Kandidat"), ("es", "Candidato")])
+def test_candidate_role_badge_is_in_the_exam_language(
+    client: Client, language: str, badge: str
+) -> None:
+    session = session_in(language)
+    client.force_login(session.candidate)
+    url = reverse("exam_sessions:exam-identity", kwargs={"session_id": session.pk})
+    assert role_badge(client.get(url).content.decode()) == badge
+
+
 @pytest.mark.parametrize(("tag", "expected"), [("de", "de"), ("es-MX", "es"), (None, "en")])
 def test_candidate_page_follows_the_exam_language(
     client: Client, tag: str | None, expected: str
@@ -79,3 +125,14 @@ def test_system_check_refuses_languages_without_runtime_tables(settings: object)
     settings.LANGUAGES = [("en", "English"), ("de", "Deutsch"), ("fr", "Français")]  # type: ignore[attr-defined]
     (error,) = check_languages()
     assert error.id == "viva.E020" and "fr" in error.msg
+
+
+def test_the_german_catalogues_name_the_candidate_one_way() -> None:
+    """'Kandidat' (and 'Kandidatin oder Kandidat'), never 'Prüfling' (docs/i18n.md, "Terms")."""
+    other = [
+        entry.msgid
+        for domain in ("django", "djangojs")
+        for entry in polib.pofile(str(LOCALE_DIR / "de" / "LC_MESSAGES" / f"{domain}.po"))
+        if "prüfling" in (entry.msgstr + " ".join(entry.msgstr_plural.values())).lower()
+    ]
+    assert other == [], f"'Prüfling' where the catalogue says 'Kandidat': {other}"
