@@ -1,4 +1,11 @@
-"""The command-line contracts: validate_package and compile_package."""
+"""The command-line contracts: validate_package and compile_package.
+
+The tests of exit codes and output formats run ``manage.py`` itself. The byte-identity and
+hostile-input tables run their command lines in batches, one interpreter per batch
+(tests/support/command_batch.py), each line through Django's entry point with its own exit status
+and captured file descriptors: a Django process costs seconds to start, and one each made this
+file the slowest in CI (issue #36).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.factories import EXAMPLES, example_document
+from tests.support.command_batch import Outcome, run_batch
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.json"))
@@ -76,9 +84,20 @@ def test_text_format_names_rule_path_and_message(tmp_path: Path) -> None:
     assert "nodes[q-dijkstra].followUpPolicy.maxFollowUps" in result.stdout
 
 
+@pytest.fixture(scope="module")
+def compiled_twice() -> dict[Path, tuple[Outcome, Outcome]]:
+    """Every example compiled in two interpreters with different hash seeds, by example."""
+    lines = [["compile_package", str(path)] for path in EXAMPLE_FILES]
+    first = run_batch(lines, env={"PYTHONHASHSEED": "1"})
+    second = run_batch(lines, env={"PYTHONHASHSEED": "2"})
+    return dict(zip(EXAMPLE_FILES, zip(first, second, strict=True), strict=True))
+
+
 @pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.stem)
-def test_compile_is_byte_identical_twice(path: Path) -> None:
-    first, second = manage("compile_package", str(path)), manage("compile_package", str(path))
+def test_compile_is_byte_identical_twice(
+    path: Path, compiled_twice: dict[Path, tuple[Outcome, Outcome]]
+) -> None:
+    first, second = compiled_twice[path]
     assert first.returncode == 0, first.stderr
     assert first.stdout == second.stdout
     flow = json.loads(first.stdout)
@@ -94,25 +113,38 @@ def test_compile_of_a_rejected_package_exits_1_with_the_report_on_stderr(tmp_pat
     assert json.loads(result.stderr)["result"] == "reject"
 
 
-@pytest.mark.parametrize("command", ["validate_package", "compile_package"])
-@pytest.mark.parametrize(
-    ("content", "named"),
-    [
-        ("[" * 10_000 + "]" * 10_000, "10000 levels deep"),
-        ('{"a":' * 5_000 + "1" + "}" * 5_000, "5000 levels deep"),
-        ('{"title": "\\ud800"}', "unpaired surrogate"),
-        (b"\xff\xfe not utf-8", "cannot be read"),
-    ],
-)
+COMMANDS = ["validate_package", "compile_package"]
+HOSTILE: list[tuple[str | bytes, str]] = [
+    ("[" * 10_000 + "]" * 10_000, "10000 levels deep"),
+    ('{"a":' * 5_000 + "1" + "}" * 5_000, "5000 levels deep"),
+    ('{"title": "\\ud800"}', "unpaired surrogate"),
+    (b"\xff\xfe not utf-8", "cannot be read"),
+]
+
+
+@pytest.fixture(scope="module")
+def hostile_outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, int], Outcome]:
+    """Each command on each hostile file, in one batch, by (command, the file's index)."""
+    folder = tmp_path_factory.mktemp("hostile")
+    paths = []
+    for index, (content, _) in enumerate(HOSTILE):
+        path = folder / f"hostile-{index}.json"
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+        paths.append(path)
+    cases = [(command, index) for command in COMMANDS for index in range(len(HOSTILE))]
+    outcomes = run_batch([[command, str(paths[index])] for command, index in cases])
+    return dict(zip(cases, outcomes, strict=True))
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize(("index", "named"), [(i, named) for i, (_, named) in enumerate(HOSTILE)])
 def test_deep_or_unreadable_input_exits_2_with_a_clear_message(
-    tmp_path: Path, command: str, content: str | bytes, named: str
+    hostile_outcomes: dict[tuple[str, int], Outcome], command: str, index: int, named: str
 ) -> None:
-    path = tmp_path / "hostile.json"
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8")
-    done = manage(command, str(path))
+    done = hostile_outcomes[(command, index)]
     assert done.returncode == 2, done.stderr[-2000:]
     assert "Traceback" not in done.stdout + done.stderr
     assert named in done.stdout + done.stderr
