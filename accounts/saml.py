@@ -35,7 +35,7 @@ import shutil
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import requests
 from defusedxml import ElementTree
@@ -47,17 +47,22 @@ from django.db import transaction
 from django.http import HttpRequest
 from django.urls import reverse
 from saml2 import BINDING_HTTP_POST, BINDING_HTTP_REDIRECT
-from saml2.client import Saml2Client
-from saml2.config import SPConfig
-from saml2.metadata import create_metadata_string
-from saml2.response import AuthnResponse
 from saml2.saml import NAMEID_FORMAT_PERSISTENT, NAMEID_FORMAT_TRANSIENT
-from saml2.sigver import CryptoBackendXmlSec1
 from saml2.xmldsig import DIGEST_SHA256, SIG_RSA_SHA256
 
 from accounts.models import User
 from accounts.sso import STAFF_ROLES
 from web import outbound
+
+# pysaml2's client, configuration, metadata and signature modules (with xmlschema under them)
+# cost ~0.6 s CPU to import, in every Django process that loads the URLconf (the sign-in pages
+# name this module), while only a SAML sign-in or the metadata page uses them: they are imported
+# in the functions that use them (a third-party library, no dependency of ours hidden; issue
+# #36). The constants above come from pysaml2's light modules.
+if TYPE_CHECKING:
+    from saml2.client import Saml2Client
+    from saml2.config import SPConfig
+    from saml2.response import AuthnResponse
 
 logger = logging.getLogger(__name__)
 
@@ -189,6 +194,8 @@ def _skew() -> int:
 
 def _sp_config(base: str, provider: IdentityProvider | None) -> SPConfig:
     """pysaml2's configuration of our service provider (with one provider's metadata)."""
+    from saml2.config import SPConfig
+
     key_file = str(getattr(settings, "VIVA_SAML_KEY_FILE", "") or "") or None
     cert_file = str(getattr(settings, "VIVA_SAML_CERT_FILE", "") or "") or None
     require_signed = bool(getattr(settings, "VIVA_SAML_REQUIRE_SIGNED_ASSERTIONS", True))
@@ -225,6 +232,8 @@ def _sp_config(base: str, provider: IdentityProvider | None) -> SPConfig:
 
 def sp_metadata(base: str) -> str:
     """Our service provider's metadata for federations, signed when a key is configured."""
+    from saml2.metadata import create_metadata_string
+
     config = _sp_config(base, None)
     signed = bool(config.key_file and config.cert_file)
     xml: str = create_metadata_string(
@@ -270,6 +279,8 @@ def _fetch_metadata(provider: IdentityProvider) -> str:
 def _signed_metadata(provider: IdentityProvider, xml: str) -> str:
     """``xml`` if no ``metadata_cert`` is configured, or if its root element carries a signature
     over itself that the certificate verifies (xmlsec1); else refused."""
+    from saml2.sigver import CryptoBackendXmlSec1
+
     if not provider.metadata_cert:
         return xml
     try:
@@ -289,6 +300,9 @@ def _signed_metadata(provider: IdentityProvider, xml: str) -> str:
 
 
 def _client(base: str, provider: IdentityProvider) -> Saml2Client:
+    """pysaml2's client for one provider; an unusable configuration is a refusal (502)."""
+    from saml2.client import Saml2Client
+
     try:
         return Saml2Client(config=_sp_config(base, provider))
     except SamlRefused:
