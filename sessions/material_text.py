@@ -29,8 +29,6 @@ import zipfile
 from dataclasses import dataclass
 from typing import Final
 
-import docx
-import pypdf
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext_lazy
 
@@ -152,6 +150,8 @@ def _wrong_type() -> MaterialRefused:
 
 def _pdf_text(data: bytes) -> str:
     """The text of every page of a PDF (refused: encrypted, damaged, too many pages)."""
+    import pypdf  # here, not at the top: see _docx_text
+
     try:
         reader = pypdf.PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
@@ -225,6 +225,11 @@ def _check_bomb(archive: zipfile.ZipFile) -> None:
 
 def _docx_text(data: bytes) -> str:
     """Paragraphs, then table cells, of a Word document."""
+    # python-docx and pypdf (with lxml under python-docx) are imported by the readers that use
+    # them: every Django process imports this module (the exam room names it) and only an
+    # upload reads a file (issue #36). A third-party library: no dependency of ours hidden.
+    import docx
+
     try:
         document = docx.Document(io.BytesIO(data))
     except Exception as error:  # python-docx raises KeyError, ValueError, lxml errors ...
