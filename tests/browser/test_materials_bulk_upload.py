@@ -75,7 +75,7 @@ def open_the_materials_page(page: Page) -> None:
 
 def upload_with_the_keyboard(page: Page, archive: bytes) -> None:
     """Tab to the labelled file field, give it the ZIP, Tab to Upload, Enter. (Chromium opens
-    its own file dialog on Space; waiting for that dialog's event missed 1 run in 5 on a busy
+    its own file dialog on Space; waiting for that dialog's event missed 1 run in 7 on a busy
     machine, and the dialog is the browser's, so the file is set on the focused field.)"""
     field = page.get_by_label("Upload in bulk: a ZIP file")
     tab_to(page, field)
