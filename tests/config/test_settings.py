@@ -5,6 +5,8 @@ Settings are module-level, so each shape is loaded in a fresh interpreter with i
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import os
 import subprocess
@@ -51,10 +53,23 @@ def run(code_or_args: list[str], **env: str) -> subprocess.CompletedProcess[str]
     )
 
 
-def load(**env: str) -> dict[str, object]:
-    result = run(["-c", PROBE], **env)
+@functools.cache
+def _loaded(env: tuple[tuple[str, str], ...]) -> dict[str, object]:
+    result = run(["-c", PROBE], **dict(env))
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def load(**env: str) -> dict[str, object]:
+    """The probe's settings in a fresh interpreter with ``env``; one interpreter per environment
+    (a Django process costs seconds to start: issue #36), each test gets its own copy."""
+    return copy.deepcopy(_loaded(tuple(sorted(env.items()))))
+
+
+SERVICES = {
+    "DATABASE_URL": "postgres://u:p@db.internal:5432/viva",
+    "REDIS_URL": "redis://cache:6379/2",
+}
 
 
 def test_embedded_default_when_nothing_is_set(tmp_path: Path) -> None:
@@ -69,7 +84,7 @@ def test_embedded_default_when_nothing_is_set(tmp_path: Path) -> None:
 
 
 def test_real_services_from_database_url_and_redis_url() -> None:
-    s = load(DATABASE_URL="postgres://u:p@db.internal:5432/viva", REDIS_URL="redis://cache:6379/2")
+    s = load(**SERVICES)
     assert s["engine"] == "django.db.backends.postgresql"
     assert s["db_name"] == "viva"
     assert s["layer"] == "channels_redis.core.RedisChannelLayer"
@@ -81,7 +96,7 @@ def test_real_services_from_database_url_and_redis_url() -> None:
 
 
 def test_celery_is_configured_not_to_lose_work() -> None:
-    s = load(DATABASE_URL="postgres://u:p@db:5432/viva", REDIS_URL="redis://cache:6379/0")
+    s = load(**SERVICES)  # the services shape above: one interpreter for both tests
     assert s["acks_late"] is True
     assert s["reject_on_lost"] is True
     assert s["prefetch"] == 1
