@@ -2,11 +2,12 @@
 sitting whose exam asks about each candidate's report goes from the proctoring page to the
 sitting's materials and its Upload button by Tab and Enter, uploads one ZIP (a folder of
 reports named by candidate: a Word document made with python-docx, named by username; a
-Markdown file, named by email; a PDF named for nobody in the sitting), and reads, line by line, which files were stored
-for whom and which was refused and why. Each stored report is then the material of its
-candidate's session (the database, the staff page and the candidate's own report step), and
-nothing was stored for the unknown name. axe-core finds no violation of any impact before or
-after the upload. Elements are found by role, label and accessible name."""
+Markdown file, named by email; a PDF named for nobody in the sitting), and reads, line by
+line, which files were stored for whom and which was refused and why. Each stored report is
+then the material of its candidate's session (the database, the staff page and the
+candidate's own report step), and nothing was stored for the unknown name. axe-core finds no
+violation of any impact before or after the upload. Elements are found by role, label and
+accessible name."""
 
 from __future__ import annotations
 
