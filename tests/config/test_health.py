@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import websockets
@@ -56,28 +58,34 @@ def test_healthz_on_services_reports_postgres_redis_and_a_live_celery_worker() -
         assert during["status"] == "ok"
 
 
+@pytest.fixture(scope="module")
+def server(django_db_setup: Any, django_db_blocker: Any) -> Iterator[str]:
+    """One daphne for both socket tests: a server process costs seconds to start (issue #36)."""
+    with django_db_blocker.unblock(), asgi_server() as address:
+        yield address
+
+
 @pytest.mark.django_db(transaction=True)
-def test_websocket_health_over_a_real_socket() -> None:
+def test_websocket_health_over_a_real_socket(server: str) -> None:
     async def talk(address: str) -> dict:
         async with websockets.connect(
             f"ws://{address}/ws/healthz/", origin=f"http://{address}", open_timeout=10
         ) as ws:
             return json.loads(await asyncio.wait_for(ws.recv(), 10))
 
-    with asgi_server() as address:
-        message = asyncio.run(talk(address))
+    message = asyncio.run(talk(server))
     assert message["type"] == "healthz"
     assert message["channelLayer"]["status"] == "ok"
 
 
 @pytest.mark.django_db(transaction=True)
-def test_websocket_from_a_foreign_origin_is_refused_at_the_handshake() -> None:
+def test_websocket_from_a_foreign_origin_is_refused_at_the_handshake(server: str) -> None:
     async def talk(address: str) -> None:
         async with websockets.connect(
             f"ws://{address}/ws/healthz/", origin="https://evil.example", open_timeout=10
         ):
             pass
 
-    with asgi_server() as address, pytest.raises(websockets.exceptions.InvalidStatus) as refused:
-        asyncio.run(talk(address))
+    with pytest.raises(websockets.exceptions.InvalidStatus) as refused:
+        asyncio.run(talk(server))
     assert refused.value.response.status_code == 403
