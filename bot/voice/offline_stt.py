@@ -50,9 +50,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import threading
-from collections import deque
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from loguru import logger
 from pipecat.audio.utils import create_file_resampler
@@ -62,8 +61,6 @@ from pipecat.frames.frames import (
     Frame,
     StartFrame,
     TranscriptionFrame,
-    VADUserStartedSpeakingFrame,
-    VADUserStoppedSpeakingFrame,
 )
 from pipecat.processors.frame_processor import FrameDirection
 from pipecat.services.settings import STTSettings
@@ -71,9 +68,9 @@ from pipecat.services.stt_service import SegmentedSTTService
 from pipecat.transcriptions.language import Language
 from pipecat.utils.time import time_now_iso8601
 
-from bot.activity import speech_instant
 from bot.voice.decoder_workers import DecoderProcesses
 from bot.voice.exam_language_model import ExamLanguageModel, ExamModels, build_exam_models
+from bot.voice.segment_spans import SegmentSpans
 from bot.voice.sphinx_decoder import (
     DEFAULT_DECODER_OPTIONS,
     DEFAULT_MAX_DECODERS,
@@ -150,6 +147,9 @@ class PocketsphinxSTTService(SegmentedSTTService):
     only. ``TranscriptionFrame.result`` is an :class:`OfflineTranscript`; ``finalized`` is set.
     """
 
+    USAGE: ClassVar[tuple[str, str]] = ("pocketsphinx", "en-us")
+    """(engine, model) for usage records."""
+
     def __init__(
         self,
         *,
@@ -181,8 +181,7 @@ class PocketsphinxSTTService(SegmentedSTTService):
         self._current_node: Callable[[], str | None] | None = None
         self._models: ExamModels | None = None
         self._building: asyncio.Task[None] | None = None
-        self._speech_start: float | None = None
-        self._spans: deque[tuple[float | None, float | None]] = deque()
+        self._spans = SegmentSpans()
 
     def use_exam_text(
         self,
@@ -276,17 +275,13 @@ class PocketsphinxSTTService(SegmentedSTTService):
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         """Note when each VAD segment's speech started and ended (the base class queues one
         segment for :meth:`run_stt` at each stop while usable, in order), then process."""
-        if isinstance(frame, VADUserStartedSpeakingFrame):
-            self._speech_start = speech_instant(frame)
-        elif isinstance(frame, VADUserStoppedSpeakingFrame) and self.is_usable:
-            self._spans.append((self._speech_start, speech_instant(frame)))
-            self._speech_start = None
+        self._spans.observe(frame, usable=self.is_usable)
         await super().process_frame(frame, direction)
 
     async def run_stt(self, audio: bytes) -> AsyncGenerator[Frame | None, None]:
         """Decode one segment (raw 16-bit mono PCM at :attr:`sample_rate`); the transcript
         carries when its speech started and ended (``OfflineTranscript.speech_start``/``_end``)."""
-        start, end = self._spans.popleft() if self._spans else (None, None)
+        start, end = self._spans.next_span()
         await self._models_built()
         await self.start_processing_metrics()
         pcm = audio
