@@ -22,7 +22,10 @@ with):
   (``bot.voice.offline_stt.DEFAULT_DECODER_OPTIONS``: top-6 Gaussians);
 * ``product``: what the bot runs now, by the same code: the product's decoder options and, for
   each answer, the language model of the exam node it answers
-  (``bot.voice.exam_language_model.ExamModels.for_node``).
+  (``bot.voice.exam_language_model.ExamModels.for_node``);
+* ``whisper``: the second offline engine (``VIVA_OFFLINE_STT=whisper``, issue #30), Whisper
+  tiny.en from its package, prompted with the text of the node each answer is given at, as
+  ``bot.voice.whisper_stt.OfflineWhisperSTTService`` does (``--no-whisper`` leaves it out).
 
 Target (issue #17): half of today's WER.
 
@@ -85,6 +88,8 @@ CONFIGURATIONS: tuple[tuple[str, Mapping[str, Any] | None, str], ...] = (
     ("exam-lm+topn", None, "package"),
     ("product", None, "node"),
 )
+WHISPER = "whisper"
+
 EXAMPLE = ROOT / "examples" / "cs201-graph-algorithms.json"
 
 
@@ -135,19 +140,14 @@ def measure(
     exam: str,
     corpus: list[Utterance],
 ) -> dict[str, Any]:
-    from bot.voice.offline_stt import DEFAULT_DECODER_OPTIONS, DecoderPool
-
-    pool = DecoderPool(DEFAULT_DECODER_OPTIONS if options is None else options, 1)
-    pool.warm_up()
-    models = exam_models() if exam else None
+    decode = whisper_decoding() if name == WHISPER else sphinx_decoding(options, exam)
     errors = total = 0
     confidences: list[float] = []
     seconds: list[float] = []
     by_voice: dict[str, list[int]] = {}
     for label, node, reference, pcm in corpus:
-        model = None if models is None else models.for_node(node if exam == "node" else None)
         started = time.perf_counter()
-        result = pool.decode(pcm, model)
+        result = decode(pcm, node)
         seconds.append(time.perf_counter() - started)
         hypothesis = words(result.text) if result else []
         ref = words(reference)
@@ -167,6 +167,37 @@ def measure(
     }
 
 
+def sphinx_decoding(options: Mapping[str, Any] | None, exam: str) -> Any:
+    """``decode(pcm, node)`` by PocketSphinx with ``options`` and the ``exam`` model."""
+    from bot.voice.offline_stt import DEFAULT_DECODER_OPTIONS, DecoderPool
+
+    pool = DecoderPool(DEFAULT_DECODER_OPTIONS if options is None else options, 1)
+    pool.warm_up()
+    models = exam_models() if exam else None
+
+    def decode(pcm: bytes, node: str) -> Any:
+        model = None if models is None else models.for_node(node if exam == "node" else None)
+        return pool.decode(pcm, model)
+
+    return decode
+
+
+def whisper_decoding() -> Any:
+    """``decode(pcm, node)`` by Whisper tiny.en, prompted with the node's text."""
+    from bot.voice.exam_text import node_texts, package_texts
+    from bot.voice.whisper_decoder import WhisperDecoder, exam_prompt
+
+    document = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    nodes, package = node_texts(document), exam_prompt(package_texts(document))
+    decoder = WhisperDecoder(workers=1, cpu_threads=os.cpu_count() or 1)
+    decoder.warm_up()
+
+    def decode(pcm: bytes, node: str) -> Any:
+        return decoder.decode(pcm, exam_prompt(nodes.get(node, ())) or package)
+
+    return decode
+
+
 def exam_models() -> Any:
     """The demo package's language models (package-wide and per node), built from the package's
     text alone, as the bot builds them (``bot.voice.exam_text.bias_recogniser``)."""
@@ -183,6 +214,7 @@ def main() -> int:
     )
     parser.add_argument("--voices", nargs="*", default=["en-us", "en-us+f2", "en-gb"])
     parser.add_argument("--rates", nargs="*", type=int, default=[140, 175])
+    parser.add_argument("--no-whisper", action="store_true", help="leave the Whisper row out")
     args = parser.parse_args()
     one, five, _ = os.getloadavg()
     print(f"bench/stt.py  (load average {one:.2f} {five:.2f} on {os.cpu_count()} CPUs)")
@@ -192,7 +224,8 @@ def main() -> int:
         f"corpus: {len(CORPUS)} answers x {len(args.voices)} voices x {len(args.rates)} rates "
         f"= {len(corpus)} utterances, {words_total} words"
     )
-    results = [measure(name, options, exam, corpus) for name, options, exam in CONFIGURATIONS]
+    configurations = [*CONFIGURATIONS] + ([] if args.no_whisper else [(WHISPER, None, "")])
+    results = [measure(name, options, exam, corpus) for name, options, exam in configurations]
     baseline = results[0]["wer"]
     for r in results:
         ratio = r["wer"] / baseline if baseline else 0.0
@@ -203,7 +236,7 @@ def main() -> int:
         print(
             "               " + "  ".join(f"{k} {v * 100:.0f}%" for k, v in r["by_voice"].items())
         )
-    product = results[-1]
+    product = next(r for r in results if r["name"] == "product")
     met = "met" if product["wer"] <= baseline / 2 else "NOT met"
     print(f"target (product at half of today's WER, {baseline * 50:.1f} %): {met}")
     return 0

@@ -30,9 +30,11 @@ from pipecat.services.stt_service import SegmentedSTTService
 from bot.activity import TimedVADProcessor
 from bot.speech_fallback import SpeechFallback, with_fallback
 from bot.speech_providers import (
+    OFFLINE_STT_ENGINES,
     TTS_QUIET_SECONDS,
     build_hosted_stt,
     build_hosted_tts,
+    offline_stt_engine,
     resolve_speech,
 )
 from bot.voice.languages import VoiceLanguageError, offline_stt_available, offline_voice
@@ -48,7 +50,6 @@ if TYPE_CHECKING:
 
     from bot.pipeline import BotIO
     from bot.speech_providers import SpeechChoice
-    from bot.voice.offline_stt import PocketsphinxSTTService
     from bot.voice.offline_tts import EspeakTTSService
 
 VOICE_IN_SAMPLE_RATE: Final = 16000
@@ -134,11 +135,22 @@ def vad_for(stt: FrameProcessor) -> VADProcessor:
     return build_vad_processor(stop_secs=VAD_STOP_SECS if segmented else STREAMING_VAD_STOP_SECS)
 
 
-def build_offline_stt() -> PocketsphinxSTTService:
-    """PocketSphinx STT (``VIVA_STT_DECODERS``: size of the process-wide decoder pool)."""
+def offline_stt_usage() -> tuple[str, str]:
+    """The offline recogniser's (engine, model) for usage records."""
+    engine = offline_stt_engine()
+    return engine, OFFLINE_STT_ENGINES[engine]
+
+
+def build_offline_stt() -> SegmentedSTTService:
+    """The offline STT ``VIVA_OFFLINE_STT`` chooses: PocketSphinx (``VIVA_STT_DECODERS``: size
+    of the process-wide decoder pool) or Whisper tiny.en (that many decodes at once)."""
     from bot.voice.offline_stt import DEFAULT_MAX_DECODERS, PocketsphinxSTTService
 
     decoders = int(voice_setting("VIVA_STT_DECODERS", str(DEFAULT_MAX_DECODERS)))
+    if offline_stt_engine() == "whisper":
+        from bot.voice.whisper_stt import OfflineWhisperSTTService, shared_decoder
+
+        return OfflineWhisperSTTService(decoder=shared_decoder(decoders))
     return PocketsphinxSTTService(max_decoders=decoders)
 
 
@@ -242,7 +254,6 @@ def voice_io(
     from pipecat.pipeline.pipeline import Pipeline
 
     from bot.pipeline import BotIO
-    from bot.voice.offline_stt import PocketsphinxSTTService
     from bot.voice.offline_tts import EspeakTTSService
 
     stt_choice = resolve_speech("stt") if stt is None else None
@@ -266,8 +277,9 @@ def voice_io(
     source = input if input is not None else (transport.input() if transport else None)
     vad = vad_for(stt)
     providers: dict[str, tuple[str, str]] = {}
-    if isinstance(stt, PocketsphinxSTTService):
-        providers["stt"] = ("pocketsphinx", "en-us")
+    offline_usage = getattr(stt, "USAGE", None)  # an offline recogniser names itself
+    if isinstance(offline_usage, tuple):
+        providers["stt"] = offline_usage
     elif stt_choice is not None:
         providers["stt"] = stt_choice.usage_label
     if isinstance(tts, EspeakTTSService):
@@ -322,7 +334,7 @@ def _fallbacks(
     fallbacks: dict[str, SpeechFallback] = {}
     if hosted_stt is not None and offline_stt_available(language):
         fallbacks["stt"] = with_fallback(
-            "stt", hosted_stt, build_offline_stt(), ("pocketsphinx", "en-us")
+            "stt", hosted_stt, build_offline_stt(), offline_stt_usage()
         )
     if hosted_tts is not None:  # eSpeak's voice for the language (VIVA_TTS_VOICE is the host's)
         voice = build_offline_tts(slower=slower, voice=offline_voice(language))

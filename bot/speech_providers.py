@@ -259,12 +259,27 @@ def resolve_speech(kind: Kind) -> SpeechChoice:
     return SpeechChoice(kind, provider, model, voice, language, base_url, region, key)
 
 
+OFFLINE_STT_ENGINES: Final = {"pocketsphinx": "en-us", "whisper": "tiny.en"}
+"""The offline recognisers ``VIVA_OFFLINE_STT`` chooses from, with their model names."""
+
+
+def offline_stt_engine() -> str:
+    """The offline recogniser ``VIVA_OFFLINE_STT`` names (default ``pocketsphinx``); raises
+    :class:`SpeechProviderError` naming the variable for another value."""
+    engine = (_raw("VIVA_OFFLINE_STT") or "pocketsphinx").lower()
+    if engine not in OFFLINE_STT_ENGINES:
+        raise SpeechProviderError(
+            f"VIVA_OFFLINE_STT={engine!r} is not one of {', '.join(sorted(OFFLINE_STT_ENGINES))}"
+        )
+    return engine
+
+
 def configuration_problems() -> list[str]:
-    """Every speech misconfiguration, as messages (empty when both resolve)."""
+    """Every speech misconfiguration, as messages (empty when all resolve)."""
     problems = []
-    for kind in ("stt", "tts"):
+    for check in (lambda: resolve_speech("stt"), lambda: resolve_speech("tts"), offline_stt_engine):
         try:
-            resolve_speech(kind)
+            check()
         except SpeechProviderError as exc:
             problems.append(str(exc))
     return problems
