@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,13 +26,18 @@ from channels.testing import WebsocketCommunicator
 from django.db import connection
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
+from pytest_django import DjangoDbBlocker
 
 from config.routing import websocket_urlpatterns
 from sessions.models import ExamSession, ProctorActionRequest, SessionEvent, Sitting
 from tests.factories import AuthorFactory, CandidateFactory, ProctorFactory
 from tests.sessions.factories import ExamSessionFactory, SittingFactory
+from tests.support.shared_world import CommittingClient, reloaded, rolled_back_world
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The HTTP tests (class TestHttp) share one world and roll their changes back; only the socket
+# tests are transactional: a consumer's database calls run in another thread, on another
+# connection, which sees committed rows only.
+pytestmark = pytest.mark.django_db
 
 
 @dataclass(frozen=True)
@@ -162,9 +168,12 @@ class World:
             ExamSession.objects.filter(extra_time_multiplier__gt=1).count(),
         )
 
+    def fresh(self) -> World:
+        """The same world with fresh copies of its objects (see :func:`reloaded`)."""
+        return World(*(reloaded(obj) for obj in vars(self).values()))
 
-@pytest.fixture
-def world() -> World:
+
+def build_world() -> World:
     from publishing.services import version_publish
     from tests.factories import DraftPackageFactory, example_document
 
@@ -179,8 +188,14 @@ def world() -> World:
     return World(sitting, session, proctor, stranger, session.candidate)
 
 
+@pytest.fixture
+def world() -> World:
+    """A world of the test's own (committed: the socket tests)."""
+    return build_world()
+
+
 def client_for(user: Any | None) -> Client:
-    client = Client()
+    client = CommittingClient()
     if user is not None:
         client.force_login(user)
     return client
@@ -203,63 +218,73 @@ def test_the_table_covers_every_proctor_route() -> None:
     assert names(get_resolver().url_patterns) == covered
 
 
-@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=lambda e: e.name)
-def test_the_sittings_proctor_gets_through(world: World, endpoint: Endpoint) -> None:
-    response = endpoint.call(client_for(world.proctor), world)
-    assert response.status_code in (200, 201, 302), response.content[:500]
+class TestHttp:
+    """The pages and the REST API: one world for the class, each test's changes rolled back."""
 
+    @pytest.fixture(scope="class")
+    @classmethod
+    def shared_world(
+        cls, django_db_setup: None, django_db_blocker: DjangoDbBlocker
+    ) -> Iterator[World]:
+        with rolled_back_world(django_db_blocker, build_world, run_on_commit=True) as world:
+            yield world
 
-@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=lambda e: e.name)
-def test_a_proctor_of_another_sitting_gets_404_and_changes_nothing(
-    world: World, endpoint: Endpoint
-) -> None:
-    before = world.footprint()
-    response = endpoint.call(client_for(world.stranger), world)
-    assert response.status_code == 404
-    if endpoint.api:
-        assert response.json()["error"]["code"] == "not_found"
-    assert world.footprint() == before
+    @pytest.fixture
+    def world(self, shared_world: World) -> World:
+        return shared_world.fresh()
 
+    @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=lambda e: e.name)
+    def test_the_sittings_proctor_gets_through(self, world: World, endpoint: Endpoint) -> None:
+        response = endpoint.call(client_for(world.proctor), world)
+        assert response.status_code in (200, 201, 302), response.content[:500]
 
-@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=lambda e: e.name)
-def test_an_author_of_another_package_gets_404(world: World, endpoint: Endpoint) -> None:
-    response = endpoint.call(client_for(AuthorFactory()), world)
-    assert response.status_code == 404
+    @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=lambda e: e.name)
+    def test_a_proctor_of_another_sitting_gets_404_and_changes_nothing(
+        self, world: World, endpoint: Endpoint
+    ) -> None:
+        before = world.footprint()
+        response = endpoint.call(client_for(world.stranger), world)
+        assert response.status_code == 404
+        if endpoint.api:
+            assert response.json()["error"]["code"] == "not_found"
+        assert world.footprint() == before
 
+    @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=lambda e: e.name)
+    def test_an_author_of_another_package_gets_404(self, world: World, endpoint: Endpoint) -> None:
+        response = endpoint.call(client_for(AuthorFactory()), world)
+        assert response.status_code == 404
 
-@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=lambda e: e.name)
-@pytest.mark.parametrize("who", ["own candidate", "other candidate"])
-def test_a_candidate_gets_403(world: World, endpoint: Endpoint, who: str) -> None:
-    user = world.candidate if who == "own candidate" else CandidateFactory()
-    before = world.footprint()
-    response = endpoint.call(client_for(user), world)
-    assert response.status_code == 403
-    assert world.footprint() == before
+    @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=lambda e: e.name)
+    @pytest.mark.parametrize("who", ["own candidate", "other candidate"])
+    def test_a_candidate_gets_403(self, world: World, endpoint: Endpoint, who: str) -> None:
+        user = world.candidate if who == "own candidate" else CandidateFactory()
+        before = world.footprint()
+        response = endpoint.call(client_for(user), world)
+        assert response.status_code == 403
+        assert world.footprint() == before
 
+    @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=lambda e: e.name)
+    def test_anonymous_visitors_are_sent_to_sign_in(self, world: World, endpoint: Endpoint) -> None:
+        response = endpoint.call(client_for(None), world)
+        if endpoint.api:
+            assert response.status_code == 401
+        else:
+            assert response.status_code == 302 and "login" in response.url
 
-@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=lambda e: e.name)
-def test_anonymous_visitors_are_sent_to_sign_in(world: World, endpoint: Endpoint) -> None:
-    response = endpoint.call(client_for(None), world)
-    if endpoint.api:
-        assert response.status_code == 401
-    else:
-        assert response.status_code == 302 and "login" in response.url
-
-
-@pytest.mark.parametrize(("name", "path"), LISTS)
-def test_lists_show_only_ones_own(world: World, name: str, path: str) -> None:
-    own = client_for(world.proctor).get(path)
-    other = client_for(world.stranger).get(path)
-    assert own.status_code == other.status_code == 200
-    if path.startswith("/api/"):
-        own_ids = {str(r.get("id") or r.get("sessionId")) for r in own.json()["results"]}
-        other_ids = {str(r.get("id") or r.get("sessionId")) for r in other.json()["results"]}
-        mine = str(world.sitting.pk if "sittings" in path else world.session.pk)
-        assert mine in own_ids and mine not in other_ids
-    else:
-        assert world.sitting.title in own.content.decode()
-        assert world.sitting.title not in other.content.decode()
-    assert client_for(world.candidate).get(path).status_code == 403
+    @pytest.mark.parametrize(("name", "path"), LISTS)
+    def test_lists_show_only_ones_own(self, world: World, name: str, path: str) -> None:
+        own = client_for(world.proctor).get(path)
+        other = client_for(world.stranger).get(path)
+        assert own.status_code == other.status_code == 200
+        if path.startswith("/api/"):
+            own_ids = {str(r.get("id") or r.get("sessionId")) for r in own.json()["results"]}
+            other_ids = {str(r.get("id") or r.get("sessionId")) for r in other.json()["results"]}
+            mine = str(world.sitting.pk if "sittings" in path else world.session.pk)
+            assert mine in own_ids and mine not in other_ids
+        else:
+            assert world.sitting.title in own.content.decode()
+            assert world.sitting.title not in other.content.decode()
+        assert client_for(world.candidate).get(path).status_code == 403
 
 
 # --- sockets -------------------------------------------------------------------------------------
@@ -290,6 +315,7 @@ def connect(path: str, user: Any) -> tuple[bool, dict[str, Any] | None]:
     return asyncio.run(_connect(path, user if user is not None else AnonymousUser()))
 
 
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("socket", SOCKETS)
 def test_sockets_admit_the_sittings_proctor_with_the_proctor_view(
     world: World, socket: str
@@ -305,6 +331,7 @@ def test_sockets_admit_the_sittings_proctor_with_the_proctor_view(
         assert first == {"kind": "caught_up", "lastSeq": 0, "audience": "proctor"}
 
 
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("socket", SOCKETS)
 @pytest.mark.parametrize("who", ["stranger", "other candidate", "anonymous", "author"])
 def test_sockets_refuse_everyone_else(world: World, socket: str, who: str) -> None:
@@ -318,6 +345,7 @@ def test_sockets_refuse_everyone_else(world: World, socket: str, who: str) -> No
     assert not connected
 
 
+@pytest.mark.django_db(transaction=True)
 def test_a_candidate_reaches_no_proctor_socket_not_even_for_their_own_sitting(
     world: World,
 ) -> None:
