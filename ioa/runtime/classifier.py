@@ -476,7 +476,7 @@ _GERMAN_COMMANDS: Final[CommandRules] = (
             rf"(?:anders|einfacher|verständlicher|mit anderen worten|in anderen worten|in "
             rf"einfacheren worten|auf andere weise) (?:formulieren|sagen|ausdrücken|fragen|stellen"
             rf"|erklären)\b",
-            r"\bumformulieren\b",
+            r"^(?:die frage )?umformulieren$",
             r"^anders formulieren$",
         ),
     ),

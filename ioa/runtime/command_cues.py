@@ -54,10 +54,16 @@ Each accepted cue adds :data:`WEIGHTS` to its command; the highest total (at lea
 ties go by :data:`PRIORITY` (the more consequential first). Combinations: an emergency cue
 wins over everything when the candidate is in the turn ("I feel really sick", "there's a
 fire"; not "the fire alarm test is every Monday"); giving up on the question turns "go on"
-into skip ("I don't know, can we go on?"); revising needs an earlier answer named ("my last
-answer", "Frage zwei", "la primera pregunta"); a language switch needs a language named and a
-request; answer closings ("that's my answer", "das war's zu dieser Frage", "esa es mi
-respuesta") are no finish or skip unless the exam itself is named.
+into skip ("I don't know, can we go on?"), and so does going on to another question
+("¿seguimos con otra?"), while going on with the exam itself is a resume ("weiter mit der
+Prüfung": :data:`_GO_ON`); an acute danger of the candidate's own (their body, a person of
+their household just hurt, their home: :data:`_ACUTE`) is an emergency, and outranks the stop
+it is the reason for; a wager on the answer ("I'd stake my life on it", "Hand ins Feuer")
+signals confidence, and no emergency cue counts inside it (:data:`_WAGER`); "again" after a
+state ("todo bien otra vez") asks for no repeat (:data:`_STATE`); revising needs an earlier
+answer named ("my last answer", "Frage zwei", "la primera pregunta"); a language switch needs a
+language named and a request; answer closings ("that's my answer", "das war's zu dieser
+Frage", "esa es mi respuesta") are no finish or skip unless the exam itself is named.
 
 Deterministic and cheap (about 25 µs a turn beside the sentence rules' ~50 µs): every pattern
 is compiled once; each cue is tried, anchored, only at the word starts that begin with one of
@@ -299,6 +305,122 @@ collapsed ("someone just collapsed in the hallway", "hier ist grad jemand umgeki
 "alguien se acaba de desmayar aquí"), an attack of their own; "here", "just" or the room
 anchors it, so "if someone collapsed you'd check the airway" stays an answer."""
 
+_KIN: Final = MappingProxyType(
+    {
+        "en": r"(?:mum|mom|mother|dad|father|brother|sister|son|daughter|wife|husband|partner"
+        r"|gran|granny|grandma|grandmother|grandad|grandpa|grandfather|nan|baby|child|kid"
+        r"|flatmate|roommate|neighbou?r|boyfriend|girlfriend|aunt|uncle)",
+        "de": r"(?:vater|mutter|mama|papa|oma|opa|großmutter|großvater|sohn|tochter|frau|mann"
+        r"|kind|baby|bruder|schwester|freundin|freund|mitbewohner\w*|nachbar\w*|partner\w*)",
+        "es": r"(?:madre|padre|mamá|papá|abuel[oa]|hij[oa]|herman[oa]|mujer|marido|pareja"
+        r"|novi[oa]|bebé|niñ[oa]|compañer[oa] de piso|vecin[oa])",
+    }
+)
+"""A person of the candidate's household ("my mum", "mein Vater", "mi abuela")."""
+
+_ACUTE_WRITTEN: Final = MappingProxyType(
+    {
+        "en": r"\bmy (?:little |baby |big |older |younger |elder )?KIN(?:'s| has| is)? (?:just )?"
+        r"(?:fallen|collapsed|fainted|passed out|stopped breathing)\b|\bmy (?:little |baby |big"
+        r" |older |younger |elder )?KIN just (?:fell|collapsed|fainted|passed out)\b"
+        r"|\bmy KIN(?:'s| is) (?:not breathing|unconscious|choking|having a (?:fit|seizure"
+        r"|stroke|heart attack))\b|\bmy heart(?:'s| is) (?:racing|pounding)\b|\b(?:the room"
+        r"|everything|my head)(?:'s| is) spinning\b|\bi(?:'m| am) (?:bleeding|blacking out)\b"
+        r"|(?<!if )(?<!when )\b(?:there'?s|there is) (?:smoke|a gas leak|water everywhere)"
+        r"(?= (?:in|here|everywhere|coming)\b|$)|\bi (?:can )?smell (?:gas|smoke|burning)\b"
+        r"|\b(?:the|my) (?:house|flat|kitchen|room|apartment|building) is (?:on fire|filling"
+        r" with smoke|flooding)\b",
+        "de": r"\bmein\w* (?:kleine\w* |große\w* )?KIN ist (?:gerade|grad|eben|soeben|jetzt)"
+        r"(?: \w+){0,3} (?:hingefallen|gestürzt|zusammengebrochen|umgekippt|ohnmächtig"
+        r"|bewusstlos|runtergefallen)\b|\b(?:ich )?(?:hab|habe) (?:\w+ )?herzrasen\b"
+        r"|\bmein herz (?:rast|hämmert)\b|\b(?:mir )?dreht sich alles\b|\balles dreht sich\b"
+        r"|\bich blute\b|\bes riecht (?:hier )?nach (?:gas|rauch|verbranntem)\b|\b(?:hier"
+        r"|bei mir|überall) (?:ist )?(?:überall )?(?:rauch|qualm)\b",
+        "es": r"\bmi KIN (?:se )?(?:acaba de (?:caer|desmayar)|ha caído|ha desmayado|ha"
+        r" desmayado|se ha caído|se ha desmayado|está inconsciente|no respira)\b"
+        r"|\b(?:todo )?me da vueltas\b|\btodo (?:me )?da vueltas\b|\b(?:tengo|me ha dado)"
+        r" taquicardia\b|\bel corazón (?:me )?(?:va|late) a mil\b|\bme va el corazón a mil\b"
+        r"|\bestoy sangrando\b|\bvoy a vomitar\b|\bme falta el aire\b"
+        r"|(?<!si )(?<!cuando )\bhay humo\b|\bhuele a (?:gas|quemado|humo)\b",
+    }
+)
+_ACUTE: Final = MappingProxyType(
+    {lang: p.replace("KIN", _KIN[lang]) for lang, p in _ACUTE_WRITTEN.items()}
+)
+"""An acute danger that is the candidate's own, the reason a stop is an emergency: their
+body ("my heart is racing", "mir dreht sich alles", "me va el corazón a mil"), a person of
+their household just hurt ("my mum's fallen", "mein Vater ist gerade zusammengebrochen",
+"mi padre se ha caído"), a danger in their home ("there's smoke in the flat", "es riecht nach
+Gas", "hay humo"). It counts as theirs (:data:`_ME`); a condition ("if there's smoke"), a
+past event ("my grandmother fell last year") or a symptom named as a topic ("Herzrasen ist
+ein Symptom", "la taquicardia es...") stays an answer."""
+
+_WAGER: Final = MappingProxyType(
+    {
+        "en": r"\b(?:bet|stake|wager|put) (?:my (?:life|house|money|mortgage|last (?:euro|dollar"
+        r"|pound|penny))|money|anything|everything)(?: on (?:it|that|this))?\b|\bswear on my"
+        r" (?:life|mother'?s life)\b",
+        "de": r"\b(?:meine )?hand (?:dafür |darauf |drauf |für )?(?:ins|in das) feuer\b"
+        r"|\b(?:ver)?wett\w* (?:ich )?(?:mein (?:haus|leben|gehalt)|alles|drauf|darauf)\b"
+        r"|\b(?:drauf|darauf) (?:würde ich )?wetten\b",
+        "es": r"\b(?:pongo|pondría|pondria|meto|metería) la mano en el fuego\b|\bme juego (?:el"
+        r" cuello|la vida|la cabeza|lo que (?:sea|quieras))\b|\b(?:apuesto|apostaría) (?:lo que"
+        r" (?:sea|quieras)|la vida|mi vida|el cuello)\b",
+    }
+)
+"""A wager on the answer ("I'd stake my life on that", "da lege ich meine Hand ins Feuer",
+"pongo la mano en el fuego"): it signals confidence when it stands alone, and its "life",
+"Feuer", "fuego" are a figure of speech: no emergency cue counts inside it."""
+
+_GO_ON: Final = MappingProxyType(
+    {
+        "en": r"\b(?:go(?:ing)? on|carry(?:ing)? on|continu\w*|keep going|proceed|move on)"
+        r"(?: \w+){0,3}? (?:to|with|onto) ",
+        "de": r"\b(?:weiter\w*|fortfahren|fortsetzen)(?: \w+){0,2}? (?:mit|zu|zur) ",
+        "es": r"\b(?:segu\w*|sig[au]\w*|continu\w*|retom\w*|pasamos|pasemos|vamos)(?: \w+){0,2}?"
+        r" (?:con|a|al) ",
+    }
+)
+_ONWARD_NEXT: Final = MappingProxyType(
+    {
+        "en": r"(?:the next|another|a different|a new|the following)(?: one| question| part"
+        r"| topic)?\b",
+        "de": r"(?:der |die |den |dem )?(?:nächste\w*|andere\w*)(?: frage| aufgabe)?\b",
+        "es": r"(?:la |el )?(?:siguiente|próxim[oa]|otr[oa](?! vez\b))(?: pregunta| tema"
+        r"| parte)?\b",
+    }
+)
+_ONWARD_EXAM: Final = MappingProxyType(
+    {
+        "en": r"(?:the|this|my) (?:exam|test|viva|session|assessment|questions)\b",
+        "de": r"(?:der|dieser) (?:prüfung|klausur|sitzung)\b",
+        "es": r"(?:el|este|la|esta) (?:examen|test|prueba)\b",
+    }
+)
+_EXAM_FIRST: Final = MappingProxyType(
+    {
+        "en": r"$^",
+        "de": r"\bmit (?:der|dieser) (?:prüfung|klausur|sitzung)(?: \w+)? (?:weiter\w*"
+        r"|fortfahren)\b",
+        "es": r"$^",
+    }
+)
+"""Going on (:data:`_GO_ON`, with its preposition) and what to: the next or another question
+(:data:`_ONWARD_NEXT`) is a skip ("¿seguimos con otra?", "can we go on to the next one"), the
+exam itself (:data:`_ONWARD_EXAM`, or German's "mit der Prüfung weiter",
+:data:`_EXAM_FIRST`) a resume ("weiter mit der Prüfung", "carry on with the exam")."""
+
+_STATE: Final = MappingProxyType(
+    {
+        "en": r"\b(?:fine|good|ok|okay|alright|better|well|working|works|back|normal"
+        r"|connected|online)\s*$",
+        "de": r"\b(?:gut|okay|ok|besser|normal|da|online|verbunden)\s*$",
+        "es": r"\b(?:bien|mejor|bueno|ok|vale|normal|funciona|listo|lista|conectad[oa])\s*$",
+    }
+)
+"""A state word just before "again" ("all good again", "todo bien otra vez"): the state is
+back; nothing is asked to be repeated."""
+
 CueSpec = tuple[C, Strength, str]
 
 _EN_CUES: tuple[CueSpec, ...] = (
@@ -312,6 +434,8 @@ _EN_CUES: tuple[CueSpec, ...] = (
     ),
     (C.EMERGENCY_STOP, "framed", r"\b(?:emergency|medical emergency)\b"),
     (C.EMERGENCY_STOP, "strong", _BYSTANDER["en"]),
+    (C.EMERGENCY_STOP, "strong", _ACUTE["en"]),
+    (C.SIGNAL_CONFIDENCE, "strong", _WAGER["en"]),
     # finish
     (
         C.FINISH,
@@ -642,6 +766,8 @@ _DE_CUES: tuple[CueSpec, ...] = (
     ),
     (C.EMERGENCY_STOP, "framed", r"\bnotfall\b"),
     (C.EMERGENCY_STOP, "strong", _BYSTANDER["de"]),
+    (C.EMERGENCY_STOP, "strong", _ACUTE["de"]),
+    (C.SIGNAL_CONFIDENCE, "strong", _WAGER["de"]),
     (C.PAUSE, "strong", r"\b(?:mein (?:handy|telefon)|es) klingelt\b"),
     (
         C.FINISH,
@@ -936,6 +1062,8 @@ _ES_CUES: tuple[CueSpec, ...] = (
     (C.SKIP, "strong", r"\bme (?:la|lo) (?:salto|paso|dejo)\b"),
     (C.EMERGENCY_STOP, "framed", r"\bemergencia\b"),
     (C.EMERGENCY_STOP, "strong", _BYSTANDER["es"]),
+    (C.EMERGENCY_STOP, "strong", _ACUTE["es"]),
+    (C.SIGNAL_CONFIDENCE, "strong", _WAGER["es"]),
     # the volume asked in the imperative, a clause of its own ("súbale", "suba un poco la voz",
     # "¿le subes un poquito?"; not "súbale la dosis al paciente")
     (
@@ -1349,6 +1477,12 @@ class Lexicon:
     me: re.Pattern[str]
     apology: re.Pattern[str]
     inverted: re.Pattern[str]
+    wager: re.Pattern[str]
+    onward_next: re.Pattern[str]
+    """Going on to the next or another question (:data:`_GO_ON`, :data:`_ONWARD_NEXT`)."""
+    onward_exam: re.Pattern[str]
+    """Going on with the exam itself (:data:`_ONWARD_EXAM`, :data:`_EXAM_FIRST`)."""
+    state: re.Pattern[str]
 
     @classmethod
     def compile(cls, language: str, cues: tuple[CueSpec, ...], frame: str, tail: str) -> Lexicon:
@@ -1381,9 +1515,15 @@ class Lexicon:
             others=folded(_OTHERS[language]),
             revise_ref=folded(_REVISE_REF[language]),
             addressee=folded(_ADDRESSEE[language]),
-            me=folded(f"{_ME[language]}|{_BYSTANDER[language]}"),
+            me=folded(f"{_ME[language]}|{_BYSTANDER[language]}|{_ACUTE[language]}"),
             apology=folded(_APOLOGY[language]),
             inverted=folded(_INVERTED[language]),
+            wager=folded(_WAGER[language]),
+            onward_next=folded(_GO_ON[language] + _ONWARD_NEXT[language]),
+            onward_exam=folded(
+                f"{_GO_ON[language]}{_ONWARD_EXAM[language]}|{_EXAM_FIRST[language]}"
+            ),
+            state=folded(_STATE[language]),
         )
 
     def framed(self, words: list[str], command: C, before: bool, timed: bool = True) -> bool:
@@ -1557,8 +1697,10 @@ def _settle(
         totals[C.VOLUME_UP] += 1  # "louder, I can barely hear you": the volume is what is asked
     if C.SLOW_DOWN in totals and totals.pop(C.REPEAT, 0):
         totals[C.SLOW_DOWN] += 1  # "say it again, slower": the pace is what is asked
-    if give_up and C.RESUME in totals:
+    if (give_up or lexicon.onward_next.search(text)) and C.RESUME in totals:
         totals[C.SKIP] = totals.get(C.SKIP, 0) + totals.pop(C.RESUME)
+    elif C.SKIP in totals and lexicon.onward_exam.search(text):
+        totals[C.RESUME] = totals.get(C.RESUME, 0) + totals.pop(C.SKIP)
     if lexicon.closing.search(text) and not lexicon.exam.search(text):
         totals.pop(C.FINISH, None)
         totals.pop(C.SKIP, None)
@@ -1618,6 +1760,25 @@ def _answered_after(
     )
 
 
+_ALONE_ONLY: Final = frozenset({C.THINKING_ALOUD, C.SIGNAL_CONFIDENCE})
+"""Commands whose strong cues count only when the rest of the turn is frame words: "let me
+think, the heap is a tree" and "it's Canberra, I'd bet my house on it" are answers."""
+
+
+def _figurative(lexicon: Lexicon, cue: Cue, clause: str, match: re.Match[str]) -> bool:
+    """Whether an emergency cue's match lies inside a wager on the answer (:data:`_WAGER`: "da
+    lege ich meine Hand ins Feuer" names no fire), or a repeat cue's "again" follows a state
+    (:data:`_STATE`: "todo bien otra vez" asks for nothing to be said again)."""
+    if cue.command is C.EMERGENCY_STOP:
+        return any(
+            wager.start() <= match.start() and match.end() <= wager.end()
+            for wager in lexicon.wager.finditer(clause)
+        )
+    if cue.command is C.REPEAT and cue.strength == "weak":
+        return bool(lexicon.state.search(clause, 0, match.start()))
+    return False
+
+
 def _alone(lexicon: Lexicon, cue: Cue, others: list[str]) -> bool:
     """Whether every other clause of the turn is an apology or frame words (not an answer)."""
     return all(
@@ -1647,8 +1808,10 @@ def _accepts(
     before_text = clause[: match.start()]
     if lexicon.negation.search(before_text) and cue.command not in _NEGATION_KEEPS:
         return False
+    if _figurative(lexicon, cue, clause, match):
+        return False
     if cue.strength == "strong":
-        return cue.command is not C.THINKING_ALOUD or _alone(lexicon, cue, others)
+        return cue.command not in _ALONE_ONLY or _alone(lexicon, cue, others)
     requested = asked or polite or bool(lexicon.request.search(clause))
     if cue.strength == "asked":  # the examiner asked, not "I would go slower"
         return asked or polite or bool(lexicon.addressee.search(clause))

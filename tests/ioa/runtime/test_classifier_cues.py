@@ -11,7 +11,7 @@ import pytest
 
 from ioa.output_filters.text import normalise
 from ioa.runtime.agent_boundary import candidate_command
-from ioa.runtime.classifier import detect_command
+from ioa.runtime.classifier import detect_command, rules_command
 from ioa.runtime.command_cues import LEXICONS, beginnings, clauses, fold, loosen, score
 from ioa.schema import CandidateCommandType as C
 
@@ -323,3 +323,111 @@ def test_a_quoted_or_unclear_long_turn_is_no_command(text: str, language: str) -
 def test_a_candidate_who_needs_no_break_is_not_paused(text: str, language: str) -> None:
     # These paused the exam: the negated need was read as the request for a break.
     assert candidate_command(text, language) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        # the candidate's body, their household, their home: the reason a stop is asked for
+        ("I need to stop, my heart is racing like mad", "en"),
+        ("please end it here, everything is spinning", "en"),
+        ("can we stop, I can smell gas in the house", "en"),
+        ("stop the exam, my little brother just fell off the ladder", "en"),
+        ("ich muss aufhören, meine Oma ist eben gestürzt", "de"),
+        ("bitte abbrechen, mir dreht sich alles", "de"),
+        ("wir müssen abbrechen, es riecht nach Rauch", "de"),
+        ("paremos, hay humo en la cocina", "es"),
+        ("tengo que dejarlo, me va el corazón a mil", "es"),
+    ],
+)
+def test_an_acute_danger_as_the_reason_for_a_stop_is_an_emergency(text: str, language: str) -> None:
+    """Blind set 12 read "stop everything please, the room is spinning" and "ich muss das
+    abbrechen, mein Vater ist gerade zusammengebrochen" as a finish, "I have to stop, there's
+    smoke in the flat" as a pause: a symptom of the candidate's, a person of their household
+    just hurt, or a danger in their home is an emergency, and it outranks the stop."""
+    assert candidate_command(text, language) is C.EMERGENCY_STOP
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("If the patient's heart is racing, check the pulse and do an ECG.", "en"),
+        ("my grandmother fell last year and broke her hip, so falls matter to me", "en"),
+        ("If there's smoke in the corridor you stay low and leave by the stairs.", "en"),
+        ("Bei Rauchentwicklung verlässt man das Gebäude über die Treppe.", "de"),
+        ("Herzrasen ist ein typisches Symptom einer Schilddrüsenüberfunktion.", "de"),
+        ("meine Oma ist gestürzt und seitdem im Pflegeheim, deshalb interessiert mich das", "de"),
+        ("si hay humo en la cocina hay que salir agachado", "es"),
+        ("la taquicardia es un síntoma frecuente del hipertiroidismo", "es"),
+    ],
+)
+def test_a_danger_or_a_symptom_as_a_topic_is_no_emergency(text: str, language: str) -> None:
+    assert candidate_command(text, language) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "command"),
+    [
+        # a wager on the answer signals confidence; its "fire" or "life" is a figure of speech
+        ("I'd bet my house on that answer", "en", C.SIGNAL_CONFIDENCE),
+        ("dafür würde ich meine Hand ins Feuer legen", "de", C.SIGNAL_CONFIDENCE),
+        ("me juego el cuello a que es así", "es", C.SIGNAL_CONFIDENCE),
+        # with the answer beside it, the turn is the answer
+        ("Die Hauptstadt ist Canberra, da lege ich meine Hand ins Feuer", "de", None),
+        ("la capital es Canberra, yo pondría la mano en el fuego", "es", None),
+    ],
+)
+def test_a_wager_on_the_answer_is_confidence_not_an_emergency(
+    text: str, language: str, command: C | None
+) -> None:
+    """Blind set 12 read "da leg ich meine Hand für ins Feuer" as an emergency (a fire)."""
+    assert candidate_command(text, language) is command
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "command"),
+    [
+        # going on with the exam is resuming it; going on to another question is skipping
+        ("so, weiter mit der Prüfung bitte", "de", C.RESUME),
+        ("gut, machen wir mit der Prüfung weiter", "de", C.RESUME),
+        ("¿continuamos con la siguiente?", "es", C.SKIP),
+        ("paso, ¿seguimos con la próxima?", "es", C.SKIP),
+    ],
+)
+def test_what_the_candidate_goes_on_to_decides_skip_or_resume(
+    text: str, language: str, command: C
+) -> None:
+    """Blind set 12 read "erledigt, machen wir weiter mit der Prüfung" as a skip and "paso de
+    esta, ¿seguimos con otra?" as a resume."""
+    assert candidate_command(text, language) is command
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        # "again" after a state says the state is back, it asks for nothing to be repeated
+        ("listo, todo bien de nuevo, por favor", "es"),
+        ("bueno, ya está bien otra vez, por favor", "es"),
+        ("ok, it's ok again, please", "en"),
+    ],
+)
+def test_again_after_a_state_is_no_repeat(text: str, language: str) -> None:
+    """Blind set 12 read "ok todo bien otra vez, continúe por favor" as a repeat."""
+    assert rules_command(text, language) is not C.REPEAT
+    assert rules_command("¿puede decirlo otra vez?", "es") is C.REPEAT
+    assert rules_command("sorry, again please", "en") is C.REPEAT
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "man kann die Aufgabe als Graphproblem umformulieren",
+        "das lässt sich als Eigenwertproblem umformulieren, dann ist es einfach",
+    ],
+)
+def test_rephrasing_in_an_answer_is_no_request_to_rephrase(text: str) -> None:
+    """Blind set 12's false positive: "das kann man als lineares Optimierungsproblem
+    umformulieren ..." was read as a request to rephrase; rephrasing is asked of the examiner
+    (a question, politeness or the examiner addressed)."""
+    assert candidate_command(text, "de") is None
+    assert candidate_command("können Sie die Frage umformulieren?", "de") is C.REQUEST_REPHRASE
