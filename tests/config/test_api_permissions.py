@@ -12,21 +12,26 @@ Every refused request must change nothing (:func:`footprint` compares every row 
 Party "A" owns the world's objects (its author owns the draft, its proctor proctors the sitting,
 its candidate sits the session); party "B" is a second user of the same role.
 :func:`test_the_table_covers_every_api_operation` fails when an operation has no row.
+The tests of a class share one world, built once; each test's changes are rolled back.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import pytest
 from django.apps import apps
 from django.test import Client, TestCase
 from django.urls import URLPattern, URLResolver, get_resolver
+from pytest_django import DjangoDbBlocker
 
 from tests.factories import AdminFactory, AuthorFactory, CandidateFactory, ProctorFactory
+from tests.support.shared_world import reloaded, rolled_back_world
 
 pytestmark = pytest.mark.django_db
 
@@ -320,6 +325,10 @@ class World:
     users: dict[str, Any]
     ids: dict[str, str] = field(default_factory=dict)
 
+    def fresh(self) -> World:
+        """The same world with fresh copies of its users (see :func:`reloaded`)."""
+        return World({party: reloaded(user) for party, user in self.users.items()}, dict(self.ids))
+
     def fill(self, value: Any) -> Any:
         if isinstance(value, str):
             return value.format(**self.ids)
@@ -428,13 +437,12 @@ def check(route: Route, party: str, response: Any) -> None:
     assert set(response.json()["error"]) == {"code", "message", "details"}, where
 
 
-@pytest.mark.parametrize("route", ROUTES, ids=lambda r: f"{r.method} {r.name}")
-def test_refused_parties_change_nothing(route: Route) -> None:
-    world = build_world(marked=route.marked)
+def refused_parties_change_nothing(route: Route, world: World) -> None:
+    # Each party's "before" is the previous party's "after", asserted equal to the first.
+    before = footprint()
     for party in PARTIES:
         if route.expected[party] == "ok":
             continue
-        before = footprint()
         check(route, party, call(route, world, party))
         assert footprint() == before, f"{route.method} {route.path} as {party} changed data"
 
@@ -442,14 +450,64 @@ def test_refused_parties_change_nothing(route: Route) -> None:
 OWNERS = ["author A", "proctor A", "admin", "candidate A", "author B", "proctor B", "candidate B"]
 
 
-@pytest.mark.parametrize(
-    ("route", "party"),
-    [(r, p) for r in ROUTES for p in OWNERS if r.expected[p] == "ok"],
-    ids=lambda v: v if isinstance(v, str) else f"{v.method} {v.name}",
-)
-def test_authorised_parties_get_through(route: Route, party: str) -> None:
-    world = build_world(marked=route.marked)
-    check(route, party, call(route, world, party))
+def authorised(routes: list[Route]) -> list[tuple[Route, str]]:
+    return [(r, p) for r in routes for p in OWNERS if r.expected[p] == "ok"]
+
+
+def route_id(value: Route | str) -> str:
+    return value if isinstance(value, str) else f"{value.method} {value.name}"
+
+
+UNMARKED = [r for r in ROUTES if not r.marked]
+MARKED = [r for r in ROUTES if r.marked]
+
+
+# Each class builds its world once (publishing two packages, and for the marking routes a
+# completed, marked session, is most of a test's cost); every test starts from it as built and
+# its changes are rolled back (tests/support/shared_world.py).
+
+
+class SharedWorld:
+    """One world for the class's tests (with a completed, marked session if ``marked``)."""
+
+    marked: bool
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def shared_world(
+        cls, django_db_setup: None, django_db_blocker: DjangoDbBlocker
+    ) -> Iterator[World]:
+        build = partial(build_world, marked=cls.marked)
+        with rolled_back_world(django_db_blocker, build, run_on_commit=False) as world:
+            yield world
+
+    @pytest.fixture
+    def world(self, shared_world: World) -> World:
+        return shared_world.fresh()
+
+
+class TestInAWorldWithoutMarks(SharedWorld):
+    marked = False
+
+    @pytest.mark.parametrize("route", UNMARKED, ids=route_id)
+    def test_refused_parties_change_nothing(self, world: World, route: Route) -> None:
+        refused_parties_change_nothing(route, world)
+
+    @pytest.mark.parametrize(("route", "party"), authorised(UNMARKED), ids=route_id)
+    def test_authorised_parties_get_through(self, world: World, route: Route, party: str) -> None:
+        check(route, party, call(route, world, party))
+
+
+class TestInAWorldWithAMarkedSession(SharedWorld):
+    marked = True
+
+    @pytest.mark.parametrize("route", MARKED, ids=route_id)
+    def test_refused_parties_change_nothing(self, world: World, route: Route) -> None:
+        refused_parties_change_nothing(route, world)
+
+    @pytest.mark.parametrize(("route", "party"), authorised(MARKED), ids=route_id)
+    def test_authorised_parties_get_through(self, world: World, route: Route, party: str) -> None:
+        check(route, party, call(route, world, party))
 
 
 def api_operations() -> set[tuple[str, str]]:
