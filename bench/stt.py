@@ -184,11 +184,11 @@ def sphinx_decoding(options: Mapping[str, Any] | None, exam: str) -> Any:
 
 def whisper_decoding() -> Any:
     """``decode(pcm, node)`` by Whisper tiny.en, prompted with the node's text."""
-    from bot.voice.exam_text import node_texts, package_texts
+    from bot.voice.exam_text import node_prose
     from bot.voice.whisper_decoder import WhisperDecoder, exam_prompt
 
-    document = json.loads(EXAMPLE.read_text(encoding="utf-8"))
-    nodes, package = node_texts(document), exam_prompt(package_texts(document))
+    nodes = node_prose(json.loads(EXAMPLE.read_text(encoding="utf-8")))
+    package = exam_prompt(nodes[""])
     decoder = WhisperDecoder(workers=1, cpu_threads=os.cpu_count() or 1)
     decoder.warm_up()
 

@@ -95,6 +95,20 @@ def node_texts(document: Mapping[str, object]) -> dict[str, list[str]]:
     return found
 
 
+def node_prose(document: Mapping[str, object]) -> dict[str, list[str]]:
+    """Node id → the node's own prose (its question, descriptions), with nothing added; the
+    metadata's prose under ``""``. What a recogniser that reads context rather than a language
+    model is given (Whisper's prompt, ``bot.voice.whisper_stt``): fragments and exam phrases
+    would be read as words said just before the answer."""
+    found: dict[str, list[str]] = {"": list(_prose(document.get("metadata", {})))}
+    nodes = document.get("nodes", [])
+    for node in nodes if isinstance(nodes, list) else []:
+        own = list(_prose(node)) if isinstance(node, dict) else []
+        if own and isinstance(node_id := node.get("nodeId"), str):
+            found[node_id] = own
+    return found
+
+
 def _prose(value: object, key: str = "") -> Iterator[str]:
     if key in _SKIPPED_KEYS:
         return
@@ -111,10 +125,17 @@ def _prose(value: object, key: str = "") -> Iterator[str]:
 def bias_recogniser(
     stt: object, package: AssessmentPackage, current_node: Callable[[], str | None] | None = None
 ) -> None:
-    """Give an STT service that can be biased (``use_exam_text``: the offline recogniser) the
-    package's text, per node, and ``current_node`` (the id of the node the candidate is
-    answering, asked at each utterance); hosted providers are left as they are."""
+    """Give an STT service that can be biased the package's text, per node, and
+    ``current_node`` (the id of the node the candidate is answering, asked at each utterance):
+    a recogniser with a language model (``use_exam_text``: PocketSphinx) the package's and each
+    node's text for its models, one that reads context (``use_exam_prose``: Whisper) each
+    node's own prose (:func:`node_prose`); hosted providers are left as they are."""
     use = getattr(stt, "use_exam_text", None)
+    prose = getattr(stt, "use_exam_prose", None)
+    if not callable(use) and not callable(prose):
+        return
+    document = package.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if callable(prose):
+        prose(node_prose(document), current_node=current_node)
     if callable(use):
-        document = package.model_dump(mode="json", by_alias=True, exclude_none=True)
         use(package_texts(document), nodes=node_texts(document), current_node=current_node)

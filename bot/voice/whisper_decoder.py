@@ -10,11 +10,15 @@ it misses about half as many words as PocketSphinx with the exam's language mode
 Decoding
 --------
 One call of :meth:`WhisperDecoder.decode` decodes one VAD segment (16-bit mono PCM at 16 kHz):
-English, greedy (beam 1: the reply latency matters more than the last point of accuracy), no
-conditioning on an earlier segment (a mishearing must not carry over), with word timestamps
-(their probabilities give the confidence). The exam biases recognition through Whisper's
-*prompt*: the text of the node the candidate is answering (its question and terms, from
-:mod:`bot.voice.exam_text`) is given as the text that came before, so "Dijkstra" and "vertex"
+English, greedy (beam 1: the reply latency matters more than the last point of accuracy), with
+Whisper's temperature fallback (:data:`TEMPERATURES`: at temperature 0 alone, an answer the
+fallback hears right came out as "With a minor EPASner priority Q"), no conditioning
+on an earlier segment (a mishearing must not carry over), with word timestamps (their
+probabilities give the confidence). faster-whisper's ``hallucination_silence_threshold`` was
+tried against the "Thank you." Whisper sometimes writes into trailing silence: on the bench's
+corpus it made decoding 1.4-1.9x slower and the WER no better (28.7 % against 27.7 %). The exam biases recognition through Whisper's
+*prompt*: the node's own prose (its question, :func:`bot.voice.exam_text.node_prose`) is given
+as the text that came before, so "Dijkstra" and "vertex"
 are likelier words; the prompt is context, never output.
 
 A segment Whisper judges to hold no speech (``no_speech_prob`` over 0.6 with an average log
@@ -54,6 +58,9 @@ MODEL_NAME: Final = "tiny.en"
 NO_SPEECH_PROB: Final = 0.6
 """Above this (with a low log probability, :data:`NO_SPEECH_LOGPROB`) a segment is not speech."""
 NO_SPEECH_LOGPROB: Final = -1.0
+TEMPERATURES: Final = (0.0, 0.2, 0.4, 0.6)
+"""Greedy first; a decode Whisper judges failed (repetitive, or improbable) is retried at the
+next temperature (Whisper's own fallback, capped at 0.6: three retries at most)."""
 PROMPT_MAX_CHARS: Final = 600
 """Whisper reads at most 223 prompt tokens (about 900 characters)."""
 
@@ -171,5 +178,6 @@ class WhisperDecoder:
             condition_on_previous_text=False,
             vad_filter=False,
             initial_prompt=prompt,
+            temperature=TEMPERATURES,
         )
         return transcript_of(segment_words(list(segments)), len(pcm16k) * 1000 // 32000)

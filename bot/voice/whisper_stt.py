@@ -7,7 +7,7 @@ decoder releases the GIL) and becomes one ``TranscriptionFrame`` whose ``result`
 :class:`~bot.voice.sphinx_decoder.OfflineTranscript` (confidence, words, and when the segment's
 speech started and ended by the VAD), exactly as PocketSphinx's, so the bot core reads both
 alike. The exam biases recognition through Whisper's prompt: the text of the node the
-candidate is answering, else the package's (:meth:`OfflineWhisperSTTService.use_exam_text`).
+candidate is answering, else the package's (:meth:`OfflineWhisperSTTService.use_exam_prose`).
 """
 
 from __future__ import annotations
@@ -87,17 +87,18 @@ class OfflineWhisperSTTService(SegmentedSTTService):
         self._current_node: Callable[[], str | None] | None = None
         self._spans = SegmentSpans()
 
-    def use_exam_text(
+    def use_exam_prose(
         self,
-        texts: Sequence[str],
+        nodes: Mapping[str, Sequence[str]],
         *,
-        nodes: Mapping[str, Sequence[str]] | None = None,
         current_node: Callable[[], str | None] | None = None,
     ) -> None:
         """Bias recognition to the exam: each segment is decoded with the prompt of the node
-        ``current_node()`` names when it ends (that node's text), else the package's."""
-        self._package_prompt = exam_prompt(texts)
-        self._node_prompts = {node: exam_prompt(t) for node, t in (nodes or {}).items()}
+        ``current_node()`` names when it ends (that node's own prose: its question), else the
+        package's (``nodes[""]``: the metadata's prose;
+        :func:`bot.voice.exam_text.node_prose`)."""
+        self._package_prompt = exam_prompt(nodes.get("", ()))
+        self._node_prompts = {node: exam_prompt(t) for node, t in nodes.items() if node}
         self._current_node = current_node
 
     def prompt(self) -> str | None:

@@ -27,12 +27,15 @@ from bot.audio import (
 from bot.checks import check_speech_providers
 from bot.speech_providers import SpeechProviderError
 from bot.voice.espeak import Voice
+from bot.voice.exam_text import EXAM_PHRASES, bias_recogniser, node_prose
 from bot.voice.offline_stt import OfflineTranscript, PocketsphinxSTTService
 from bot.voice.offline_tts import EspeakTTSService
 from bot.voice.whisper_decoder import exam_prompt
 from bot.voice.whisper_stt import OfflineWhisperSTTService, shared_decoder
+from ioa.schema import AssessmentPackage
 from tests.bot.voice.support import ControllerHook, SpeechRecorder, run_pipeline, spoken_wav
 from tests.bot.voice.test_offline_voice import GARBLED
+from tests.factories import example_document
 
 ANSWERS = (
     "It keeps a tentative distance for every vertex and settles the closest one first.",
@@ -143,9 +146,12 @@ def test_silence_and_empty_audio_give_no_words() -> None:
 def test_each_segment_is_prompted_with_the_text_of_the_node_being_answered() -> None:
     node = {"current": "q-dijkstra"}
     stt = OfflineWhisperSTTService()
-    stt.use_exam_text(
-        ["Graph algorithms viva."],
-        nodes={"q-dijkstra": ["How does Dijkstra's algorithm settle a vertex?"], "empty": []},
+    stt.use_exam_prose(
+        {
+            "": ["Graph algorithms viva."],
+            "q-dijkstra": ["How does Dijkstra's algorithm settle a vertex?"],
+            "empty": [],
+        },
         current_node=lambda: node["current"],
     )
 
@@ -178,3 +184,22 @@ def test_the_setting_chooses_the_offline_recogniser(monkeypatch: pytest.MonkeyPa
     (error,) = check_speech_providers()  # manage.py check and a worker's start stop on it
     assert error.id == "bot.E001"
     assert "VIVA_OFFLINE_STT='kaldi' is not one of pocketsphinx, whisper" in error.msg
+
+
+def test_the_exam_prompts_whisper_with_the_answered_nodes_own_question() -> None:
+    """``bias_recogniser`` (the session runner's call) gives Whisper each node's own prose:
+    not the language-model text (fragments ending on open words, the exam phrases), which
+    Whisper would read as words said just before the answer."""
+    document = example_document()
+    package = AssessmentPackage.model_validate(document)
+    current: list[str | None] = ["q-dijkstra"]
+    stt = OfflineWhisperSTTService()
+    bias_recogniser(stt, package, lambda: current[0])
+
+    dumped = package.model_dump(mode="json", by_alias=True, exclude_none=True)
+    (question,) = [n for n in dumped["nodes"] if n["nodeId"] == "q-dijkstra"]
+    prompt = stt.prompt()
+    assert prompt is not None and question["prompt"]["opening"] in prompt
+    assert not any(phrase in prompt for phrase in EXAM_PHRASES if len(phrase.split()) > 2)
+    current[0] = None  # between nodes: the package's own prose (its title, description)
+    assert stt.prompt() == exam_prompt(node_prose(dumped)[""])
