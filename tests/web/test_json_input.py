@@ -15,7 +15,7 @@ from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.config.test_api_permissions import ROUTES, build_world
+from tests.config.test_api_permissions import ROUTES, Route, SharedWorld, World, route_id
 from tests.factories import AdminFactory, AuthorFactory
 from tests.sessions.factories import ExamSessionFactory
 from tests.support.json_values import json_values
@@ -118,11 +118,7 @@ def assert_json_error(response: Any, status: int, code: str) -> None:
     assert response.json()["error"]["code"] == code
 
 
-@pytest.mark.django_db
-@pytest.mark.parametrize("route", WRITES, ids=lambda r: f"{r.method} {r.name}")
-@pytest.mark.parametrize("body", [DEEP, DEEP_OBJECT, '{"email": "\\ud800", "action": "\\ud800"}'])
-def test_every_json_endpoint_refuses_bad_bodies_with_the_error_body(route: Any, body: str) -> None:
-    world = build_world(marked=route.marked)
+def refuses_bad_body(world: World, route: Route, body: str) -> None:
     client = Client(raise_request_exception=False)
     client.force_login(world.users["admin"])
     response = getattr(client, route.method)(
@@ -133,32 +129,57 @@ def test_every_json_endpoint_refuses_bad_bodies_with_the_error_body(route: Any, 
     )
 
 
-@pytest.mark.django_db
-@pytest.mark.parametrize("body", [DEEP, DEEP_OBJECT])
-def test_the_csv_import_refuses_bad_json_bodies_too(body: str) -> None:
-    # The import also takes ``{"csv": "..."}`` as JSON: the same parser, not DRF's own.
-    world = build_world(marked=False)
-    client = Client(raise_request_exception=False)
-    client.force_login(world.users["proctor A"])
-    response = client.post(
-        world.fill("/api/v1/sittings/{sitting}/candidates/import/"),
-        body,
-        content_type="application/json",
-    )
-    assert_json_error(response, 400, "too_deep")
+BAD_BODIES = [DEEP, DEEP_OBJECT, '{"email": "\\ud800", "action": "\\ud800"}']
+
+
+# One world per class, every test's changes rolled back (tests/support/shared_world.py): the
+# world (two published packages, a marked session for the marking routes) was most of the time.
 
 
 @pytest.mark.django_db
-def test_a_lone_surrogate_in_a_choice_field_is_a_400() -> None:
-    world = build_world(marked=False)
-    client = Client(raise_request_exception=False)
-    client.force_login(world.users["proctor A"])
-    response = client.post(
-        world.fill("/api/v1/sessions/{session}/actions/"),
-        '{"action": "\\ud800", "reason": "x"}',
-        content_type="application/json",
-    )
-    assert_json_error(response, 400, "invalid_string")
+class TestInAWorldWithoutMarks(SharedWorld):
+    marked = False
+
+    @pytest.mark.parametrize("route", [r for r in WRITES if not r.marked], ids=route_id)
+    @pytest.mark.parametrize("body", BAD_BODIES)
+    def test_every_json_endpoint_refuses_bad_bodies_with_the_error_body(
+        self, world: World, route: Route, body: str
+    ) -> None:
+        refuses_bad_body(world, route, body)
+
+    @pytest.mark.parametrize("body", [DEEP, DEEP_OBJECT])
+    def test_the_csv_import_refuses_bad_json_bodies_too(self, world: World, body: str) -> None:
+        # The import also takes ``{"csv": "..."}`` as JSON: the same parser, not DRF's own.
+        client = Client(raise_request_exception=False)
+        client.force_login(world.users["proctor A"])
+        response = client.post(
+            world.fill("/api/v1/sittings/{sitting}/candidates/import/"),
+            body,
+            content_type="application/json",
+        )
+        assert_json_error(response, 400, "too_deep")
+
+    def test_a_lone_surrogate_in_a_choice_field_is_a_400(self, world: World) -> None:
+        client = Client(raise_request_exception=False)
+        client.force_login(world.users["proctor A"])
+        response = client.post(
+            world.fill("/api/v1/sessions/{session}/actions/"),
+            '{"action": "\\ud800", "reason": "x"}',
+            content_type="application/json",
+        )
+        assert_json_error(response, 400, "invalid_string")
+
+
+@pytest.mark.django_db
+class TestInAWorldWithAMarkedSession(SharedWorld):
+    marked = True
+
+    @pytest.mark.parametrize("route", [r for r in WRITES if r.marked], ids=route_id)
+    @pytest.mark.parametrize("body", BAD_BODIES)
+    def test_every_json_endpoint_refuses_bad_bodies_with_the_error_body(
+        self, world: World, route: Route, body: str
+    ) -> None:
+        refuses_bad_body(world, route, body)
 
 
 @pytest.mark.django_db
