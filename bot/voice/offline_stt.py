@@ -48,7 +48,6 @@ track, the zero padding after a segment) is not decoded as a confident word.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import threading
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from typing import Any, ClassVar, Final
@@ -66,11 +65,10 @@ from pipecat.processors.frame_processor import FrameDirection
 from pipecat.services.settings import STTSettings
 from pipecat.services.stt_service import SegmentedSTTService
 from pipecat.transcriptions.language import Language
-from pipecat.utils.time import time_now_iso8601
 
 from bot.voice.decoder_workers import DecoderProcesses
 from bot.voice.exam_language_model import ExamLanguageModel, ExamModels, build_exam_models
-from bot.voice.segment_spans import SegmentSpans
+from bot.voice.segment_spans import SegmentSpans, transcription_frame
 from bot.voice.sphinx_decoder import (
     DEFAULT_DECODER_OPTIONS,
     DEFAULT_MAX_DECODERS,
@@ -281,7 +279,7 @@ class PocketsphinxSTTService(SegmentedSTTService):
     async def run_stt(self, audio: bytes) -> AsyncGenerator[Frame | None, None]:
         """Decode one segment (raw 16-bit mono PCM at :attr:`sample_rate`); the transcript
         carries when its speech started and ended (``OfflineTranscript.speech_start``/``_end``)."""
-        start, end = self._spans.next_span()
+        span = self._spans.next_span()
         await self._models_built()
         await self.start_processing_metrics()
         pcm = audio
@@ -293,10 +291,4 @@ class PocketsphinxSTTService(SegmentedSTTService):
             logger.debug(f"{self}: no words in a {len(audio)}-byte segment")
             return
         logger.debug(f"{self}: [{transcript.text}] confidence {transcript.confidence:.2f}")
-        yield TranscriptionFrame(
-            transcript.text,
-            self._user_id,
-            time_now_iso8601(),
-            Language.EN_US,
-            result=dataclasses.replace(transcript, speech_start=start, speech_end=end),
-        )
+        yield transcription_frame(transcript, self._user_id, span)

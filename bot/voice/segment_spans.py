@@ -9,11 +9,20 @@ kept in the same order and taken one per decode.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
 
-from pipecat.frames.frames import Frame, VADUserStartedSpeakingFrame, VADUserStoppedSpeakingFrame
+from pipecat.frames.frames import (
+    Frame,
+    TranscriptionFrame,
+    VADUserStartedSpeakingFrame,
+    VADUserStoppedSpeakingFrame,
+)
+from pipecat.transcriptions.language import Language
+from pipecat.utils.time import time_now_iso8601
 
 from bot.activity import speech_instant
+from bot.voice.sphinx_decoder import OfflineTranscript
 
 Span = tuple[float | None, float | None]
 
@@ -37,3 +46,18 @@ class SegmentSpans:
     def next_span(self) -> Span:
         """The span of the segment decoded next (``(None, None)`` when none was noted)."""
         return self._spans.popleft() if self._spans else (None, None)
+
+
+def transcription_frame(
+    transcript: OfflineTranscript, user_id: str, span: Span
+) -> TranscriptionFrame:
+    """The final ``TranscriptionFrame`` of one decoded segment (US English, the offline
+    recognisers' language): its words, and as ``result`` the transcript with its speech span."""
+    start, end = span
+    return TranscriptionFrame(
+        transcript.text,
+        user_id,
+        time_now_iso8601(),
+        Language.EN_US,
+        result=dataclasses.replace(transcript, speech_start=start, speech_end=end),
+    )

@@ -12,14 +12,15 @@ Decoding
 One call of :meth:`WhisperDecoder.decode` decodes one VAD segment (16-bit mono PCM at 16 kHz):
 English, greedy (beam 1: the reply latency matters more than the last point of accuracy), with
 Whisper's temperature fallback (:data:`TEMPERATURES`: at temperature 0 alone, an answer the
-fallback hears right came out as "With a minor EPASner priority Q"), no conditioning
-on an earlier segment (a mishearing must not carry over), with word timestamps (their
-probabilities give the confidence). faster-whisper's ``hallucination_silence_threshold`` was
-tried against the "Thank you." Whisper sometimes writes into trailing silence: on the bench's
-corpus it made decoding 1.4-1.9x slower and the WER no better (28.7 % against 27.7 %). The exam biases recognition through Whisper's
-*prompt*: the node's own prose (its question, :func:`bot.voice.exam_text.node_prose`) is given
-as the text that came before, so "Dijkstra" and "vertex"
-are likelier words; the prompt is context, never output.
+fallback hears right came out as "With a minor EPASner priority Q"), no conditioning on an
+earlier segment (a mishearing must not carry over), with word timestamps (their probabilities
+give the confidence). faster-whisper's ``hallucination_silence_threshold`` was tried against
+the "Thank you." Whisper sometimes writes into trailing silence: on the bench's corpus it made
+decoding 1.4-1.9x slower and the WER no better (28.7 % against 27.7 %).
+
+The exam biases recognition through Whisper's *prompt*: the node's own prose (its question,
+:func:`bot.voice.exam_text.node_prose`) is given as the text that came before, so "Dijkstra"
+and "vertex" are likelier words; the prompt is context, never output.
 
 A segment Whisper judges to hold no speech (``no_speech_prob`` over 0.6 with an average log
 probability under -1: Whisper's own rule against hallucinating words into noise) gives no words:

@@ -13,7 +13,6 @@ candidate is answering, else the package's (:meth:`OfflineWhisperSTTService.use_
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import os
 import threading
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
@@ -21,14 +20,13 @@ from typing import Any, ClassVar, Final
 
 from loguru import logger
 from pipecat.audio.utils import create_file_resampler
-from pipecat.frames.frames import Frame, StartFrame, TranscriptionFrame
+from pipecat.frames.frames import Frame, StartFrame
 from pipecat.processors.frame_processor import FrameDirection
 from pipecat.services.settings import STTSettings
 from pipecat.services.stt_service import SegmentedSTTService
 from pipecat.transcriptions.language import Language
-from pipecat.utils.time import time_now_iso8601
 
-from bot.voice.segment_spans import SegmentSpans
+from bot.voice.segment_spans import SegmentSpans, transcription_frame
 from bot.voice.sphinx_decoder import DEFAULT_MAX_DECODERS, MODEL_SAMPLE_RATE
 from bot.voice.whisper_decoder import MODEL_NAME, WhisperDecoder, exam_prompt
 
@@ -135,7 +133,7 @@ class OfflineWhisperSTTService(SegmentedSTTService):
 
     async def run_stt(self, audio: bytes) -> AsyncGenerator[Frame | None, None]:
         """Decode one segment (raw 16-bit mono PCM at :attr:`sample_rate`) in a thread."""
-        start, end = self._spans.next_span()
+        span = self._spans.next_span()
         await self.start_processing_metrics()
         pcm = audio
         if self.sample_rate and self.sample_rate != MODEL_SAMPLE_RATE:
@@ -146,10 +144,4 @@ class OfflineWhisperSTTService(SegmentedSTTService):
             logger.debug(f"{self}: no words in a {len(audio)}-byte segment")
             return
         logger.debug(f"{self}: [{transcript.text}] confidence {transcript.confidence:.2f}")
-        yield TranscriptionFrame(
-            transcript.text,
-            self._user_id,
-            time_now_iso8601(),
-            Language.EN_US,
-            result=dataclasses.replace(transcript, speech_start=start, speech_end=end),
-        )
+        yield transcription_frame(transcript, self._user_id, span)
