@@ -28,11 +28,14 @@ sentence reading was added and it was trained on), ``<language>_holdout11.jsonl`
 ninth time, 5 per command, hard answers; measured once before any change: 77.2 / 73.9 / 73.3 %
 recall, 0 % FP; with the third training set and the model trained without it 83.7 / 80.7 /
 77.9 %; then trained on), ``<language>_holdout12.jsonl`` (blind a tenth time, 5 per command
-and about 80 answers with innocent command words, written without reading the classifier; measured
-once before any change: 72.6 / 71.6 / 67.4 % recall, 0 / 1.3 / 0 % FP; it waits in
-``command_set/pending/``, where neither this script nor the tests read it (not in ``SETS``), until a
-model trained on ``training/<language>_train4.jsonl`` keeps the combined recall at 95 % with it:
-the first retrain reached 94.93 / 95.17 / 95.35 %, one English utterance short), one
+and about 80 answers with innocent command words, written without reading the classifier;
+measured once before any change: 72.6 / 71.6 / 67.4 % recall, 0 / 1.3 / 0 % FP; then its rule
+misreadings were fixed as mechanisms (an acute danger of the candidate's own is an emergency, a
+wager on the answer is confidence, going on to another question is a skip and with the exam a
+resume, "again" after a state is no repeat, rephrasing is asked of the examiner): 75.8 / 75.8 /
+68.4 %, 0 % FP with the model of the time; with the fourth training set
+(``training/<language>_train4.jsonl``) and the model trained without set 12, English 78.9 %,
+0 % FP; then trained on: 90.5 / 92.6 / 90.5 %, all sets together 95.1 / 95.6 / 95.6 %), one
 ``{"text", "command"}`` per line (``command`` null for an exam answer), and prints per language
 and set:
 
@@ -85,6 +88,7 @@ SETS = {
     "holdout9": "_holdout9",
     "holdout10": "_holdout10",
     "holdout11": "_holdout11",
+    "holdout12": "_holdout12",
 }
 
 
