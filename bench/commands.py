@@ -34,8 +34,8 @@ misreadings were fixed as mechanisms (an acute danger of the candidate's own is 
 wager on the answer is confidence, going on to another question is a skip and with the exam a
 resume, "again" after a state is no repeat, rephrasing is asked of the examiner): 75.8 / 75.8 /
 68.4 %, 0 % FP with the model of the time; with the fourth training set
-(``training/<language>_train4.jsonl``) and the model trained without set 12, English 78.9 %,
-0 % FP; then trained on: 90.5 / 92.6 / 90.5 %, all sets together 95.1 / 95.6 / 95.6 %), one
+(``training/<language>_train4.jsonl``) and the model trained without set 12, 78.9 / 75.8 /
+72.6 %, 0 % FP; then trained on: 90.5 / 92.6 / 90.5 %, all sets together 95.1 / 95.6 / 95.6 %), one
 ``{"text", "command"}`` per line (``command`` null for an exam answer), and prints per language
 and set:
 
