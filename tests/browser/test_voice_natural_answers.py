@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -134,9 +135,10 @@ def peer(script: SpokenScript) -> Iterator[SpeechServer]:
         yield server
 
 
-@pytest.fixture
-def page(browser: Any, django_db_setup: None, peer: SpeechServer) -> Iterator[Page]:
-    env = HOSTED["deepgram"].environment(peer)
+@contextmanager
+def voice_exam_page(browser: Any, artifact: str, **env: str) -> Iterator[Page]:
+    """A page of Chromium with a fake microphone (``MICROPHONE_SCRIPT``) on a live server with
+    inline bots and ``env``; fails the test if the page raised an error."""
     with asgi_server(DJANGO_ALLOW_ASYNC_UNSAFE="", VIVA_BOT_RUNNER="inline", **env) as address:
         chromium = browser.browser_type.launch(
             executable_path=str(CHROMIUM),
@@ -152,7 +154,7 @@ def page(browser: Any, django_db_setup: None, peer: SpeechServer) -> Iterator[Pa
         context.grant_permissions(["microphone"])
         context.add_init_script(MICROPHONE_SCRIPT)
         opened = context.new_page()
-        remember_artifact_name(opened, "test_voice_natural_answers")
+        remember_artifact_name(opened, artifact)
         errors: list[str] = []
         opened.on("pageerror", lambda error: errors.append(str(error)))
         try:
@@ -162,6 +164,13 @@ def page(browser: Any, django_db_setup: None, peer: SpeechServer) -> Iterator[Pa
             context.close()
             chromium.close()
         assert errors == [], errors
+
+
+@pytest.fixture
+def page(browser: Any, django_db_setup: None, peer: SpeechServer) -> Iterator[Page]:
+    env = HOSTED["deepgram"].environment(peer)
+    with voice_exam_page(browser, "test_voice_natural_answers", **env) as opened:
+        yield opened
 
 
 def _events(exam: Exam) -> list[SessionEvent]:
