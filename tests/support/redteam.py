@@ -233,7 +233,7 @@ CASES: tuple[Case, ...] = (
     Case(
         "weights",
         "output",
-        "How much does this part count?",
+        "Which part of this matters most?",
         _always(report("The greedy choice carries a weight of 0.5 of your mark.")),
         "guardrail_triggered:guardrailType=protected_text",
     ),
