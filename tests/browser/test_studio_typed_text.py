@@ -9,6 +9,7 @@ field. What the server saved must be exactly what was typed, field by field.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,8 +26,11 @@ REPLY_DELAY_MS = 600
 
 
 @pytest.fixture
-def slow_validation(page: Page) -> list[str]:
-    """Hold every validation reply back by REPLY_DELAY_MS (a slow network or a busy server)."""
+def slow_validation(page: Page) -> Iterator[list[str]]:
+    """Hold every validation reply back by REPLY_DELAY_MS (a slow network or a busy server).
+    At the end, the route is removed with replies still held back ignored: a reply in flight
+    when the page closed failed the next test's setup in a loaded CI run (TargetClosedError
+    "while running route callback")."""
     seen: list[str] = []
 
     def hold_back(route: Route) -> None:
@@ -36,7 +40,8 @@ def slow_validation(page: Page) -> list[str]:
         route.fulfill(response=response)
 
     page.route(re.compile(r".*/validate/$"), hold_back)
-    return seen
+    yield seen
+    page.unroute_all(behavior="ignoreErrors")
 
 
 def form(page: Page) -> Locator:
