@@ -49,26 +49,16 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Final
 
 from loguru import logger
-from pipecat.audio.utils import create_file_resampler
-from pipecat.frames.frames import (
-    CancelFrame,
-    EndFrame,
-    Frame,
-    StartFrame,
-    TranscriptionFrame,
-)
-from pipecat.processors.frame_processor import FrameDirection
+from pipecat.frames.frames import CancelFrame, EndFrame, StartFrame, TranscriptionFrame
 from pipecat.services.settings import STTSettings
-from pipecat.services.stt_service import SegmentedSTTService
-from pipecat.transcriptions.language import Language
 
 from bot.voice.decoder_workers import DecoderProcesses
 from bot.voice.exam_language_model import ExamLanguageModel, ExamModels, build_exam_models
-from bot.voice.segment_spans import SegmentSpans, transcription_frame
+from bot.voice.segmented_recogniser import SegmentedEnglishSTTService
 from bot.voice.sphinx_decoder import (
     DEFAULT_DECODER_OPTIONS,
     DEFAULT_MAX_DECODERS,
@@ -137,12 +127,14 @@ def decoder_pool(
         return pool
 
 
-class PocketsphinxSTTService(SegmentedSTTService):
+class PocketsphinxSTTService(SegmentedEnglishSTTService):
     """Offline STT on PocketSphinx: one ``TranscriptionFrame`` per VAD segment.
 
     Needs VAD frames (``VADUserStartedSpeakingFrame``/``VADUserStoppedSpeakingFrame``) from a
     ``VADProcessor`` before it or a user aggregator with a VAD analyzer after it. US English
-    only. ``TranscriptionFrame.result`` is an :class:`OfflineTranscript`; ``finalized`` is set.
+    only: every English variant maps to the en-US model. ``TranscriptionFrame.result`` is an
+    :class:`OfflineTranscript`; ``finalized`` is set
+    (:class:`~bot.voice.segmented_recogniser.SegmentedEnglishSTTService`).
     """
 
     USAGE: ClassVar[tuple[str, str]] = ("pocketsphinx", "en-us")
@@ -167,19 +159,14 @@ class PocketsphinxSTTService(SegmentedSTTService):
             **kwargs: Passed to ``SegmentedSTTService`` (``sample_rate``,
                 ``trailing_silence_secs``, ``ttfs_p99_latency``...).
         """
-        store = STTSettings(model="pocketsphinx-en-us", language=Language.EN_US)
-        if settings is not None:
-            store.apply_update(settings)
         kwargs.setdefault("ttfs_p99_latency", DEFAULT_TTFS_P99)
-        super().__init__(settings=store, **kwargs)
+        super().__init__(model="pocketsphinx-en-us", settings=settings, **kwargs)
         self._pool = decoder_pool(decoder_options, max_decoders)
-        self._resampler = create_file_resampler()
         self._exam_texts: tuple[str, ...] = ()
         self._node_texts: dict[str, tuple[str, ...]] = {}
         self._current_node: Callable[[], str | None] | None = None
         self._models: ExamModels | None = None
         self._building: asyncio.Task[None] | None = None
-        self._spans = SegmentSpans()
 
     def use_exam_text(
         self,
@@ -201,20 +188,6 @@ class PocketsphinxSTTService(SegmentedSTTService):
         if self._models is None:
             return None
         return self._models.for_node(self._current_node() if self._current_node else None)
-
-    @property
-    def wants_wav_segments(self) -> bool:
-        """PocketSphinx reads raw 16-bit PCM."""
-        return False
-
-    def can_generate_metrics(self) -> bool:
-        """Processing time is measured around each decode."""
-        return True
-
-    def language_to_service_language(self, language: Language) -> str | None:
-        """English only: every English variant maps to the en-US model."""
-        code = str(language.value if isinstance(language, Language) else language)
-        return "en-US" if code.lower().startswith("en") else None
 
     async def start(self, frame: StartFrame) -> None:
         """Start the service; start the decoder workers (:func:`decoder_pool`), and begin
@@ -246,7 +219,7 @@ class PocketsphinxSTTService(SegmentedSTTService):
             building.cancel()
             await asyncio.gather(building, return_exceptions=True)
 
-    async def _models_built(self) -> None:
+    async def ready_to_decode(self) -> None:
         """Wait for the exam's models being built (at most :data:`MODEL_BUILD_WAIT_SECS`;
         after that the segment is decoded with what there is)."""
         building = self._building
@@ -270,25 +243,7 @@ class PocketsphinxSTTService(SegmentedSTTService):
         except Exception as error:  # the general model still hears the candidate
             logger.warning(f"{self}: no exam language model ({error}); the general one is used")
 
-    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
-        """Note when each VAD segment's speech started and ended (the base class queues one
-        segment for :meth:`run_stt` at each stop while usable, in order), then process."""
-        self._spans.observe(frame, usable=self.is_usable)
-        await super().process_frame(frame, direction)
-
-    async def run_stt(self, audio: bytes) -> AsyncGenerator[Frame | None, None]:
-        """Decode one segment (raw 16-bit mono PCM at :attr:`sample_rate`); the transcript
-        carries when its speech started and ended (``OfflineTranscript.speech_start``/``_end``)."""
-        span = self._spans.next_span()
-        await self._models_built()
-        await self.start_processing_metrics()
-        pcm = audio
-        if self.sample_rate and self.sample_rate != MODEL_SAMPLE_RATE:
-            pcm = await self._resampler.resample(audio, self.sample_rate, MODEL_SAMPLE_RATE)
-        transcript = await asyncio.to_thread(self._pool.decode, pcm, self.exam_model())
-        await self.stop_processing_metrics()
-        if transcript is None:
-            logger.debug(f"{self}: no words in a {len(audio)}-byte segment")
-            return
-        logger.debug(f"{self}: [{transcript.text}] confidence {transcript.confidence:.2f}")
-        yield transcription_frame(transcript, self._user_id, span)
+    async def decode_segment(self, pcm16k: bytes) -> OfflineTranscript | None:
+        """Decode one segment in a decoder worker process (the thread waits with the GIL
+        released), with the model of the node being answered (:meth:`exam_model`)."""
+        return await asyncio.to_thread(self._pool.decode, pcm16k, self.exam_model())

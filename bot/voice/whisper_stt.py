@@ -15,19 +15,14 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar, Final
 
-from loguru import logger
-from pipecat.audio.utils import create_file_resampler
-from pipecat.frames.frames import Frame, StartFrame
-from pipecat.processors.frame_processor import FrameDirection
+from pipecat.frames.frames import StartFrame
 from pipecat.services.settings import STTSettings
-from pipecat.services.stt_service import SegmentedSTTService
-from pipecat.transcriptions.language import Language
 
-from bot.voice.segment_spans import SegmentSpans, transcription_frame
-from bot.voice.sphinx_decoder import DEFAULT_MAX_DECODERS, MODEL_SAMPLE_RATE
+from bot.voice.segmented_recogniser import SegmentedEnglishSTTService
+from bot.voice.sphinx_decoder import DEFAULT_MAX_DECODERS, OfflineTranscript
 from bot.voice.whisper_decoder import MODEL_NAME, WhisperDecoder, exam_prompt
 
 DEFAULT_TTFS_P99: Final = 1.5
@@ -49,11 +44,12 @@ def shared_decoder(workers: int | None = None) -> WhisperDecoder:
         return _decoder
 
 
-class OfflineWhisperSTTService(SegmentedSTTService):
+class OfflineWhisperSTTService(SegmentedEnglishSTTService):
     """Offline STT on Whisper tiny.en: one ``TranscriptionFrame`` per VAD segment.
 
     Needs VAD frames before it (as :class:`bot.voice.offline_stt.PocketsphinxSTTService`).
-    English only. ``TranscriptionFrame.result`` is an ``OfflineTranscript``.
+    English only (tiny.en). ``TranscriptionFrame.result`` is an ``OfflineTranscript``
+    (:class:`~bot.voice.segmented_recogniser.SegmentedEnglishSTTService`).
     """
 
     USAGE: ClassVar[tuple[str, str]] = ("whisper", MODEL_NAME)
@@ -75,16 +71,16 @@ class OfflineWhisperSTTService(SegmentedSTTService):
             sample_rate: The input rate (default: the pipeline's).
             ttfs_p99_latency: Seconds from end of speech to transcript, for turn strategies.
         """
-        store = STTSettings(model=f"whisper-{MODEL_NAME}", language=Language.EN_US)
-        if settings is not None:
-            store.apply_update(settings)
-        super().__init__(settings=store, sample_rate=sample_rate, ttfs_p99_latency=ttfs_p99_latency)
+        super().__init__(
+            model=f"whisper-{MODEL_NAME}",
+            settings=settings,
+            sample_rate=sample_rate,
+            ttfs_p99_latency=ttfs_p99_latency,
+        )
         self._decoder = decoder or shared_decoder()
-        self._resampler = create_file_resampler()
         self._package_prompt: str | None = None
         self._node_prompts: dict[str, str | None] = {}
         self._current_node: Callable[[], str | None] | None = None
-        self._spans = SegmentSpans()
 
     def use_exam_prose(
         self,
@@ -105,20 +101,6 @@ class OfflineWhisperSTTService(SegmentedSTTService):
         node = self._current_node() if self._current_node else None
         return self._node_prompts.get(node or "") or self._package_prompt
 
-    @property
-    def wants_wav_segments(self) -> bool:
-        """The decoder reads raw 16-bit PCM."""
-        return False
-
-    def can_generate_metrics(self) -> bool:
-        """Processing time is measured around each decode."""
-        return True
-
-    def language_to_service_language(self, language: Language) -> str | None:
-        """English only (tiny.en)."""
-        code = str(language.value if isinstance(language, Language) else language)
-        return "en-US" if code.lower().startswith("en") else None
-
     async def start(self, frame: StartFrame) -> None:
         """Start the service and load the model off the event loop."""
         await super().start(frame)
@@ -127,22 +109,7 @@ class OfflineWhisperSTTService(SegmentedSTTService):
         except Exception as error:
             await self.push_error(f"{self}: cannot load Whisper: {error}", exception=error)
 
-    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
-        """Note when each VAD segment's speech started and ended, then process."""
-        self._spans.observe(frame, usable=self.is_usable)
-        await super().process_frame(frame, direction)
-
-    async def run_stt(self, audio: bytes) -> AsyncGenerator[Frame | None, None]:
-        """Decode one segment (raw 16-bit mono PCM at :attr:`sample_rate`) in a thread."""
-        span = self._spans.next_span()
-        await self.start_processing_metrics()
-        pcm = audio
-        if self.sample_rate and self.sample_rate != MODEL_SAMPLE_RATE:
-            pcm = await self._resampler.resample(audio, self.sample_rate, MODEL_SAMPLE_RATE)
-        transcript = await asyncio.to_thread(self._decoder.decode, pcm, self.prompt())
-        await self.stop_processing_metrics()
-        if transcript is None:
-            logger.debug(f"{self}: no words in a {len(audio)}-byte segment")
-            return
-        logger.debug(f"{self}: [{transcript.text}] confidence {transcript.confidence:.2f}")
-        yield transcription_frame(transcript, self._user_id, span)
+    async def decode_segment(self, pcm16k: bytes) -> OfflineTranscript | None:
+        """Decode one segment in a thread (the decoder releases the GIL), with the prompt of
+        the node being answered (:meth:`prompt`)."""
+        return await asyncio.to_thread(self._decoder.decode, pcm16k, self.prompt())
