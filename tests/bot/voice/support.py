@@ -89,6 +89,23 @@ class SpeechRecorder(FrameProcessor):
         await self.push_frame(frame, direction)
 
 
+class AfterAllReplies(FrameProcessor):
+    """Goes after ``recorder`` at the end of a pipeline: sets :attr:`done` when the examiner has
+    finished speaking ``replies`` utterances (``run_pipeline``'s ``until``)."""
+
+    def __init__(self, recorder: SpeechRecorder, replies: int) -> None:
+        super().__init__()
+        self.recorder = recorder
+        self.replies = replies
+        self.done = asyncio.Event()
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        await super().process_frame(frame, direction)
+        await self.push_frame(frame, direction)
+        if isinstance(frame, TTSStoppedFrame) and self.recorder.utterances_done >= self.replies:
+            self.done.set()
+
+
 async def run_pipeline(
     processors: list[FrameProcessor],
     feed: Sequence[Frame],

@@ -22,10 +22,9 @@ from pipecat.frames.frames import (
     Frame,
     TranscriptionFrame,
     TTSSpeakFrame,
-    TTSStoppedFrame,
     TTSUpdateSettingsFrame,
 )
-from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
+from pipecat.processors.frame_processor import FrameProcessor
 
 from bot.audio import (
     VOICE_IN_SAMPLE_RATE,
@@ -54,6 +53,7 @@ from bot.voice.offline_tts import (
 from tests.bot.voice.support import (
     ANSWER,
     REPLY,
+    AfterAllReplies,
     ControllerHook,
     SpeechRecorder,
     run_pipeline,
@@ -130,16 +130,8 @@ def test_garbled_audio_gets_a_low_confidence(tmp_path: Path) -> None:
             recorder,
         ]
         feed = list(input_audio_frames(pcm, VOICE_IN_SAMPLE_RATE))
-        done = asyncio.Event()
-
-        class AfterAllReplies(FrameProcessor):
-            async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
-                await super().process_frame(frame, direction)
-                await self.push_frame(frame, direction)
-                if isinstance(frame, TTSStoppedFrame) and recorder.utterances_done >= len(GARBLED):
-                    done.set()
-
-        await run_pipeline([*processors, AfterAllReplies()], feed, done)
+        replied = AfterAllReplies(recorder, len(GARBLED))
+        await run_pipeline([*processors, replied], feed, replied.done)
         return hook.transcripts
 
     transcripts = asyncio.run(scenario())
@@ -158,17 +150,9 @@ def test_the_slower_rate_speaks_longer_and_the_settings_frame_applies() -> None:
         assert isinstance(slower, TTSUpdateSettingsFrame)
         assert isinstance(slower.delta, EspeakTTSSettings)
         assert slower.delta.rate == SLOWER_RATE_WPM
-        done = asyncio.Event()
         feed: list[Frame] = [TTSSpeakFrame(sentence), slower, TTSSpeakFrame(sentence)]
-
-        class TwoUtterances(FrameProcessor):
-            async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
-                await super().process_frame(frame, direction)
-                await self.push_frame(frame, direction)
-                if isinstance(frame, TTSStoppedFrame) and recorder.utterances_done >= 2:
-                    done.set()
-
-        await run_pipeline([tts, recorder, TwoUtterances()], feed, done)
+        replied = AfterAllReplies(recorder, 2)
+        await run_pipeline([tts, recorder, replied], feed, replied.done)
         by_context: dict[str | None, int] = {}
         for frame in recorder.audio:
             by_context[frame.context_id] = by_context.get(frame.context_id, 0) + len(frame.audio)

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-from pipecat.frames.frames import Frame, TranscriptionFrame, TTSStoppedFrame
+from pipecat.frames.frames import Frame, TranscriptionFrame
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
 from bot.audio import (
@@ -33,7 +33,13 @@ from bot.voice.offline_tts import EspeakTTSService
 from bot.voice.whisper_decoder import exam_prompt
 from bot.voice.whisper_stt import OfflineWhisperSTTService, shared_decoder
 from ioa.schema import AssessmentPackage
-from tests.bot.voice.support import ControllerHook, SpeechRecorder, run_pipeline, spoken_wav
+from tests.bot.voice.support import (
+    AfterAllReplies,
+    ControllerHook,
+    SpeechRecorder,
+    run_pipeline,
+    spoken_wav,
+)
 from tests.bot.voice.test_offline_voice import GARBLED
 from tests.factories import example_document
 
@@ -79,15 +85,7 @@ def transcribe(tmp_path: Path, spoken: list[tuple[str, Voice]]) -> list[Transcri
                 await self.push_frame(frame, direction)
 
         recorder = SpeechRecorder()
-        done = asyncio.Event()
-
-        class AfterAllReplies(FrameProcessor):
-            async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
-                await super().process_frame(frame, direction)
-                await self.push_frame(frame, direction)
-                if isinstance(frame, TTSStoppedFrame) and recorder.utterances_done >= len(spoken):
-                    done.set()
-
+        replied = AfterAllReplies(recorder, len(spoken))
         processors: list[FrameProcessor] = [
             build_vad_processor(),
             OfflineWhisperSTTService(),
@@ -95,9 +93,10 @@ def transcribe(tmp_path: Path, spoken: list[tuple[str, Voice]]) -> list[Transcri
             ControllerHook(lambda text, confidence: "Thank you."),
             EspeakTTSService(),
             recorder,
-            AfterAllReplies(),
+            replied,
         ]
-        await run_pipeline(processors, list(input_audio_frames(pcm, VOICE_IN_SAMPLE_RATE)), done)
+        feed = list(input_audio_frames(pcm, VOICE_IN_SAMPLE_RATE))
+        await run_pipeline(processors, feed, replied.done)
         return frames
 
     return asyncio.run(scenario())
