@@ -141,17 +141,39 @@ def offline_stt_usage() -> tuple[str, str]:
     return engine, OFFLINE_STT_ENGINES[engine]
 
 
+def _offline_stt_decoders() -> int:
+    """``VIVA_STT_DECODERS``: how many segments the offline recogniser decodes at once."""
+    from bot.voice.sphinx_decoder import DEFAULT_MAX_DECODERS
+
+    return int(voice_setting("VIVA_STT_DECODERS", str(DEFAULT_MAX_DECODERS)))
+
+
 def build_offline_stt() -> SegmentedSTTService:
     """The offline STT ``VIVA_OFFLINE_STT`` chooses: PocketSphinx (``VIVA_STT_DECODERS``: size
     of the process-wide decoder pool) or Whisper tiny.en (that many decodes at once)."""
-    from bot.voice.offline_stt import DEFAULT_MAX_DECODERS, PocketsphinxSTTService
+    from bot.voice.offline_stt import PocketsphinxSTTService
 
-    decoders = int(voice_setting("VIVA_STT_DECODERS", str(DEFAULT_MAX_DECODERS)))
+    decoders = _offline_stt_decoders()
     if offline_stt_engine() == "whisper":
         from bot.voice.whisper_stt import OfflineWhisperSTTService, shared_decoder
 
         return OfflineWhisperSTTService(decoder=shared_decoder(decoders))
     return PocketsphinxSTTService(max_decoders=decoders)
+
+
+def warm_offline_stt() -> None:
+    """Load the offline recogniser ``VIVA_OFFLINE_STT`` chooses, sized as
+    :func:`build_offline_stt` sizes it (the first caller sets the size): PocketSphinx's decoder
+    worker processes (each loads its decoder), or Whisper's model."""
+    decoders = _offline_stt_decoders()
+    if offline_stt_engine() == "whisper":
+        from bot.voice.whisper_stt import shared_decoder
+
+        shared_decoder(decoders).warm_up()
+        return
+    from bot.voice.offline_stt import decoder_pool
+
+    decoder_pool(max_decoders=decoders).warm_up()
 
 
 def build_offline_tts(*, slower: bool = False, voice: str | None = None) -> EspeakTTSService:

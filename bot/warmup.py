@@ -37,7 +37,7 @@ from typing import Final
 from django.core.exceptions import ImproperlyConfigured
 
 from bot.conf import _bool
-from bot.speech_providers import SpeechProviderError, resolve_speech
+from bot.speech_providers import SpeechProviderError, offline_stt_engine, resolve_speech
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +65,10 @@ VOICE_MODULES: Final = ("bot.audio", "bot.pipeline", "bot.voice.webrtc", "bot.li
 """Pipecat's pipeline, VAD and frames, the bot core's pipeline, aiortc and LiveKit."""
 
 
+OFFLINE_STT_STAGES: Final = {"pocketsphinx": "PocketSphinx decoder", "whisper": "Whisper model"}
+"""The warm-up stage that loads each offline recogniser (``VIVA_OFFLINE_STT``)."""
+
+
 def _import_transports() -> None:
     for name in VOICE_MODULES:
         importlib.import_module(name)
@@ -83,9 +87,9 @@ def _load_turn_model() -> None:
 
 
 def _load_offline_stt() -> None:
-    from bot.voice.offline_stt import decoder_pool
+    from bot.audio import warm_offline_stt
 
-    decoder_pool().warm_up()
+    warm_offline_stt()
 
 
 def _load_offline_tts() -> None:
@@ -116,7 +120,8 @@ def warm_voice() -> WarmupReport:
     report.time("Silero VAD", _load_vad)
     report.time("smart-turn model", _load_turn_model)
     if stt.offline:
-        report.time("PocketSphinx decoder", _load_offline_stt)
+        stage = OFFLINE_STT_STAGES[offline_stt_engine()]
+        report.time(stage, _load_offline_stt)
     else:
         from bot.speech_providers import build_hosted_stt
 

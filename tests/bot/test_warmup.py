@@ -42,7 +42,13 @@ print({m: m in sys.modules for m in ("pipecat", "aiortc", "pocketsphinx")})
 
 def python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
     environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", **env}
-    for name in ("VIVA_STT_PROVIDER", "VIVA_TTS_PROVIDER", "VIVA_VOICE_WARMUP"):
+    for name in (
+        "VIVA_STT_PROVIDER",
+        "VIVA_TTS_PROVIDER",
+        "VIVA_VOICE_WARMUP",
+        "VIVA_OFFLINE_STT",
+        "VIVA_STT_DECODERS",
+    ):
         if name not in env:
             environment.pop(name, None)
     return subprocess.run(
@@ -63,6 +69,36 @@ def test_the_web_process_loads_voice_at_start() -> None:
     # Every PocketSphinx decoder (each in its worker process) is ready before any offer.
     assert report["decoders_loaded"] == report["max_decoders"] >= 1
     assert "voice warm-up done" in run.stderr
+
+
+ASGI_START_WHISPER = """
+import json, multiprocessing, time
+import config.asgi
+from bot import warmup
+warmup._started.join(60)
+from bot.voice.whisper_stt import shared_decoder
+print(json.dumps({
+    "whisper_loaded": shared_decoder().loaded(),
+    "children": len(multiprocessing.active_children()),
+}))
+"""
+
+
+def test_the_web_process_loads_the_whisper_model_at_start_when_it_is_the_recogniser() -> None:
+    """With ``VIVA_OFFLINE_STT=whisper`` the warm-up loads Whisper's model (about 1 s), sized by
+    ``VIVA_STT_DECODERS`` as the sessions' service is, so the first exam does not load it; no
+    PocketSphinx decoder process is started for nothing."""
+    run = python(
+        ASGI_START_WHISPER,
+        VIVA_BOT_RUNNER="inline",
+        VIVA_OFFLINE_STT="whisper",
+        VIVA_STT_DECODERS="1",
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    report = json.loads(run.stdout.strip().splitlines()[-1])
+    assert report == {"whisper_loaded": 1, "children": 0}, run.stderr[-2000:]
+    assert "voice warm-up done" in run.stderr
+    assert "Whisper model" in run.stderr
 
 
 def test_a_misconfigured_provider_stops_the_web_process_at_start() -> None:
