@@ -1,6 +1,8 @@
 """Staff's page for a sitting's candidate materials (issue #35): who has uploaded their report
 or submission, and a bulk upload (a zip whose files are named by candidate username or email,
-``sessions.materials.materials_bulk_upload``) with a line per file saying what happened.
+``sessions.materials.materials_bulk_upload``) with a line per file saying what happened and
+one sentence counting the operating-system metadata files it skipped (``__MACOSX/``,
+``.DS_Store``, ``Thumbs.db``, ...).
 Reached from the proctor's sitting page; sittings outside ``Sitting.objects.visible_to`` are
 404, candidates 403."""
 
@@ -19,7 +21,7 @@ from accounts.models import User
 from accounts.roles import Area
 from sessions import services
 from sessions.material_text import MAX_UPLOAD_BYTES, MaterialRefused
-from sessions.materials import BulkLine, material_kinds
+from sessions.materials import BulkUpload, material_kinds
 from sessions.models import CandidateMaterial, Sitting
 
 MAX_BULK_BYTES = 20 * MAX_UPLOAD_BYTES
@@ -36,13 +38,13 @@ def sitting_materials(request: HttpRequest, sitting_id: uuid.UUID) -> HttpRespon
         raise Http404(_("No such sitting."))
     kinds = material_kinds(sitting.version)
     errors: list[str] = []
-    lines: list[BulkLine] = []
+    result: BulkUpload | None = None
     if request.method == "POST" and kinds and isinstance(request.user, User):
         upload = request.FILES.get("archive")
         try:
             if upload is None:
                 raise MaterialRefused(_("Choose a ZIP file to upload."))
-            lines = services.materials_bulk_upload(
+            result = services.materials_bulk_upload(
                 sitting=sitting,
                 kind=kinds[0],
                 data=upload.read(MAX_BULK_BYTES + 1),
@@ -61,7 +63,8 @@ def sitting_materials(request: HttpRequest, sitting_id: uuid.UUID) -> HttpRespon
         "sitting": sitting,
         "kinds": kinds,
         "errors": errors,
-        "lines": lines,
+        "lines": result.lines if result else (),
+        "system_files": result.system_files if result else 0,
         "rows": [(s, stored.get(s.pk)) for s in sessions.order_by("candidate__username")],
     }
     return render(

@@ -7,7 +7,9 @@
   journey, staff in bulk, an integrator through the API), replacing the session's earlier
   material of that kind while the exam has not started.
 * :func:`materials_bulk_upload` stores a zip of files named by candidate (username or email,
-  any extension) for a sitting, one result line per entry.
+  any extension) for a sitting, one result line per entry; operating-system metadata
+  (:func:`is_system_file`) is counted, not listed, and a candidate named by two or more
+  entries gets none of them.
 
 Refusals raise :class:`~sessions.material_text.MaterialRefused` with a message that names what
 is wrong; nothing is stored then.
@@ -110,6 +112,39 @@ def material_upload(
         )
 
 
+SYSTEM_FOLDERS = frozenset(
+    {
+        "__macosx",
+        ".spotlight-v100",
+        ".trashes",
+        ".fseventsd",
+        ".temporaryitems",
+        "$recycle.bin",
+        "system volume information",
+    }
+)
+"""Folders macOS and Windows write into archives (lower case): nothing in them is a file of a
+candidate."""
+
+SYSTEM_FILES = frozenset(
+    {".ds_store", ".localized", ".apdisk", "icon\r", "thumbs.db", "ehthumbs.db", "desktop.ini"}
+)
+"""Metadata files macOS Finder and Windows Explorer leave in folders (lower case)."""
+
+
+def is_system_file(name: str) -> bool:
+    """Whether the archive entry ``name`` (a ``/`` path) is operating-system metadata rather than
+    a candidate's file: anything in a system folder (``__MACOSX/``), an AppleDouble file
+    (``._<name>``), or a metadata file (``.DS_Store``, ``Thumbs.db``, ``desktop.ini``); folder
+    and file names are compared without regard to case."""
+    *folders, base = name.split("/")
+    return (
+        base.startswith("._")
+        or base.lower() in SYSTEM_FILES
+        or any(folder.lower() in SYSTEM_FOLDERS for folder in folders)
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class BulkLine:
     """One entry of a bulk upload: its name, whom it was for, and what happened."""
@@ -120,18 +155,41 @@ class BulkLine:
     message: str
 
 
+@dataclass(frozen=True, slots=True)
+class BulkUpload:
+    """What a bulk upload did: a line per entry in the ZIP's order, and how many entries were
+    operating-system metadata (:func:`is_system_file`), skipped without a line."""
+
+    lines: tuple[BulkLine, ...]
+    system_files: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """A file of the bulk ZIP, the name it was looked up by, and its candidate's session."""
+
+    info: zipfile.ZipInfo
+    name: str
+    stem: str
+    session: ExamSession | None
+
+
 def _session_for(sitting: Sitting, stem: str) -> ExamSession | None:
     """The newest session in ``sitting`` of the candidate whose username or email is ``stem``."""
     named = Q(candidate__username__iexact=stem) | Q(candidate__email__iexact=stem)
-    return sitting.sessions.filter(named, is_preview=False).order_by("-attempt").first()
+    sessions = sitting.sessions.select_related("candidate")
+    return sessions.filter(named, is_preview=False).order_by("-attempt").first()
 
 
 def materials_bulk_upload(
     *, sitting: Sitting, kind: str, data: bytes, uploaded_by: User
-) -> list[BulkLine]:
+) -> BulkUpload:
     """Store each file of the zip ``data`` as the material of the candidate it is named after
-    (``<username or email>.<ext>``); every entry gets a line, stored or why not. A zip that
-    cannot be opened raises ``MaterialRefused``."""
+    (``<username or email>.<ext>``, in any folder); every entry gets a line, stored or why not,
+    except operating-system metadata (``__MACOSX/``, ``.DS_Store``, ``Thumbs.db``, ...), which
+    is only counted. When two or more entries are for one candidate none of them is stored
+    (which one they meant is unknown) and each one's line names them all; the candidate's
+    earlier material stays. A zip that cannot be opened raises ``MaterialRefused``."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         infos = archive.infolist()
@@ -139,40 +197,70 @@ def materials_bulk_upload(
         raise MaterialRefused(_("The bulk upload must be a ZIP file.")) from error
     if len(infos) > MAX_ARCHIVE_ENTRIES:
         raise MaterialRefused(_("The ZIP file has too many files."))
-    lines = []
     with archive:
-        for info in infos:
-            name = safe_entry_name(info)
-            if name is None:
-                continue
-            lines.append(_bulk_entry(archive, info, name, sitting, kind, uploaded_by))
-    return lines
+        entries, system_files = _candidate_entries(infos, sitting)
+        together = _names_per_session(entries)
+        lines = [_bulk_entry(archive, entry, together, kind, uploaded_by) for entry in entries]
+    return BulkUpload(tuple(lines), system_files)
+
+
+def _candidate_entries(infos: list[zipfile.ZipInfo], sitting: Sitting) -> tuple[list[_Entry], int]:
+    """The regular files (``safe_entry_name``) that are not operating-system metadata, in the
+    ZIP's order, each with the session of the candidate its name (without folders and
+    extension) names; and how many were operating-system metadata."""
+    entries = []
+    system_files = 0
+    for info in infos:
+        name = safe_entry_name(info)
+        if name is None:
+            continue
+        if is_system_file(name):
+            system_files += 1
+            continue
+        stem = posixpath.splitext(posixpath.basename(name))[0]
+        entries.append(_Entry(info, name, stem, _session_for(sitting, stem)))
+    return entries, system_files
+
+
+def _names_per_session(entries: list[_Entry]) -> dict[object, list[str]]:
+    """The entry names found for each session (its primary key), in the ZIP's order."""
+    names: dict[object, list[str]] = {}
+    for entry in entries:
+        if entry.session is not None:
+            names.setdefault(entry.session.pk, []).append(entry.name)
+    return names
 
 
 def _bulk_entry(
     archive: zipfile.ZipFile,
-    info: zipfile.ZipInfo,
-    name: str,
-    sitting: Sitting,
+    entry: _Entry,
+    together: dict[object, list[str]],
     kind: str,
     uploaded_by: User,
 ) -> BulkLine:
-    """Store one entry of a bulk upload for the candidate it names."""
-    stem = posixpath.splitext(posixpath.basename(name))[0]
-    session = _session_for(sitting, stem)
+    """Store one entry of a bulk upload for the candidate it names, unless it names nobody of
+    the sitting or another entry names the same candidate."""
+    session = entry.session
     if session is None:
-        return BulkLine(name, stem, False, _("No candidate of this sitting has this name."))
-    with archive.open(info) as stream:
+        return BulkLine(
+            entry.name, entry.stem, False, _("No candidate of this sitting has this name.")
+        )
+    username = session.candidate.username
+    names = together[session.pk]
+    if len(names) > 1:
+        clash = _("Two or more files in the ZIP are for this candidate: %(files)s.")
+        return BulkLine(entry.name, username, False, clash % {"files": ", ".join(names)})
+    with archive.open(entry.info) as stream:
         data = stream.read(MAX_UPLOAD_BYTES + 1)
     try:
         material_upload(
             session=session,
             kind=kind,
-            filename=posixpath.basename(name),
+            filename=posixpath.basename(entry.name),
             data=data,
             uploaded_by=uploaded_by,
             source=CandidateMaterial.Source.STAFF_BULK,
         )
     except MaterialRefused as refused:
-        return BulkLine(name, session.candidate.username, False, refused.message)
-    return BulkLine(name, session.candidate.username, True, _("Stored."))
+        return BulkLine(entry.name, username, False, refused.message)
+    return BulkLine(entry.name, username, True, _("Stored."))

@@ -2,12 +2,13 @@
 sitting whose exam asks about each candidate's report goes from the proctoring page to the
 sitting's materials and its Upload button by Tab and Enter, uploads one ZIP (a folder of
 reports named by candidate: a Word document made with python-docx, named by username; a
-Markdown file, named by email; a PDF named for nobody in the sitting), and reads, line by
-line, which files were stored for whom and which was refused and why. Each stored report is
-then the material of its candidate's session (the database, the staff page and the
-candidate's own report step), and nothing was stored for the unknown name. axe-core finds no
-violation of any impact before or after the upload. Elements are found by role, label and
-accessible name."""
+Markdown file, named by email; a PDF named for nobody in the sitting; and the metadata macOS
+Finder adds, ``__MACOSX/`` and ``.DS_Store``), and reads, line by line, which files were
+stored for whom and which was refused and why, the metadata only counted in one sentence.
+Each stored report is then the material of its candidate's session (the database, the staff
+page and the candidate's own report step), and nothing was stored for the unknown name.
+axe-core finds no violation of any impact before or after the upload. Elements are found by
+role, label and accessible name."""
 
 from __future__ import annotations
 
@@ -120,6 +121,8 @@ def test_a_proctor_uploads_a_sittings_reports_in_one_zip(
             "reports/alovelace.docx": docx_bytes(),
             "reports/grace.hopper@example.test.md": MARKDOWN_REPORT.encode(),
             "reports/aturing.pdf": pdf_bytes(),
+            "reports/.DS_Store": b"\x00\x00\x00\x01Bud1",
+            "__MACOSX/reports/._alovelace.docx": b"\x00\x05\x16\x07",
         }
     )
 
@@ -131,7 +134,8 @@ def test_a_proctor_uploads_a_sittings_reports_in_one_zip(
     upload_with_the_keyboard(page, archive)
 
     lines = page.get_by_role("table", name="Bulk upload").get_by_role("row")
-    expect(lines).to_have_count(4)  # the header and one line per file
+    expect(lines).to_have_count(4)  # the header and one line per candidate's file
+    expect(page.get_by_text("Skipped 2 system files (macOS/Windows metadata).")).to_be_visible()
     for number, cells in enumerate(
         (
             ["reports/alovelace.docx", "alovelace", "Stored."],

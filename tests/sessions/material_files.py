@@ -1,13 +1,19 @@
 """Small candidate materials built in the test: a PDF with text (hand-written PDF syntax, read
-by pypdf), an encrypted PDF, a DOCX (python-docx) and zip archives."""
+by pypdf), an encrypted PDF, a DOCX (python-docx) and zip archives; and a package whose second
+node is grounded on the candidate's report (``grounded_package``)."""
 
 from __future__ import annotations
 
 import io
+import json
 import zipfile
 
 import docx
 import pypdf
+
+from tests.factories import example_document
+
+GROUNDING = {"material": "report", "pick": "choice", "fallbackQuestion": "Tell me a decision."}
 
 REPORT_LINES = (
     "Route planner project report.",
@@ -72,3 +78,10 @@ def zip_bytes(entries: dict[str, bytes], *, compression: int = zipfile.ZIP_DEFLA
         for name, data in entries.items():
             archive.writestr(name, data)
     return out.getvalue()
+
+
+def grounded_package() -> str:
+    """The CS201 example package, canonical JSON, whose second node asks about the report."""
+    document = example_document()
+    document["nodes"][1]["grounding"] = GROUNDING
+    return json.dumps(document)

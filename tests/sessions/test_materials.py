@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import TYPE_CHECKING
 
 import pytest
+from django.utils import translation
 
 from ioa.events.personal import ERASED_TEXT
 from sessions import erasure, selectors, services
@@ -16,17 +18,12 @@ from sessions.materials import material_kinds
 from sessions.models import CandidateMaterial, ExamSession, PersonalDataErasure
 from tests.factories import AuthorFactory, CandidateFactory, example_document
 from tests.sessions.factories import ExamSessionFactory, PublishedVersionFactory, SittingFactory
-from tests.sessions.material_files import docx_bytes, pdf_bytes, zip_bytes
+from tests.sessions.material_files import docx_bytes, grounded_package, pdf_bytes, zip_bytes
+
+if TYPE_CHECKING:
+    from sessions.materials import BulkUpload
 
 pytestmark = pytest.mark.django_db
-
-GROUNDING = {"material": "report", "pick": "choice", "fallbackQuestion": "Tell me a decision."}
-
-
-def grounded_package() -> str:
-    document = example_document()
-    document["nodes"][1]["grounding"] = GROUNDING
-    return json.dumps(document)
 
 
 @pytest.fixture
@@ -93,7 +90,7 @@ def test_bulk_upload_by_username_or_email_reports_each_entry(session: ExamSessio
     )
     lines = services.materials_bulk_upload(
         sitting=session.sitting, kind="report", data=data, uploaded_by=AuthorFactory()
-    )
+    ).lines
     assert [(line.stored, line.candidate) for line in lines] == [
         (True, session.candidate.username),
         (True, other.candidate.username),
@@ -106,6 +103,91 @@ def test_bulk_upload_by_username_or_email_reports_each_entry(session: ExamSessio
         services.materials_bulk_upload(
             sitting=session.sitting, kind="report", data=b"nope", uploaded_by=AuthorFactory()
         )
+
+
+def bulk(session: ExamSession, entries: dict[str, bytes]) -> BulkUpload:
+    return services.materials_bulk_upload(
+        sitting=session.sitting, kind="report", data=zip_bytes(entries), uploaded_by=AuthorFactory()
+    )
+
+
+def test_bulk_upload_skips_macos_and_windows_metadata_without_a_line(session: ExamSession) -> None:
+    """A ZIP made by macOS Finder (``__MACOSX/`` AppleDouble ``._`` files, ``.DS_Store``) or
+    holding Windows' ``Thumbs.db``/``desktop.ini``: only the candidate's file gets a line; the
+    system files are counted, never looked up as candidates, never stored."""
+    name = session.candidate.username
+    result = bulk(
+        session,
+        {
+            "reports/": b"",
+            f"reports/{name}.pdf": pdf_bytes(),
+            "reports/.DS_Store": b"\x00\x00\x00\x01Bud1",
+            "__MACOSX/": b"",
+            "__MACOSX/reports/": b"",
+            f"__MACOSX/reports/._{name}.pdf": b"\x00\x05\x16\x07 AppleDouble",
+            f"._{name}.pdf": b"\x00\x05\x16\x07 AppleDouble",
+            "Thumbs.db": b"\xd0\xcf\x11\xe0",
+            "reports/Desktop.ini": b"[.ShellClassInfo]\r\n",
+        },
+    )
+    assert [(line.entry, line.candidate, line.stored) for line in result.lines] == [
+        (f"reports/{name}.pdf", name, True)
+    ]
+    assert result.system_files == 5
+    material = CandidateMaterial.objects.get()
+    assert (material.session, material.file_type) == (session, "pdf")
+
+
+def test_two_files_for_one_candidate_store_neither_and_say_so(session: ExamSession) -> None:
+    """Entries that name the same candidate (two types, the same name in two folders, username
+    and upper-case email) store none of them: each line names the clashing entries and the
+    candidate keeps their earlier material; the other candidates' files are stored."""
+    earlier = upload(session, pdf_bytes())
+    twice = ExamSessionFactory(sitting=session.sitting)
+    carol = ExamSessionFactory(
+        sitting=session.sitting, candidate=CandidateFactory(email="carol@uni.example")
+    )
+    bob = ExamSessionFactory(sitting=session.sitting)
+    alice, dave = session.candidate.username, twice.candidate.username
+    result = bulk(
+        session,
+        {
+            f"{alice}.pdf": pdf_bytes(),
+            f"{bob.candidate.username}.pdf": pdf_bytes(),
+            f"reports/{alice}.docx": docx_bytes(),
+            f"{dave}.pdf": pdf_bytes(),
+            f"reports/{dave}.pdf": pdf_bytes(),
+            f"{carol.candidate.username}.pdf": pdf_bytes(),
+            "CAROL@uni.example.pdf": docx_bytes(),
+        },
+    )
+    clash = "Two or more files in the ZIP are for this candidate: {}."
+    carol_files = f"{carol.candidate.username}.pdf, CAROL@uni.example.pdf"
+    assert [(line.candidate, line.stored, line.message) for line in result.lines] == [
+        (alice, False, clash.format(f"{alice}.pdf, reports/{alice}.docx")),
+        (bob.candidate.username, True, "Stored."),
+        (alice, False, clash.format(f"{alice}.pdf, reports/{alice}.docx")),
+        (dave, False, clash.format(f"{dave}.pdf, reports/{dave}.pdf")),
+        (dave, False, clash.format(f"{dave}.pdf, reports/{dave}.pdf")),
+        (carol.candidate.username, False, clash.format(carol_files)),
+        (carol.candidate.username, False, clash.format(carol_files)),
+    ]
+    assert list(CandidateMaterial.objects.filter(session=session)) == [earlier]
+    assert CandidateMaterial.objects.get(session=bob).source == "staff_bulk"
+    assert not CandidateMaterial.objects.filter(session__in=[twice, carol]).exists()
+
+
+def test_bulk_upload_lines_are_translated(session: ExamSession) -> None:
+    name = session.candidate.username
+    with translation.override("de"):
+        result = bulk(session, {f"{name}.pdf": pdf_bytes(), f"{name}.md": b"# Report"})
+    assert result.lines[0].message == (
+        "Zwei oder mehr Dateien in der ZIP-Datei sind für diesen Kandidaten: "
+        f"{name}.pdf, {name}.md."
+    )
+    with translation.override("es"):
+        result = bulk(session, {f"{name}.pdf": pdf_bytes(), f"{name}.md": b"# Report"})
+    assert result.lines[0].message.startswith("Dos o más archivos del ZIP son para este candidato")
 
 
 def test_another_candidate_never_sees_the_material(session: ExamSession) -> None:
