@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ioa.runtime.agent_boundary import candidate_command  # noqa: E402
-from ioa.runtime.classifier import command_sized, rules_command  # noqa: E402
+from ioa.runtime.classifier import command_sized, learned_reading, rules_command  # noqa: E402
 from ioa.runtime.command_model import NONE_CLASS, CommandModel, features  # noqa: E402
 from ioa.schema import CandidateCommandType  # noqa: E402
 
@@ -139,13 +139,14 @@ def figures(
     rows: list[Row], language: str, model: CommandModel | None, *, rules: bool = True
 ) -> tuple[float, float]:
     """(recall, false positives) of the classifier on ``rows``: rules and cue scorer, then
-    ``model`` (None: the rules alone; ``rules`` false: the model alone)."""
+    ``model`` (None: the rules alone; ``rules`` false: the model alone), its reading taken as
+    the runtime takes it (:func:`ioa.runtime.classifier.learned_reading`)."""
 
     def detect(text: str, lang: str) -> CandidateCommandType | None:
         ruled = rules_command(text, lang) if rules else None
         if ruled is not None or model is None or not command_sized(text, lang):
             return ruled
-        return model.command(text)
+        return learned_reading(text, lang, model.command(text), model)
 
     commands = [(text, command) for text, command in rows if command is not None]
     answers = [text for text, command in rows if command is None]

@@ -58,8 +58,10 @@ into skip ("I don't know, can we go on?"), and so does going on to another quest
 ("¿seguimos con otra?"), while going on with the exam itself is a resume ("weiter mit der
 Prüfung": :data:`_GO_ON`); an acute danger of the candidate's own (their body, a person of
 their household just hurt, their home: :data:`_ACUTE`) is an emergency, and outranks the stop
-it is the reason for; a wager on the answer ("I'd stake my life on it", "Hand ins Feuer")
-signals confidence, and no emergency cue counts inside it (:data:`_WAGER`); "again" after a
+it is the reason for (the household's cue, :data:`_HOUSEHOLD`, names whose danger it is:
+"the stairs", "he", "ella" beside it are about that person, and a past event or an all-clear
+in the turn makes it a story); a wager on the answer ("I'd stake my life on it", "Hand ins
+Feuer") signals confidence, and no emergency cue counts inside it (:data:`_WAGER`); "again" after a
 state ("todo bien otra vez") asks for no repeat (:data:`_STATE`); revising needs an earlier
 answer named ("my last answer", "Frage zwei", "la primera pregunta"); a language switch needs a
 language named and a request; answer closings ("that's my answer", "das war's zu dieser
@@ -318,42 +320,111 @@ _KIN: Final = MappingProxyType(
 )
 """A person of the candidate's household ("my mum", "mein Vater", "mi abuela")."""
 
-_ACUTE_WRITTEN: Final = MappingProxyType(
+_HOUSEHOLD_WRITTEN: Final = MappingProxyType(
     {
-        "en": r"\bmy (?:little |baby |big |older |younger |elder )?KIN(?:'s| has| is)? (?:just )?"
-        r"(?:fallen|collapsed|fainted|passed out|stopped breathing)\b|\bmy (?:little |baby |big"
-        r" |older |younger |elder )?KIN just (?:fell|collapsed|fainted|passed out)\b"
-        r"|\bmy KIN(?:'s| is) (?:not breathing|unconscious|choking|having a (?:fit|seizure"
-        r"|stroke|heart attack))\b|\bmy heart(?:'s| is) (?:racing|pounding)\b|\b(?:the room"
+        "en": r"(?<!\bif )(?<!\bwhen )(?<!\bwhether )\bmy (?:little |baby |big |older |younger"
+        r" |elder |old )?KIN(?:'?s| has| is)? (?:just )?(?:fallen|collapsed|fainted|passed out"
+        r"|blacked out|stopped breathing|had (?:a|an) (?:bad )?(?:fall|accident|fit|seizure"
+        r"|stroke|heart attack)|hit (?:his|her|their) head|hurt (?:himself|herself|themselves)"
+        r"|been (?:hurt|injured|knocked (?:down|over)|hit by a car|taken ill)|cut (?:himself"
+        r"|herself|themselves) badly|burn(?:ed|t) (?:himself|herself|themselves)|gone into"
+        r" labou?r)\b|(?<!\bif )(?<!\bwhen )\bmy (?:little |baby |big |older |younger |elder"
+        r" |old )?KIN just (?:fell|collapsed|fainted|passed out|blacked out|had (?:a|an)"
+        r" (?:fall|accident|fit|seizure|stroke|heart attack))\b|(?<!\bif )(?<!\bwhen )\bmy"
+        r" KIN(?:'?s| is) (?:not breathing|unconscious|choking|bleeding|having (?:a|an) (?:fit"
+        r"|seizure|stroke|heart attack|asthma attack))\b|\bmy KIN (?:isn'?t breathing|can'?t"
+        r" breathe)\b",
+        "de": r"(?<!\bwenn )(?<!\bfalls )(?<!\bob )\b(?:mein\w* (?:kleine\w* |große\w*"
+        r" |alte\w* )?KIN|mama|papa|oma|opa) (?:ist(?: \w+){0,4}? (?:hingefallen|gefallen"
+        r"|gestürzt|hingestürzt|runtergefallen|hinuntergefallen|heruntergefallen"
+        r"|runtergestürzt|hinuntergestürzt|zusammengebrochen|zusammengeklappt|umgekippt"
+        r"|kollabiert|ohnmächtig|bewusstlos|verunglückt)|hat sich (?:\w+ )?(?:verletzt"
+        r"|den kopf angeschlagen|verbrannt|geschnitten)|hat (?:gerade |eben |grad )?(?:einen"
+        r"|nen) (?:herzinfarkt|schlaganfall|anfall|krampfanfall|unfall)|atmet nicht"
+        r"|blutet)\b",
+        "es": r"(?<!\bsi )(?<!\bcuando )\b(?:(?:a )?mi KIN (?:se )?(?:acaba de (?:caer"
+        r"|desmayar|desplomar|golpear|quemar)(?:se)?|ha (?:caído|desmayado|desplomado"
+        r"|golpeado|quemado|cortado|colapsado|hecho (?:mucho )?daño|dado un golpe|tenido un"
+        r" (?:infarto|ataque|accidente|derrame))|cayó|desmayó|desplomó|golpeó|colapsó|tuvo un"
+        r" (?:infarto|ataque|accidente|derrame)|está (?:inconsciente|sangrando|convulsionando)"
+        r"|no (?:respira|puede respirar)|está ahogando|ahoga)|a mi KIN le (?:ha dado|dio"
+        r"|acaba de dar) un (?:infarto|ataque|derrame))\b",
+    }
+)
+_HOUSEHOLD: Final = MappingProxyType(
+    {lang: p.replace("KIN", _KIN[lang]) for lang, p in _HOUSEHOLD_WRITTEN.items()}
+)
+"""A person of the candidate's household just hurt, in any of its forms: a contraction or
+a present perfect ("my mum's fallen down the stairs", "my grandad has had a fall"), "just"
+with a past ("my dad just collapsed"), a state ("my baby is choking"); "meine Mama ist die
+Treppe runtergefallen", "Papa ist umgekippt", "meine Oma hat sich schwer verletzt"; "mi
+mamá se cayó", "mi madre se ha caído", "a mi padre le ha dado un infarto". The cue names
+whose danger it is, so the other-person words beside it ("the stairs", "he isn't breathing",
+"ella no responde") are about that person and veto nothing (:func:`household_danger`). A
+condition ("if my mum has fallen") is no emergency, nor a past or repeated event: a turn
+with a word of :data:`_PAST` ("last year", "a few times", "seitdem", "el año pasado")."""
+
+_PAST: Final = MappingProxyType(
+    {
+        "en": r"\b(?:last (?:week|month|year|summer|winter|spring|autumn|time)|ago|years|when i"
+        r" was|as a (?:child|kid)|twice|(?:a few|a couple of|several|many|three|four|five)"
+        r" times|in the past|used to|once)\b",
+        "de": r"\b(?:letzte\w*|vorige\w*|vergangene\w*|damals|früher|seitdem|einmal|mal"
+        r"|gestern|vorgestern|als (?:ich|kind)|mehrmals|öfter|jahre\w*|vor (?:\w+ )?(?:jahren"
+        r"|monaten|wochen|tagen))\b",
+        "es": r"\b(?:el año pasado|la semana pasada|el mes pasado|el verano pasado|hace (?:\w+"
+        r" )?(?:años|meses|semanas|días|tiempo)|de (?:pequeñ|niñ|chic)\w*|cuando (?:yo )?era"
+        r"|una vez|dos veces|varias veces|muchas veces|ayer|anteayer|antes)\b",
+    }
+)
+"""A past or repeated event: a household member's fall in a turn that says so is a story,
+not an emergency now."""
+
+_ALL_CLEAR: Final = MappingProxyType(
+    {
+        "en": r"\b(?:all (?:fine|good|ok|okay)|(?:everything|everyone)(?:'?s| is) (?:fine|ok"
+        r"|okay|alright|all right|good)|(?:he|she)(?:'?s| is) (?:fine|ok|okay|alright|all right"
+        r"|unhurt|not hurt)|they(?:'re| are) (?:fine|ok|okay|alright|all right|unhurt)"
+        r"|nothing (?:happened|serious|broken)|no harm done)\b",
+        "de": r"\b(?:alles (?:gut|okay|ok|in ordnung)|(?:ihm|ihr|uns) (?:geht'?s|geht es) gut"
+        r"|(?:ist )?nichts passiert|nichts schlimmes|nicht schlimm)\b",
+        "es": r"\b(?:todo bien|(?:pero|y|ya) (?:ya )?(?:está|están|estamos) bien|no (?:ha"
+        r" pasado|pasó) nada|nada grave|no es nada)\b",
+    }
+)
+"""An all-clear in the turn ("but he's fine", "aber alles gut", "pero está bien"): the
+household member's fall is told, it is no emergency now."""
+
+_ACUTE: Final = MappingProxyType(
+    {
+        "en": r"\bmy heart(?:'s| is) (?:racing|pounding)\b|\b(?:the room"
         r"|everything|my head)(?:'s| is) spinning\b|\bi(?:'m| am) (?:bleeding|blacking out)\b"
         r"|(?<!if )(?<!when )\b(?:there'?s|there is) (?:smoke|a gas leak|water everywhere)"
         r"(?= (?:in|here|everywhere|coming)\b|$)|\bi (?:can )?smell (?:gas|smoke|burning)\b"
-        r"|\b(?:the|my) (?:house|flat|kitchen|room|apartment|building) is (?:on fire|filling"
-        r" with smoke|flooding)\b",
-        "de": r"\bmein\w* (?:kleine\w* |große\w* )?KIN ist (?:gerade|grad|eben|soeben|jetzt)"
-        r"(?: \w+){0,3} (?:hingefallen|gestürzt|zusammengebrochen|umgekippt|ohnmächtig"
-        r"|bewusstlos|runtergefallen)\b|\b(?:ich )?(?:hab|habe) (?:\w+ )?herzrasen\b"
+        r"|\b(?:the|my|our) (?:house|flat|kitchen|room|apartment|building|home)(?:'?s| is"
+        r"| has) (?:on fire|caught fire|filling with smoke|flooding)\b",
+        "de": r"\b(?:ich )?(?:hab|habe) (?:\w+ )?herzrasen\b"
         r"|\bmein herz (?:rast|hämmert)\b|\b(?:mir )?dreht sich alles\b|\balles dreht sich\b"
         r"|\bich blute\b|\bes riecht (?:hier )?nach (?:gas|rauch|verbranntem)\b|\b(?:hier"
-        r"|bei mir|überall) (?:ist )?(?:überall )?(?:rauch|qualm)\b",
-        "es": r"\bmi KIN (?:se )?(?:acaba de (?:caer|desmayar)|ha caído|ha desmayado|ha"
-        r" desmayado|se ha caído|se ha desmayado|está inconsciente|no respira)\b"
-        r"|\b(?:todo )?me da vueltas\b|\btodo (?:me )?da vueltas\b|\b(?:tengo|me ha dado)"
+        r"|bei mir|überall) (?:ist )?(?:überall )?(?:rauch|qualm)\b|\b(?:wohnung|haus|küche"
+        r"|zimmer) (?:steht )?in flammen\b",
+        "es": r"\b(?:todo )?me da vueltas\b|\btodo (?:me )?da vueltas\b|\b(?:tengo|me ha dado)"
         r" taquicardia\b|\bel corazón (?:me )?(?:va|late) a mil\b|\bme va el corazón a mil\b"
         r"|\bestoy sangrando\b|\bvoy a vomitar\b|\bme falta el aire\b"
-        r"|(?<!si )(?<!cuando )\bhay humo\b|\bhuele a (?:gas|quemado|humo)\b",
+        r"|(?<!si )(?<!cuando )\bhay humo\b|\bhuele a (?:gas|quemado|humo)\b|\bmi (?:casa|piso"
+        r"|cocina|habitación|cuarto|apartamento|departamento) (?:está en llamas|está ardiendo"
+        r"|se está quemando|se quema|se incendia|se está incendiando|se está inundando)\b"
+        r"|\bse (?:está quemando|quema|incendia|está incendiando) (?:mi|la) (?:casa|cocina"
+        r"|piso|habitación|apartamento)\b",
     }
-)
-_ACUTE: Final = MappingProxyType(
-    {lang: p.replace("KIN", _KIN[lang]) for lang, p in _ACUTE_WRITTEN.items()}
 )
 """An acute danger that is the candidate's own, the reason a stop is an emergency: their
 body ("my heart is racing", "mir dreht sich alles", "me va el corazón a mil"), a person of
-their household just hurt ("my mum's fallen", "mein Vater ist gerade zusammengebrochen",
-"mi padre se ha caído"), a danger in their home ("there's smoke in the flat", "es riecht nach
-Gas", "hay humo"). It counts as theirs (:data:`_ME`); a condition ("if there's smoke"), a
-past event ("my grandmother fell last year") or a symptom named as a topic ("Herzrasen ist
-ein Symptom", "la taquicardia es...") stays an answer."""
+their household just hurt (:data:`_HOUSEHOLD`), a danger in their home ("there's smoke in the
+flat", "my flat's on fire", "es riecht nach Gas", "hay humo", "mi casa está en llamas"). It
+counts as theirs (:data:`_ME`); a condition ("if there's smoke"), a past event ("my
+grandmother fell last year") or a symptom named as a topic ("Herzrasen ist ein Symptom", "la
+taquicardia es...") stays an answer."""
 
 _WAGER: Final = MappingProxyType(
     {
@@ -435,6 +506,7 @@ _EN_CUES: tuple[CueSpec, ...] = (
     (C.EMERGENCY_STOP, "framed", r"\b(?:emergency|medical emergency)\b"),
     (C.EMERGENCY_STOP, "strong", _BYSTANDER["en"]),
     (C.EMERGENCY_STOP, "strong", _ACUTE["en"]),
+    (C.EMERGENCY_STOP, "strong", _HOUSEHOLD["en"]),
     (C.SIGNAL_CONFIDENCE, "strong", _WAGER["en"]),
     # finish
     (
@@ -767,6 +839,7 @@ _DE_CUES: tuple[CueSpec, ...] = (
     (C.EMERGENCY_STOP, "framed", r"\bnotfall\b"),
     (C.EMERGENCY_STOP, "strong", _BYSTANDER["de"]),
     (C.EMERGENCY_STOP, "strong", _ACUTE["de"]),
+    (C.EMERGENCY_STOP, "strong", _HOUSEHOLD["de"]),
     (C.SIGNAL_CONFIDENCE, "strong", _WAGER["de"]),
     (C.PAUSE, "strong", r"\b(?:mein (?:handy|telefon)|es) klingelt\b"),
     (
@@ -1063,6 +1136,7 @@ _ES_CUES: tuple[CueSpec, ...] = (
     (C.EMERGENCY_STOP, "framed", r"\bemergencia\b"),
     (C.EMERGENCY_STOP, "strong", _BYSTANDER["es"]),
     (C.EMERGENCY_STOP, "strong", _ACUTE["es"]),
+    (C.EMERGENCY_STOP, "strong", _HOUSEHOLD["es"]),
     (C.SIGNAL_CONFIDENCE, "strong", _WAGER["es"]),
     # the volume asked in the imperative, a clause of its own ("súbale", "suba un poco la voz",
     # "¿le subes un poquito?"; not "súbale la dosis al paciente")
@@ -1449,6 +1523,8 @@ class Cue:
     command: C
     strength: Strength
     pattern: re.Pattern[str]
+    household: bool = False
+    """The cue of a person of the candidate's household just hurt (:data:`_HOUSEHOLD`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -1478,6 +1554,10 @@ class Lexicon:
     apology: re.Pattern[str]
     inverted: re.Pattern[str]
     wager: re.Pattern[str]
+    household: re.Pattern[str]
+    """A person of the candidate's household just hurt (:data:`_HOUSEHOLD`)."""
+    past: re.Pattern[str]
+    """A past or repeated event (:data:`_PAST`), or an all-clear (:data:`_ALL_CLEAR`)."""
     onward_next: re.Pattern[str]
     """Going on to the next or another question (:data:`_GO_ON`, :data:`_ONWARD_NEXT`)."""
     onward_exam: re.Pattern[str]
@@ -1495,7 +1575,10 @@ class Lexicon:
         heads = [beginnings(p) for _, _, p in specs]
         frame, tail = fold(frame, language), fold(tail, language)
         return cls(
-            cues=tuple(Cue(c, s, re.compile(p)) for c, s, p in specs),
+            cues=tuple(
+                Cue(c, s, re.compile(p), household=p == fold(_HOUSEHOLD[language], language))
+                for c, s, p in specs
+            ),
             emergency=re.compile(
                 "|".join(f"(?:{p})" for c, _, p in specs if c is C.EMERGENCY_STOP)
             ),
@@ -1515,10 +1598,14 @@ class Lexicon:
             others=folded(_OTHERS[language]),
             revise_ref=folded(_REVISE_REF[language]),
             addressee=folded(_ADDRESSEE[language]),
-            me=folded(f"{_ME[language]}|{_BYSTANDER[language]}|{_ACUTE[language]}"),
+            me=folded(
+                f"{_ME[language]}|{_BYSTANDER[language]}|{_ACUTE[language]}|{_HOUSEHOLD[language]}"
+            ),
             apology=folded(_APOLOGY[language]),
             inverted=folded(_INVERTED[language]),
             wager=folded(_WAGER[language]),
+            household=folded(_HOUSEHOLD[language]),
+            past=folded(f"{_PAST[language]}|{_ALL_CLEAR[language]}"),
             onward_next=folded(_GO_ON[language] + _ONWARD_NEXT[language]),
             onward_exam=folded(
                 f"{_GO_ON[language]}{_ONWARD_EXAM[language]}|{_EXAM_FIRST[language]}"
@@ -1617,6 +1704,21 @@ def loosen(text: str, language: str) -> str:
     return _LOOSE[language].sub(lambda match: spellings[match.group(0)], text)
 
 
+def household_danger(text: str, language: str) -> bool:
+    """Whether ``text`` (normalised) says a person of the candidate's household was just hurt
+    (:data:`_HOUSEHOLD`, not a past or repeated event, no all-clear): the "he", "she", "ella"
+    of such a turn is that person, and the emergency stays the candidate's."""
+    lexicon = LEXICONS[language]
+    said = fold(loosen(text, language), language)
+    return bool(lexicon.household.search(said)) and not lexicon.past.search(said)
+
+
+def _past(lexicon: Lexicon, clause: str, others: list[str]) -> bool:
+    """Whether the turn (``clause`` and the ``others``) tells a past or repeated event, or
+    gives the all-clear (:data:`_PAST`, :data:`_ALL_CLEAR`)."""
+    return any(lexicon.past.search(piece) for piece in (clause, *others))
+
+
 def mentions_emergency(text: str, language: str) -> bool:
     """Whether ``text`` (normalised) has an emergency cue at all: only then can :func:`score`
     read an emergency (a cheap test before the whole scoring)."""
@@ -1654,7 +1756,9 @@ def score(text: str, language: str, *, request_words: int | None = None) -> C | 
         ends: dict[int, int] = {}  # per cue, where its last match ended (no overlaps)
         for number, start in tries:
             cue = lexicon.cues[number]
-            if start < ends.get(number, 0) or (about_others and cue.command is not C.CLARIFICATION):
+            if start < ends.get(number, 0) or (
+                about_others and cue.command is not C.CLARIFICATION and not cue.household
+            ):
                 continue
             if answered and cue.command not in _WELFARE:
                 continue  # a question the candidate answers themselves
@@ -1809,6 +1913,8 @@ def _accepts(
     if lexicon.negation.search(before_text) and cue.command not in _NEGATION_KEEPS:
         return False
     if _figurative(lexicon, cue, clause, match):
+        return False
+    if cue.household and _past(lexicon, clause, others):
         return False
     if cue.strength == "strong":
         return cue.command not in _ALONE_ONLY or _alone(lexicon, cue, others)

@@ -125,6 +125,15 @@ class CommandModel:
             cached = self.word_cache[word] = tuple(logits)
         return cached
 
+    def names_something(self, word: str) -> bool:
+        """Whether ``word`` (lower-case, as :func:`ioa.output_filters.text.words` gives it)
+        weighs, by itself (its ``w:`` feature), no more for any command than for an answer: a
+        word the model never learned ("mergesort", "dijkstra") or one it learned from answers
+        ("heap"), not a command's word ("sure", "sicher", "seguro")."""
+        weights = dict(self.weights.get(f"w:{word}", ()))
+        none = weights.pop(self.classes.index(NONE_CLASS), 0.0)
+        return all(weight <= none for weight in weights.values())
+
     def command(self, text: str) -> CandidateCommandType | None:
         """The command ``text`` is, when the model is sure of it (:data:`MIN_PROBABILITY`)."""
         probabilities = self.probabilities(text)
