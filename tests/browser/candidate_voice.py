@@ -7,6 +7,15 @@ microphone that is a Web Audio stream (a ``MediaStreamAudioDestinationNode``, si
 spoken into), so the test can say each answer when the examiner has finished: the audio goes
 through the exam room's own WebRTC connection to the bot, as a microphone's does.
 
+A microphone never stops: between words it delivers its own noise, and the browser sends a
+packet every 20 ms. A Web Audio stream with nothing playing into it delivers nothing in Chromium
+(crbug.com/1262796), and the exam room's connection then sent no packet in a pause; the bot's
+WebRTC stack (aiortc) holds the last ~80-100 ms it received until the next packet comes, so the
+end of every answer reached the recogniser only after the pause, cut off ("let me think" heard
+as "let me sing", issue #30). The microphone here plays a noise floor
+(:data:`NOISE_FLOOR_DBFS`, a quiet room through a laptop microphone) from the moment it is
+opened, under the speech, as a real one does.
+
 An answer is a list of :class:`Fragment`: words spoken in one eSpeak NG voice, then a pause (a
 candidate thinking mid-sentence, after "um", after "let me think"). :class:`SpokenScript` is
 what the candidate has said so far, for the speech peer: a recogniser hears the words of the
@@ -25,14 +34,39 @@ from playwright.sync_api import Page
 
 from bot.voice.espeak import Voice, engine
 
+NOISE_FLOOR_DBFS = -60.0
+"""The microphone's noise between words, RMS in dB of full scale: a quiet room through a laptop
+microphone (-50 to -65 dBFS); the answers are spoken at about -22 dBFS."""
+
 MICROPHONE_SCRIPT = """
 (() => {
+  const NOISE_RMS = %NOISE_RMS%;
   let context = null;
   let destination = null;
+  const peers = [];
+  const NativePeerConnection = window.RTCPeerConnection;
+  window.RTCPeerConnection = class extends NativePeerConnection {
+    constructor(...args) {
+      super(...args);
+      peers.push(this);
+    }
+  };
+  window.__candidatePeers = peers;
   const open = () => {
     if (!context) {
       context = new AudioContext({ sampleRate: 48000 });
       destination = context.createMediaStreamDestination();
+      // The microphone's own noise, looped: uniform white noise at NOISE_RMS.
+      const noise = context.createBuffer(1, context.sampleRate * 2, context.sampleRate);
+      const samples = noise.getChannelData(0);
+      const peak = NOISE_RMS * Math.sqrt(3);
+      for (let i = 0; i < samples.length; i += 1) samples[i] = (Math.random() * 2 - 1) * peak;
+      const floor = context.createBufferSource();
+      floor.buffer = noise;
+      floor.loop = true;
+      floor.connect(destination);
+      floor.start();
+      context.resume();
     }
     return destination;
   };
@@ -60,7 +94,9 @@ MICROPHONE_SCRIPT = """
   });
 })();
 """
-"""Installed with ``BrowserContext.add_init_script`` before the exam room loads."""
+MICROPHONE_SCRIPT = MICROPHONE_SCRIPT.replace("%NOISE_RMS%", f"{10 ** (NOISE_FLOOR_DBFS / 20):.6f}")
+"""Installed with ``BrowserContext.add_init_script`` before the exam room loads; it also keeps
+the page's peer connections in ``window.__candidatePeers`` (for their statistics)."""
 
 
 @dataclass(frozen=True)
