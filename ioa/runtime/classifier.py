@@ -47,12 +47,14 @@ from ioa.languages import DEFAULT_LANGUAGE, exam_language
 from ioa.output_filters.text import normalise, words
 from ioa.runtime.command_cues import (
     LEXICONS,
+    SUMMONS,
     beginnings,
     clauses,
     fold,
     household_danger,
     mentions_emergency,
     score,
+    summons_described,
 )
 from ioa.runtime.command_model import CommandModel, command_model, learned_command
 from ioa.schema import CandidateCommandType as C
@@ -169,7 +171,9 @@ _ENGLISH_COMMANDS: Final[CommandRules] = (
         (
             r"\b(this is an|it'?s an|i have an|there'?s an|medical) emergency\b",
             r"\bi need (medical )?help (right )?now\b",
-            r"\bcall (a|an) (doctor|ambulance)\b",
+            SUMMONS["en"],
+            r"(?<!\bif )(?<!\bwhen )\bi need (?:an ambulance|a doctor|a paramedic|medical (?:help"
+            r"|attention))\b(?!')",
             r"^emergency$",
             r"\bi (?:can'?t|cannot) breathe\b",
             r"\bi'?m having (?:chest pains?|a heart attack|a panic attack|a seizure)\b",
@@ -399,7 +403,9 @@ _GERMAN_COMMANDS: Final[CommandRules] = (
         (
             r"\b(das ist ein|es ist ein|ich habe einen|medizinischer) notfall\b",
             r"\bich brauche (sofort|jetzt) (medizinische |ärztliche )?hilfe\b",
-            r"\b(rufen sie|ruf) (einen|den) (arzt|notarzt|krankenwagen)\b",
+            SUMMONS["de"],
+            r"(?<!\bwenn )(?<!\bfalls )\bich brauche (?:(?:sofort|jetzt|dringend|schnell) )*"
+            r"(?:einen|nen) (?:arzt|notarzt|krankenwagen|rettungswagen)\b",
             r"^notfall$",
             r"\bich (?:bekomme|kriege) keine luft\b",
         ),
@@ -598,7 +604,9 @@ _SPANISH_COMMANDS: Final[CommandRules] = (
         (
             r"\b(es una|tengo una|hay una) emergencia( médica)?\b",
             r"\bnecesito ayuda (médica )?(ya|ahora)( mismo)?\b",
-            r"\bllame(n)? (a )?(un médico|una ambulancia)\b",
+            SUMMONS["es"],
+            r"(?<!\bsi )(?<!\bcuando )\bnecesito (?:(?:ya|urgente|urgentemente) )?(?:una"
+            r" ambulancia|un médico|un doctor|atención médica)\b",
             r"^emergencia$",
             r"\bno puedo respirar\b",
         ),
@@ -1046,6 +1054,8 @@ def learned_reading(
     confidence."""
     if learned is C.SIGNAL_CONFIDENCE and answer_first(text, language, model):
         return None
+    if learned is C.EMERGENCY_STOP and summons_described(normalise(text), exam_language(language)):
+        return None  # "I'd call an ambulance": an answer's next step (as the rules read it)
     return learned
 
 
@@ -1094,14 +1104,45 @@ _FOR_THE_RECORD: Final = MappingProxyType(
 "der Ordnung halber", "para que conste"): it opens a self-assessment, it is no answer."""
 
 
+_CERTAINTY: Final = MappingProxyType(
+    {
+        "en": re.compile(
+            r"\b(?:(?:\d+(?:[.,]\d+)?|(?:a |one )?hundred(?: and \w+)?|\w+ty(?:[ -]\w+)?) ?(?:%"
+            r"|percent\b|per cent\b|pc\b)|fifty[ -]fifty\b|50 ?/ ?50)"
+        ),
+        "de": re.compile(
+            r"\b(?:(?:\d+(?:[.,]\d+)?|hundert|\w+zig) ?(?:%|prozent\w*)|hundertprozentig\w*"
+            r"|fifty[ -]fifty\b|50 ?/ ?50|halbe-halbe)"
+        ),
+        "es": re.compile(
+            r"\b(?:(?:\d+(?:[.,]\d+)?|cien|\w+nta(?: y \w+)?) ?(?:%|por ?ciento\b|por ?cien\b"
+            r"|x ?100\b)|fifty[ -]fifty\b|50 ?/ ?50|mitad y mitad\b)"
+        ),
+    }
+)
+"""Per language, a measure of certainty: a number with "percent" ("100%", "a hundred
+percent", "zu hundert Prozent", "al cien por cien"), "fifty-fifty". A clause with one is a
+remark on how sure the candidate is, not an answer; any other number is (:func:`answer_first`:
+"42, I'm sure of it")."""
+_NOTATION: Final = re.compile(r"\d|\w\s*\(|[=+*/^<>\u2264\u2265\u221a\u03c0]")
+"""A number or a formula in a clause ("42", "O(n log n)", "2^10", "x = 3"): it names something."""
+_FORMULA: Final = re.compile(r"\w+\s*\([^)]*\)?|\w+(?:\s*[=+*/^<>]\s*\w+)+")
+"""The words of a formula ("o(n log n)", "2^10", "x = 3"): they are the answer's, whatever
+the model learned of them (Spanish "o" is "or")."""
+
+
 def answer_first(text: str, language: str, model: CommandModel | None = None) -> bool:
     """Whether ``text`` opens with an answer and says more after it: its first clause that is
     more than fillers and frame words (:data:`_ANSWER_FRAME`, the cue scorer's frame) holds
     only words that name something (:meth:`ioa.runtime.command_model.CommandModel.names_something`
     by ``model``, the language's learned stage by default): "Mergesort", "It's Dijkstra", "Ein
-    binärer Heap", "Es Dijkstra"; and another clause follows it. A marker ("for the record",
-    "der Ordnung halber": :data:`_FOR_THE_RECORD`), a number ("100%") or a command's word
-    ("so halb sicher") opening the turn is no answer."""
+    binärer Heap", "Es Dijkstra"; a number or a formula ("42", "Es 17", "O(n log n)":
+    :data:`_NOTATION`) is an answer too, and the clause's other words need only be frame words
+    or name something; and another clause follows it. A marker ("for the record", "der Ordnung
+    halber": :data:`_FOR_THE_RECORD`), a measure of certainty ("100%", "zu hundert Prozent",
+    "al cien por cien": :data:`_CERTAINTY`) or a command's word ("so halb sicher") opening the
+    turn is no answer. Numbers were all no answer before (so that "100%, I'm sure" stays
+    confidence), and "42, I'm sure of it" was read as confidence (issue #31)."""
     language = exam_language(language)
     model = model if model is not None else command_model(language)
     if model is None:
@@ -1112,14 +1153,20 @@ def answer_first(text: str, language: str, model: CommandModel | None = None) ->
     pieces = clauses(normalise(text))
     for clause, _ in pieces[:-1]:
         said = words(vocabulary.fillers.sub(" ", clause))
-        if lexicon.apology.match(fold(clause, language)) or _FOR_THE_RECORD[language].fullmatch(
-            clause
+        if (
+            lexicon.apology.match(fold(clause, language))
+            or _FOR_THE_RECORD[language].fullmatch(clause)
+            or _CERTAINTY[language].search(clause)
         ):
             return False
         named = [w for w in said if w not in frame and fold(w, language) not in lexicon.tail]
         if not named:
             continue  # "okay", "so", "um": the answer may come next
-        return all(not w.isdigit() and model.names_something(w) for w in named)
+        if _NOTATION.search(clause):
+            # a number or a formula is the answer; words beside it are read as its own
+            formula = {w for piece in _FORMULA.findall(clause) for w in words(piece)}
+            named = [w for w in named if w not in formula and not w.isdigit()]
+        return all(model.names_something(w) for w in named)
     return False
 
 
@@ -1185,8 +1232,8 @@ def _command_core(text: str, language: str) -> tuple[CommandVocabulary, str] | N
 
 def _read_rules(vocabulary: CommandVocabulary, core: str, text: str) -> C | None:
     """The sentence rules on ``core``, then the cue scorer on the whole of ``text``."""
-    ruled = _ruled(vocabulary, core)
     said = normalise(text)
+    ruled = _ruled(vocabulary, core, said)
     refined = _REFINED.get(ruled) if ruled is not None else None
     if refined is not None and score(said, vocabulary.language) is refined:
         return refined
@@ -1214,8 +1261,9 @@ _OUTRANKED_BY_EMERGENCY: Final = frozenset({C.FINISH, C.SKIP, C.PAUSE})
 really sick"): the cue scorer's emergency wins over them."""
 
 
-def _ruled(vocabulary: CommandVocabulary, core: str) -> C | None:
-    """The command the sentence rules read in ``core``, or None."""
+def _ruled(vocabulary: CommandVocabulary, core: str, said: str) -> C | None:
+    """The command the sentence rules read in ``core`` (of ``said``, the normalised turn), or
+    None."""
     get = vocabulary.by_head.get
     starts: dict[int, list[int]] = {}
     for word in _WORD_START.finditer(core):
@@ -1235,10 +1283,32 @@ def _ruled(vocabulary: CommandVocabulary, core: str) -> C | None:
         else:
             found = any(pattern.match(core, start) for start in starts[number])
         if found:
-            if command is C.EMERGENCY_STOP and _someone_else(vocabulary, core, core):
+            if command is C.EMERGENCY_STOP and (
+                _someone_else(vocabulary, core, core)
+                or _described_call(vocabulary, core, said, pattern)
+            ):
                 continue
             return command
     return None
+
+
+def _described_call(
+    vocabulary: CommandVocabulary, core: str, said: str, pattern: re.Pattern[str]
+) -> bool:
+    """Whether the emergency the sentence rules read in ``core`` (by ``pattern``) is only a
+    call for help that the turn (``said``) describes as an answer's step ("First I'd check the
+    scene is safe, then I'd call an ambulance", "wir würden den Notarzt rufen": not asked now,
+    :func:`ioa.runtime.command_cues.summons_described`), with nothing else of an emergency."""
+    language = vocabulary.language
+    return summons_described(said, language) and not pattern.search(
+        _SUMMONS_IN_CORE[language].sub(" ", core)
+    )
+
+
+_SUMMONS_IN_CORE: Final = MappingProxyType(
+    {language: re.compile(pattern) for language, pattern in SUMMONS.items()}
+)
+"""The calls for help (:data:`ioa.runtime.command_cues.SUMMONS`) as the rules read them."""
 
 
 def _someone_else(vocabulary: CommandVocabulary, core: str, said: str) -> bool:

@@ -1713,6 +1713,141 @@ def household_danger(text: str, language: str) -> bool:
     return bool(lexicon.household.search(said)) and not lexicon.past.search(said)
 
 
+# --- a call for help: asked now, or described in an answer (issue #31) ----------------------------
+
+SUMMONS: Final = MappingProxyType(
+    {
+        "en": r"\b(?:call|calling|calls|phone|ring|get)(?: for)?(?: me| us)? (?:an ambulance"
+        r"|a doctor|a paramedic|the paramedics|911|999|112|(?:the )?emergency services)\b(?!')",
+        "de": r"\b(?:ruf|rufe|rufen|ruft|hol|hole|holen|holt)(?: sie| du| ihr| ich| wir)?(?:"
+        r" (?:bitte|mal|schnell|sofort|jetzt))*(?: mir| uns)? (?:einen|den|nen|die) (?:arzt"
+        r"|notarzt|krankenwagen|rettungswagen|rettungsdienst|sanitäter)\b|\b(?:einen|den|nen"
+        r"|die) (?:arzt|notarzt|krankenwagen|rettungswagen|rettungsdienst|sanitäter) (?:rufen"
+        r"|holen|anrufen|alarmieren|verständigen)\b",
+        "es": r"\b(?:llam\w*|pid\w*|ped\w*)(?: (?:ya|rápido|ahora|ahora mismo|urgente|enseguida"
+        r"|inmediatamente))? (?:a |al )?(?:una ambulancia|un médico|un doctor|una médica|los"
+        r" paramédicos|emergencias|urgencias|(?:el )?112|(?:el )?911)\b",
+    }
+)
+"""A call for help: someone summoned ("call an ambulance", "rufen Sie einen Krankenwagen",
+"kann jemand den Notarzt rufen", "llamen a una ambulancia"). The sentence rules read it as an
+emergency only when it is asked now (:func:`summons_described`)."""
+
+_ASKED_LEAD: Final = MappingProxyType(
+    {
+        "en": r"(?:(?:please|pls|plz|quick|quickly|now|hey|help|oh|god|my god|sorry|ok|okay|so"
+        r"|um|uh|er|just|guys|right now) |(?:can|could|will|would|won'?t) (?:you|someone"
+        r"|somebody|anyone|anybody|one of you) (?:please )?|(?:someone|somebody|anyone|anybody)"
+        r" (?:please )?|i(?:'ve| have)? (?:need|have|got|gotta|must)(?: to)? |i'?ve got to"
+        r" |i(?:'m| am) (?:going to |gonna )?|let me |go (?:and )?)*",
+        "de": r"(?:(?:bitte|schnell|sofort|jetzt|hilfe|oh gott|gott|hallo|hey|entschuldigung"
+        r"|sorry|also|äh|ähm|mal|doch|jemand|einer) |(?:kann|könnte|kannst|können|könnten"
+        r"|würden|würdest)(?: (?:sie|du|ihr|jemand|einer))? |ich (?:muss|brauche|sollte"
+        r" lieber) )*",
+        "es": r"(?:(?:por favor|porfa|rápido|ya|ayuda|oiga|oigan|oye|perdón|perdone|dios"
+        r"|dios mío|ay|eh|venga|alguien|que|usted|ustedes|me|nos) |(?:puede|pueden|podría"
+        r"|podrían|puedes|podrías|podéis)(?: (?:alguien|usted|ustedes))? |(?:tengo|tenemos)"
+        r" que |necesito )*",
+    }
+)
+"""Per language, what may stand before a call for help in its clause when it is asked now:
+nothing (the imperative opens the clause), a request to someone ("can someone", "kann
+jemand", "¿alguien puede"), politeness and urgency ("please", "bitte schnell", "que
+alguien"), or the candidate's own present need ("I need to", "ich muss", "tengo que"). Any
+other word describes the call: a modal or a conditional ("I'd", "you should", "wir würden",
+"man sollte"), a subject in a procedure's present ("then we call", "dann rufe ich"), an
+infinitive's "to" ("the first thing is to call"), "hay que"."""
+
+_DESCRIBED_FORM: Final = MappingProxyType(
+    {
+        "en": r"calls\b",
+        "de": r"$^",
+        "es": r"(?!(?:llam(?:a|e|en|ad|ar)|pid(?:e|a|an)|pedid|pedir)\b)",
+    }
+)
+"""A form of the verb that only describes: the third person ("the first aider calls"), in
+Spanish any form but the imperative and the infinitive ("llamaría", "llamamos", "llamo")."""
+
+_INFINITIVE: Final = MappingProxyType(
+    {
+        "en": r"$^",
+        "de": r"(?:einen|den|nen|die) ",
+        "es": r"(?:llamar|pedir)\b",
+    }
+)
+"""The infinitive of the call ("den Notarzt rufen", "llamar al 112"): asked only after a
+request ("kann jemand", "¿alguien puede", "tengo que"); alone it is a step of a list
+("Unfallstelle sichern, den Notarzt rufen", "hay que pedir ayuda, llamar al 112 y ...")."""
+
+_STEP: Final = MappingProxyType(
+    {
+        "en": r"\b(?:first|firstly|then|next|after that|afterwards|secondly|finally|my answer"
+        r"|the answer|(?:i'?d|i would) say|would be)\b",
+        "de": r"\b(?:zuerst|erst|zunächst|als erstes|dann|danach|anschließend|als nächstes"
+        r"|schließlich|meine antwort|die antwort|würde ich sagen|wäre)\b",
+        "es": r"\b(?:primero|luego|después|en segundo lugar|finalmente|a continuación|mi"
+        r" respuesta|la respuesta|diría|sería)\b",
+    }
+)
+"""A step of a sequence around the call ("first I'd check ..., then call an ambulance",
+"call the emergency services, then start CPR"), or the answer announced before it ("my
+answer would be: call an ambulance"): the call is the answer's step."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Summons:
+    call: re.Pattern[str]
+    asked_lead: re.Pattern[str]
+    described_form: re.Pattern[str]
+    infinitive: re.Pattern[str]
+    step: re.Pattern[str]
+
+
+_SUMMONS_READ: Final = MappingProxyType(
+    {
+        language: _Summons(
+            call=re.compile(fold(SUMMONS[language], language)),
+            asked_lead=re.compile(fold(_ASKED_LEAD[language], language)),
+            described_form=re.compile(fold(_DESCRIBED_FORM[language], language)),
+            infinitive=re.compile(fold(_INFINITIVE[language], language)),
+            step=re.compile(fold(_STEP[language], language)),
+        )
+        for language in SUMMONS
+    }
+)
+
+
+def summons_described(text: str, language: str) -> bool:
+    """Whether ``text`` (normalised) calls for help only as a described step of an answer:
+    it has a call for help (:data:`SUMMONS`), and none is asked now. A call is asked when
+    only request words stand before it in its clause (:data:`_ASKED_LEAD`: "call an
+    ambulance!", "can someone call an ambulance", "kann jemand einen Krankenwagen rufen",
+    "que alguien llame a una ambulancia"), its verb is no describing form
+    (:data:`_DESCRIBED_FORM`: "llamaría"), an infinitive has a request before it
+    (:data:`_INFINITIVE`) and no step of a sequence or announced answer stands around it
+    (:data:`_STEP`: "then", "dann", "luego", "my answer would be"); "I'd call an
+    ambulance", "wir würden den Notarzt rufen" and "llamaría a una ambulancia" describe an
+    answer's next step."""
+    read = _SUMMONS_READ[language]
+    said = fold(loosen(text, language), language)
+    found = False
+    for call in read.call.finditer(said):
+        found = True
+        before = said[: call.start()]
+        lead = _CLAUSE.split(before)[-1].strip(" ¿¡\"'()")
+        lead = f"{lead} " if lead else ""
+        asked = (
+            read.asked_lead.fullmatch(lead) is not None
+            and not read.described_form.match(said, call.start())
+            and not (not lead and read.infinitive.match(said, call.start()))
+            and not read.step.search(before)
+            and not read.step.search(said, call.end())
+        )
+        if asked:
+            return False
+    return found
+
+
 def _past(lexicon: Lexicon, clause: str, others: list[str]) -> bool:
     """Whether the turn (``clause`` and the ``others``) tells a past or repeated event, or
     gives the all-clear (:data:`_PAST`, :data:`_ALL_CLEAR`)."""

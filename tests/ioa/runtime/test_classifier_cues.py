@@ -180,13 +180,16 @@ def test_the_scorer_is_deterministic_and_fast_enough() -> None:
 def test_the_rules_tried_at_word_starts_read_what_a_full_search_reads() -> None:
     """The sentence rules are tried, anchored, only at the words that begin with one of their
     literal beginnings: the same commands as searching every pattern over the whole turn."""
-    from ioa.runtime.classifier import VOCABULARIES, _ruled
+    from ioa.runtime.classifier import VOCABULARIES, _described_call, _ruled
 
-    def searched(language: str, core: str) -> C | None:
+    def searched(language: str, core: str, said: str) -> C | None:
         vocabulary = VOCABULARIES[language]
         for command, pattern in vocabulary.patterns:
             if pattern.search(core):
-                if command is C.EMERGENCY_STOP and vocabulary.not_the_candidate.search(core):
+                if command is C.EMERGENCY_STOP and (
+                    vocabulary.not_the_candidate.search(core)
+                    or _described_call(vocabulary, core, said, pattern)
+                ):
                     continue
                 return command
         return None
@@ -196,8 +199,9 @@ def test_the_rules_tried_at_word_starts_read_what_a_full_search_reads() -> None:
         vocabulary = VOCABULARIES[language]
         for name in ("", "_holdout", "_holdout2"):
             for line in (sets / f"{language}{name}.jsonl").read_text(encoding="utf-8").splitlines():
-                core = vocabulary.core(json.loads(line)["text"])
-                assert _ruled(vocabulary, core) is searched(language, core), core
+                text = json.loads(line)["text"]
+                core, said = vocabulary.core(text), normalise(text)
+                assert _ruled(vocabulary, core, said) is searched(language, core, said), core
 
 
 @pytest.mark.parametrize(
@@ -533,4 +537,103 @@ def test_an_answer_with_how_sure_the_candidate_is_stays_an_answer(
     """The learned stage read "Mergesort, da bin ich mir ziemlich sicher." (holdout 5) as
     confidence: it reads words, not which clause is the answer. A confidence reading counts
     only when no answer opens the turn, as the cue scorer's confidence cues count only alone."""
+    assert candidate_command(text, language) is command
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        # an answer's next step: the call described (a modal, a conditional, a subject in the
+        # present of a procedure, a step of a sequence), not asked of anyone now
+        ("I'd call an ambulance", "en"),
+        ("First I'd check the scene is safe, then I'd call an ambulance.", "en"),
+        ("I would call an ambulance straight away", "en"),
+        ("you should call an ambulance", "en"),
+        ("then we call an ambulance", "en"),
+        ("then you call an ambulance and start CPR", "en"),
+        ("the first thing is to call an ambulance", "en"),
+        ("next I'd call a doctor", "en"),
+        ("Check the scene is safe, then call an ambulance.", "en"),
+        ("call the emergency services, then start CPR", "en"),
+        ("my answer would be: call an ambulance", "en"),
+        ("wir würden den Notarzt rufen", "de"),
+        ("ich würde einen Krankenwagen rufen", "de"),
+        ("dann rufen Sie den Notarzt", "de"),
+        ("zuerst sichere ich die Unfallstelle, dann ruf den Notarzt", "de"),
+        ("man sollte sofort den Rettungswagen rufen", "de"),
+        ("llamaría a una ambulancia", "es"),
+        ("primero compruebo que la zona es segura y luego llamaría a una ambulancia", "es"),
+        ("hay que llamar a una ambulancia", "es"),
+        ("luego llamamos a una ambulancia", "es"),
+        ("después llamen a una ambulancia", "es"),
+    ],
+)
+def test_a_call_for_help_described_in_an_answer_is_no_emergency(text: str, language: str) -> None:
+    """ "I'd call an ambulance" (a first-aid scenario's next step) was read as the candidate's
+    own emergency: the sentence rule read "call an ambulance" wherever it stood. A call for help
+    is the candidate's emergency when it is asked now (it opens its clause, or only request
+    words stand before it: "please", "can someone", "kann jemand", "que alguien"); described
+    (a modal or a conditional, "you should", "wir würden", "llamaría", a subject in a
+    procedure's present, a step of a sequence, "then", "dann", "luego") it is an answer."""
+    assert candidate_command(text, language) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        # a present need: asked now, or needed now
+        ("call an ambulance!", "en"),
+        ("please call an ambulance", "en"),
+        ("I need an ambulance", "en"),
+        ("can someone call an ambulance, my chest hurts", "en"),
+        ("could you call a doctor please, I feel awful", "en"),
+        ("I need to call an ambulance, sorry", "en"),
+        ("rufen Sie einen Krankenwagen!", "de"),
+        ("ich brauche einen Krankenwagen", "de"),
+        ("ich brauche sofort einen Notarzt", "de"),
+        ("kann jemand einen Krankenwagen rufen, meine Brust tut weh", "de"),
+        ("llamen a una ambulancia", "es"),
+        ("necesito una ambulancia", "es"),
+        ("necesito un médico, por favor", "es"),
+        ("¿alguien puede llamar a una ambulancia? me duele el pecho", "es"),
+        ("que alguien llame a una ambulancia", "es"),
+    ],
+)
+def test_a_call_for_help_asked_now_is_an_emergency(text: str, language: str) -> None:
+    assert candidate_command(text, language) is C.EMERGENCY_STOP
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "command"),
+    [
+        # a number (or a formula) given as the answer, then how sure: the turn is the answer
+        ("42, I'm sure of it", "en", None),
+        ("17, I'm confident about that.", "en", None),
+        ("1789, I'm fairly sure of that.", "en", None),
+        ("Forty-two, I'm sure of it.", "en", None),
+        ("42, da bin ich mir ziemlich sicher.", "de", None),
+        ("Es sind 17, da bin ich sicher.", "de", None),
+        ("1789, da bin ich mir sicher.", "de", None),
+        ("O(n log n), da bin ich sicher", "de", None),
+        ("Es 17, estoy seguro", "es", None),
+        ("42, de eso estoy seguro.", "es", None),
+        ("O(n log n), estoy bastante seguro.", "es", None),
+        # a measure of certainty is no answer: how sure, said twice
+        ("100%, I'm sure", "en", C.SIGNAL_CONFIDENCE),
+        ("100 percent, I'm sure of it", "en", C.SIGNAL_CONFIDENCE),
+        ("a hundred percent, I'm sure", "en", C.SIGNAL_CONFIDENCE),
+        ("90%, I'm confident", "en", C.SIGNAL_CONFIDENCE),
+        ("zu hundert Prozent, da bin ich sicher", "de", C.SIGNAL_CONFIDENCE),
+        ("100 %, da bin ich sicher", "de", C.SIGNAL_CONFIDENCE),
+        ("al cien por cien, estoy seguro", "es", C.SIGNAL_CONFIDENCE),
+        ("100%, estoy seguro", "es", C.SIGNAL_CONFIDENCE),
+    ],
+)
+def test_a_number_as_the_answer_with_how_sure_stays_an_answer(
+    text: str, language: str, command: C | None
+) -> None:
+    """ "42, I'm sure of it" was read as confidence: numbers were no answer to
+    :func:`ioa.runtime.classifier.answer_first`, so that "100%, I'm sure" stays a remark on
+    certainty. A measure of certainty (a number with "percent", "Prozent", "por cien") is the
+    remark; any other number or formula opening the turn is the answer."""
     assert candidate_command(text, language) is command
