@@ -14,18 +14,25 @@ content, never by the file name alone:
   :data:`SOURCE_SUFFIXES`) in name order, each under a ``File: <path>`` line. Nothing is
   written to disk; entries with absolute paths, ``..`` parts or links are skipped; each entry
   is read through a bounded stream (its declared size is not trusted), and the archive is
-  refused when its entries or its declared uncompressed size exceed the bounds.
+  refused when its entries or its declared uncompressed size exceed the bounds, or when a
+  source file in it cannot be read (:func:`read_entry`: encrypted, damaged, or compressed by a
+  method zipfile cannot read), naming the file and why.
 * ``text``: UTF-8 text (Markdown or plain; a byte-order mark is dropped) with no NUL byte.
 
-The text is cut at :data:`MAX_TEXT_CHARS` (the runtime reads no further).
+The text is cut at :data:`MAX_TEXT_CHARS` (the runtime reads no further) and can always be
+stored: NUL characters are dropped and lone surrogates become U+FFFD (pypdf can read either out
+of a PDF; PostgreSQL's text holds neither).
 """
 
 from __future__ import annotations
 
 import io
+import lzma
 import posixpath
 import stat
+import struct
 import zipfile
+import zlib
 from dataclasses import dataclass
 from typing import Final
 
@@ -89,6 +96,22 @@ SOURCE_SUFFIXES: Final = frozenset(
         ".mk",
     }
 )
+ZIP_ERRORS: Final = (
+    zipfile.BadZipFile,
+    zlib.error,
+    lzma.LZMAError,
+    struct.error,
+    EOFError,
+    NotImplementedError,
+    RuntimeError,
+    OSError,
+    ValueError,
+)
+"""What ``zipfile`` and its decompressors raise on a zip or an entry that is damaged (bad
+headers, a bad CRC-32, data that does not inflate, a truncated stream), encrypted (RuntimeError)
+or made in a way it cannot read (NotImplementedError: a compression method, a ZIP version)."""
+_ENCRYPTED_FLAGS: Final = 0x0001 | 0x0040
+"""General purpose flag bits of an encrypted entry (traditional and strong encryption)."""
 ACCEPTED_TYPES: Final = ("pdf", "docx", "text", "archive")
 ACCEPTED_SUFFIXES: Final = ".pdf, .docx, .md, .txt, .zip"
 
@@ -125,7 +148,7 @@ def extract(data: bytes) -> Extracted:
         file_type, text = _zip_text(data)
     else:
         file_type, text = "text", _plain_text(data)
-    text = text.strip()[:MAX_TEXT_CHARS]
+    text = _storable(text).strip()[:MAX_TEXT_CHARS]
     if not text:
         raise MaterialRefused(str(_NO_TEXT[file_type]))
     return Extracted(file_type=file_type, text=text)
@@ -137,6 +160,13 @@ _NO_TEXT = {
     "archive": _("The archive has no source or text files."),
     "text": _("The file has no text."),
 }
+
+
+def _storable(text: str) -> str:
+    """``text`` without NUL characters and with each lone surrogate replaced by U+FFFD (neither
+    can be stored in PostgreSQL's text)."""
+    text = text.replace("\x00", "")
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _wrong_type() -> MaterialRefused:
@@ -200,7 +230,7 @@ def _zip_text(data: bytes) -> tuple[str, str]:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         names = archive.namelist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError) as error:
+    except ZIP_ERRORS as error:
         raise _damaged("ZIP") from error
     with archive:
         _check_bomb(archive)
@@ -254,6 +284,37 @@ def safe_entry_name(info: zipfile.ZipInfo) -> str | None:
     return normal
 
 
+def read_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> bytes:
+    """At most ``limit`` bytes of the entry ``info`` (its CRC-32 checked when it is read to the
+    end). An entry that cannot be read raises :class:`MaterialRefused` naming it and why: it is
+    encrypted (its flags say so; no password is tried), compressed by a method zipfile cannot
+    read, or damaged (any other of :data:`ZIP_ERRORS`)."""
+    encrypted = bool(info.flag_bits & _ENCRYPTED_FLAGS)
+    try:
+        if encrypted:
+            raise RuntimeError(f"{info.filename} is encrypted")
+        with archive.open(info) as stream:
+            return stream.read(limit)
+    except NotImplementedError as error:
+        message = _(
+            "The file %(name)s could not be read from the ZIP: it is compressed with a method"
+            " that is not supported. Make the ZIP again with standard (Deflate) compression."
+        )
+        raise MaterialRefused(str(message % {"name": info.filename})) from error
+    except ZIP_ERRORS as error:
+        if encrypted:
+            message = _(
+                "The file %(name)s could not be read from the ZIP: it is encrypted"
+                " (password-protected). Make the ZIP without a password."
+            )
+        else:
+            message = _(
+                "The file %(name)s could not be read from the ZIP: it is damaged. Make the ZIP"
+                " again."
+            )
+        raise MaterialRefused(str(message % {"name": info.filename})) from error
+
+
 def _archive_text(archive: zipfile.ZipFile) -> str:
     """Each source file's text under a ``File:`` line, in name order, bounded in total."""
     parts: list[str] = []
@@ -264,11 +325,7 @@ def _archive_text(archive: zipfile.ZipFile) -> str:
             continue
         if budget <= 0:
             break
-        try:
-            with archive.open(info) as stream:
-                raw = stream.read(budget + 1)[:budget]
-        except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError) as error:
-            raise _damaged("ZIP") from error
+        raw = read_entry(archive, info, budget + 1)[:budget]
         budget -= len(raw)
         if b"\x00" not in raw:
             parts.append(f"File: {name}\n{raw.decode('utf-8', errors='replace')}")

@@ -8,8 +8,9 @@
   material of that kind while the exam has not started.
 * :func:`materials_bulk_upload` stores a zip of files named by candidate (username or email,
   any extension) for a sitting, one result line per entry; operating-system metadata
-  (:func:`is_system_file`) is counted, not listed, and a candidate named by two or more
-  entries gets none of them.
+  (:func:`is_system_file`) is counted, not listed, a candidate named by two or more
+  entries gets none of them, and an entry that cannot be read (encrypted, damaged, an
+  unsupported compression method) gets a line saying so while the others are stored.
 
 Refusals raise :class:`~sessions.material_text.MaterialRefused` with a message that names what
 is wrong; nothing is stored then.
@@ -35,8 +36,10 @@ from publishing.models import PublishedVersion
 from sessions.material_text import (
     MAX_ARCHIVE_ENTRIES,
     MAX_UPLOAD_BYTES,
+    ZIP_ERRORS,
     MaterialRefused,
     extract,
+    read_entry,
     safe_entry_name,
 )
 from sessions.models import CandidateMaterial, ExamSession, Sitting
@@ -189,12 +192,19 @@ def materials_bulk_upload(
     except operating-system metadata (``__MACOSX/``, ``.DS_Store``, ``Thumbs.db``, ...), which
     is only counted. When two or more entries are for one candidate none of them is stored
     (which one they meant is unknown) and each one's line names them all; the candidate's
-    earlier material stays. A zip that cannot be opened raises ``MaterialRefused``."""
+    earlier material stays. An entry that cannot be read (``read_entry``: encrypted, damaged,
+    an unsupported compression method) is not stored and its line says why; the other entries
+    are handled as usual. A zip that cannot be opened raises ``MaterialRefused``: not a ZIP
+    at all, or damaged (its directory unreadable)."""
+    if not zipfile.is_zipfile(io.BytesIO(data)):
+        raise MaterialRefused(_("The bulk upload must be a ZIP file."))
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         infos = archive.infolist()
-    except (zipfile.BadZipFile, OSError, ValueError) as error:
-        raise MaterialRefused(_("The bulk upload must be a ZIP file.")) from error
+    except ZIP_ERRORS as error:
+        raise MaterialRefused(
+            _("The %(type)s file is damaged and cannot be read.") % {"type": "ZIP"}
+        ) from error
     if len(infos) > MAX_ARCHIVE_ENTRIES:
         raise MaterialRefused(_("The ZIP file has too many files."))
     with archive:
@@ -239,7 +249,8 @@ def _bulk_entry(
     uploaded_by: User,
 ) -> BulkLine:
     """Store one entry of a bulk upload for the candidate it names, unless it names nobody of
-    the sitting or another entry names the same candidate."""
+    the sitting, another entry names the same candidate, or it cannot be read from the ZIP or
+    as material (the line then says why)."""
     session = entry.session
     if session is None:
         return BulkLine(
@@ -250,9 +261,8 @@ def _bulk_entry(
     if len(names) > 1:
         clash = _("Two or more files in the ZIP are for this candidate: %(files)s.")
         return BulkLine(entry.name, username, False, clash % {"files": ", ".join(names)})
-    with archive.open(entry.info) as stream:
-        data = stream.read(MAX_UPLOAD_BYTES + 1)
     try:
+        data = read_entry(archive, entry.info, MAX_UPLOAD_BYTES + 1)
         material_upload(
             session=session,
             kind=kind,

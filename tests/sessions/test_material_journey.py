@@ -1,6 +1,8 @@
 """The candidate's material step in the journey (issue #35): a sitting whose package has a
 grounded node asks for the report after the briefing and before the answer mode, states what is
-accepted, refuses a bad file with a clear error (never a 500), stores a good one, and shows no
+accepted, refuses a bad file with a clear error (never a 500: an encrypted or damaged file inside
+a code archive, a PDF whose text holds characters a database cannot store), stores a good one,
+and shows no
 one else's material; a sitting without a grounded node has no such step."""
 
 from __future__ import annotations
@@ -18,7 +20,14 @@ from sessions import exam_room
 from sessions.exam_room import Step
 from sessions.models import CandidateMaterial, ExamSession, Sitting
 from tests.factories import AuthorFactory, CandidateFactory, DraftPackageFactory, example_document
-from tests.sessions.material_files import docx_bytes, encrypted_pdf_bytes, pdf_bytes
+from tests.sessions.material_files import (
+    docx_bytes,
+    encrypted_pdf_bytes,
+    pdf_bytes,
+    surrogate_pdf_bytes,
+    unreadable_entry,
+    zip_bytes,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -70,6 +79,32 @@ def test_a_bad_file_is_refused_with_its_reason(client: Client, session: ExamSess
     response = client.post(url(session, "material"), {})
     assert response.status_code == 400 and "Choose a file" in response.content.decode()
     assert not CandidateMaterial.objects.exists()
+
+
+def test_a_code_archive_with_an_unreadable_file_is_refused_naming_it(
+    client: Client, session: ExamSession
+) -> None:
+    client.force_login(session.candidate)
+    code = zip_bytes({"README.md": b"We chose Python.\n" * 40, "src/main.py": b"x = 1\n" * 40})
+    for how, reason in (("damaged", "it is damaged"), ("encrypted", "it is encrypted")):
+        response = upload(client, session, "code.zip", unreadable_entry(code, "src/main.py", how))
+        assert response.status_code == 400
+        expected = f"The file src/main.py could not be read from the ZIP: {reason}"
+        assert expected in response.content.decode()
+    assert not CandidateMaterial.objects.exists()
+
+
+def test_a_pdf_whose_text_has_nul_or_lone_surrogates_is_stored(
+    client: Client, session: ExamSession
+) -> None:
+    """pypdf may read NUL characters or lone surrogates from a PDF; the text is stored without
+    them (not a 500 from the database)."""
+    client.force_login(session.candidate)
+    line = "We chose Dijkstra\x00 instead of Bellman-Ford because all weights are positive."
+    assert upload(client, session, "report.pdf", pdf_bytes((line,))).status_code == 302
+    assert "Dijkstra instead of" in CandidateMaterial.objects.get().text
+    assert upload(client, session, "report.pdf", surrogate_pdf_bytes("BAB")).status_code == 302
+    assert CandidateMaterial.objects.get().text == "B\ufffdB"
 
 
 def test_a_good_file_is_stored_and_the_journey_goes_on(

@@ -1,11 +1,14 @@
 """Reading uploaded materials (sessions.material_text, issue #35): the type comes from the
 content, every refusal names what is wrong, and a code archive is read without trusting it
-(bombs, path traversal, links, binary files)."""
+(bombs, path traversal, links, binary files, entries that are encrypted, damaged or compressed
+in a way that cannot be read); the text read can always be stored (no NUL, no lone
+surrogate)."""
 
 from __future__ import annotations
 
 import stat
 import zipfile
+from typing import Literal
 
 import pytest
 
@@ -20,6 +23,8 @@ from tests.sessions.material_files import (
     docx_bytes,
     encrypted_pdf_bytes,
     pdf_bytes,
+    surrogate_pdf_bytes,
+    unreadable_entry,
     zip_bytes,
 )
 
@@ -94,3 +99,59 @@ def test_archive_entries_outside_the_archive_or_links_are_skipped() -> None:
     assert safe_entry_name(info("link.py", stat.S_IFLNK | 0o777)) is None
     data = zip_bytes({"../../escape.py": b"print('out')", "ok.py": b"print('in')"})
     assert extract(data).text == "File: ok.py\nprint('in')"
+
+
+CODE = {
+    "README.md": b"We chose Python.\n" * 40,
+    "src/main.py": b"def route():\n    return 1\n" * 40,
+}
+
+
+@pytest.mark.parametrize(
+    ("how", "stored", "reason"),
+    [
+        (
+            "encrypted",
+            False,
+            "it is encrypted (password-protected). Make the ZIP without a password.",
+        ),
+        ("damaged", True, "it is damaged. Make the ZIP again."),
+        ("damaged", False, "it is damaged. Make the ZIP again."),
+        (
+            "method",
+            False,
+            "it is compressed with a method that is not supported. Make the ZIP again with"
+            " standard (Deflate) compression.",
+        ),
+    ],
+)
+def test_a_code_archive_with_an_unreadable_source_file_is_refused_naming_it(
+    how: Literal["encrypted", "damaged", "method"], stored: bool, reason: str
+) -> None:
+    """An entry zipfile cannot read (RuntimeError, BadZipFile for a bad CRC-32, zlib.error,
+    NotImplementedError) refuses the archive with the entry's name and why, never an error."""
+    data = zip_bytes(CODE, stored=("src/main.py",) if stored else ())
+    message = refusal(unreadable_entry(data, "src/main.py", how))
+    assert message == f"The file src/main.py could not be read from the ZIP: {reason}"
+
+
+def test_a_zip_that_needs_a_newer_zip_version_is_damaged_not_an_error() -> None:
+    data = unreadable_entry(zip_bytes(CODE), "README.md", "version")
+    assert refusal(data) == "The ZIP file is damaged and cannot be read."
+    assert refusal(unreadable_entry(docx_bytes(), "word/document.xml", "version")) == (
+        "The ZIP file is damaged and cannot be read."
+    )
+
+
+def test_a_docx_with_a_damaged_part_is_refused_as_damaged() -> None:
+    assert refusal(unreadable_entry(docx_bytes(), "word/document.xml", "damaged")) == (
+        "The Word file is damaged and cannot be read."
+    )
+
+
+def test_text_a_database_cannot_hold_is_cleaned() -> None:
+    """pypdf can read NUL characters and lone surrogates out of a PDF; PostgreSQL's text holds
+    neither, so NULs are dropped and a lone surrogate becomes U+FFFD."""
+    nul = extract(pdf_bytes(("We chose A\x00B instead of C.",)))
+    assert nul.text == "We chose AB instead of C."
+    assert extract(surrogate_pdf_bytes("BABB")).text == "B\ufffdBB"

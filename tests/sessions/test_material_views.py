@@ -1,21 +1,40 @@
 """Staff's bulk upload page (sessions.material_views.sitting_materials, issue #35) over HTTP: a
 ZIP made by macOS Finder or holding Windows' metadata shows one line per candidate's file and
 one summary of the skipped system files; two files for one candidate are both refused with a
-line naming them, in the staff member's language."""
+line naming them, in the staff member's language; an entry that cannot be read (encrypted,
+damaged, an unsupported compression method) gets its line saying why, never a 500."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
+from django.utils import translation
 
 from sessions.models import CandidateMaterial, ExamSession, Sitting
 from tests.factories import CandidateFactory, ProctorFactory
 from tests.sessions.factories import ExamSessionFactory, PublishedVersionFactory, SittingFactory
-from tests.sessions.material_files import docx_bytes, grounded_package, pdf_bytes, zip_bytes
+from tests.sessions.material_files import (
+    docx_bytes,
+    grounded_package,
+    pdf_bytes,
+    unreadable_entry,
+    zip_bytes,
+)
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _no_language_left_active() -> Iterator[None]:
+    """A request with Accept-Language leaves its language active in the thread (LocaleMiddleware
+    does not undo it): undone after each test here, so tests run later in this process (such as
+    tests/sessions/test_material_text.py) read English."""
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture
@@ -24,14 +43,18 @@ def sitting() -> Sitting:
     return SittingFactory(version=version)
 
 
-def post_zip(client: Client, sitting: Sitting, entries: dict[str, bytes], **headers: str) -> str:
-    """Sign in a proctor of ``sitting``, post ``entries`` as the bulk ZIP, return the page."""
+def post_zip(
+    client: Client, sitting: Sitting, entries: dict[str, bytes] | bytes, **headers: str
+) -> str:
+    """Sign in a proctor of ``sitting``, post ``entries`` (or a ZIP's bytes) as the bulk ZIP,
+    return the page."""
     proctor = ProctorFactory()
     sitting.proctors.add(proctor)
     client.force_login(proctor)
+    data = entries if isinstance(entries, bytes) else zip_bytes(entries)
     response = client.post(
         reverse("exam_sessions:proctor-materials", kwargs={"sitting_id": sitting.pk}),
-        {"archive": SimpleUploadedFile("reports.zip", zip_bytes(entries))},
+        {"archive": SimpleUploadedFile("reports.zip", data)},
         headers=headers,
     )
     assert response.status_code == 200
@@ -99,3 +122,30 @@ def test_the_lines_and_the_summary_are_in_the_staff_members_language(
     assert "1 Systemdatei übersprungen (macOS-/Windows-Metadaten)." in page
     page = post_zip(client, sitting, entries, accept_language="es")
     assert "Se omitió 1 archivo del sistema (metadatos de macOS/Windows)." in page
+
+
+def test_entries_that_cannot_be_read_are_listed_with_why(client: Client, sitting: Sitting) -> None:
+    """An encrypted entry and a damaged one get their "could not be read" lines (not a 500);
+    the readable entry is stored; the same lines in German."""
+    ada = candidate_session(sitting, "alovelace")
+    candidate_session(sitting, "ghopper")
+    candidate_session(sitting, "kjohnson")
+    files = {f"{name}.pdf": pdf_bytes() for name in ("alovelace", "ghopper", "kjohnson")}
+    data = unreadable_entry(zip_bytes(files), "ghopper.pdf", "encrypted")
+    data = unreadable_entry(data, "kjohnson.pdf", "damaged")
+    page = post_zip(client, sitting, data)
+    assert "<td>alovelace.pdf</td><td>alovelace</td><td>Stored.</td>" in page
+    assert (
+        "<td>ghopper</td><td>Not stored. The file ghopper.pdf could not be read from the ZIP: it is"
+        " encrypted (password-protected). Make the ZIP without a password.</td>"
+    ) in page
+    assert (
+        "<td>kjohnson</td><td>Not stored. The file kjohnson.pdf could not be read from the ZIP: it"
+        " is damaged. Make the ZIP again.</td>"
+    ) in page
+    assert CandidateMaterial.objects.get().session == ada
+    page = post_zip(client, sitting, data, accept_language="de")
+    assert (
+        "Nicht gespeichert. Die Datei kjohnson.pdf konnte nicht aus der ZIP-Datei gelesen werden:"
+        " sie ist beschädigt. Erstellen Sie die ZIP-Datei neu."
+    ) in page

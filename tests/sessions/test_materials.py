@@ -18,10 +18,17 @@ from sessions.materials import material_kinds
 from sessions.models import CandidateMaterial, ExamSession, PersonalDataErasure
 from tests.factories import AuthorFactory, CandidateFactory, example_document
 from tests.sessions.factories import ExamSessionFactory, PublishedVersionFactory, SittingFactory
-from tests.sessions.material_files import docx_bytes, grounded_package, pdf_bytes, zip_bytes
+from tests.sessions.material_files import (
+    docx_bytes,
+    grounded_package,
+    pdf_bytes,
+    unreadable_entry,
+    zip_bytes,
+)
 
 if TYPE_CHECKING:
     from sessions.materials import BulkUpload
+    from tests.sessions.material_files import Unreadable
 
 pytestmark = pytest.mark.django_db
 
@@ -175,6 +182,91 @@ def test_two_files_for_one_candidate_store_neither_and_say_so(session: ExamSessi
     assert list(CandidateMaterial.objects.filter(session=session)) == [earlier]
     assert CandidateMaterial.objects.get(session=bob).source == "staff_bulk"
     assert not CandidateMaterial.objects.filter(session__in=[twice, carol]).exists()
+
+
+UNREADABLE = "The file {} could not be read from the ZIP: "
+
+
+def unreadable_zip(names: list[str]) -> bytes:
+    """A ZIP of a PDF per name: the first readable, the second encrypted, the third with a bad
+    CRC-32 (stored), the fourth not inflatable (zlib.error), the fifth compressed by method 99."""
+    _, encrypted, crc, inflate, method = (f"{name}.pdf" for name in names)
+    files = {f"{name}.pdf": pdf_bytes() for name in names}
+    data = zip_bytes(files, stored=(crc,))
+    broken: tuple[tuple[str, Unreadable], ...] = (
+        (encrypted, "encrypted"),
+        (crc, "damaged"),
+        (inflate, "damaged"),
+        (method, "method"),
+    )
+    for entry, how in broken:
+        data = unreadable_entry(data, entry, how)
+    return data
+
+
+def test_bulk_entries_that_cannot_be_read_get_a_line_and_the_rest_are_stored(
+    session: ExamSession,
+) -> None:
+    """An encrypted entry, a damaged one (bad CRC-32, deflate data zlib cannot inflate) and one
+    compressed by a method zipfile cannot read each get a "could not be read" line saying why;
+    nothing is stored for them, their candidates keep earlier material, the readable entry is
+    stored."""
+    others = [ExamSessionFactory(sitting=session.sitting) for _ in range(4)]
+    earlier = upload(others[0], pdf_bytes())
+    names = [session.candidate.username] + [other.candidate.username for other in others]
+    result = services.materials_bulk_upload(
+        sitting=session.sitting,
+        kind="report",
+        data=unreadable_zip(names),
+        uploaded_by=AuthorFactory(),
+    )
+    encrypted = "it is encrypted (password-protected). Make the ZIP without a password."
+    damaged = "it is damaged. Make the ZIP again."
+    method = (
+        "it is compressed with a method that is not supported. Make the ZIP again with standard"
+        " (Deflate) compression."
+    )
+    reasons = ["", encrypted, damaged, damaged, method]
+    assert [(line.candidate, line.stored, line.message) for line in result.lines] == [
+        (names[0], True, "Stored."),
+        *[
+            (name, False, UNREADABLE.format(f"{name}.pdf") + reason)
+            for name, reason in zip(names[1:], reasons[1:], strict=True)
+        ],
+    ]
+    assert CandidateMaterial.objects.get(session=session).source == "staff_bulk"
+    assert list(CandidateMaterial.objects.exclude(session=session)) == [earlier]
+
+
+def test_a_zip_needing_a_newer_zip_version_is_refused_as_damaged(session: ExamSession) -> None:
+    data = unreadable_entry(zip_bytes({"a.pdf": pdf_bytes()}), "a.pdf", "version")
+    with pytest.raises(MaterialRefused, match=r"^The ZIP file is damaged and cannot be read\.$"):
+        services.materials_bulk_upload(
+            sitting=session.sitting, kind="report", data=data, uploaded_by=AuthorFactory()
+        )
+
+
+def test_unreadable_entry_lines_are_translated(session: ExamSession) -> None:
+    others = [ExamSessionFactory(sitting=session.sitting) for _ in range(4)]
+    names = [session.candidate.username] + [other.candidate.username for other in others]
+    with translation.override("de"):
+        lines = bulk_data(session, unreadable_zip(names)).lines
+    assert lines[1].message == (
+        f"Die Datei {names[1]}.pdf konnte nicht aus der ZIP-Datei gelesen werden: sie ist"
+        " verschlüsselt (passwortgeschützt). Erstellen Sie die ZIP-Datei ohne Passwort."
+    )
+    assert "sie ist beschädigt." in lines[2].message
+    assert "Komprimierungsverfahren" in lines[4].message
+    with translation.override("es"):
+        lines = bulk_data(session, unreadable_zip(names)).lines
+    assert lines[1].message.startswith(f"No se pudo leer el archivo {names[1]}.pdf del ZIP")
+    assert "está dañado" in lines[2].message and "cifrado" in lines[1].message
+
+
+def bulk_data(session: ExamSession, data: bytes) -> BulkUpload:
+    return services.materials_bulk_upload(
+        sitting=session.sitting, kind="report", data=data, uploaded_by=AuthorFactory()
+    )
 
 
 def test_bulk_upload_lines_are_translated(session: ExamSession) -> None:

@@ -1,5 +1,6 @@
 """The materials API (issue #35): staff upload a candidate's report for a session; a refusal
-names what is wrong; another proctor's session does not exist for them."""
+names what is wrong (also a code archive whose file cannot be read: 400, never a 500); another
+proctor's session does not exist for them."""
 
 from __future__ import annotations
 
@@ -13,7 +14,12 @@ from django.test import Client
 from sessions.models import CandidateMaterial, ExamSession
 from tests.factories import ProctorFactory, example_document
 from tests.sessions.factories import ExamSessionFactory, PublishedVersionFactory, SittingFactory
-from tests.sessions.material_files import encrypted_pdf_bytes, pdf_bytes, zip_bytes
+from tests.sessions.material_files import (
+    encrypted_pdf_bytes,
+    pdf_bytes,
+    unreadable_entry,
+    zip_bytes,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -49,6 +55,20 @@ def test_a_refusal_names_the_problem_and_stores_nothing(
     assert response.status_code == 400
     error = response.json()["error"]
     assert error["code"] == "material_refused" and "encrypted" in error["message"]
+    assert not CandidateMaterial.objects.exists()
+
+
+def test_a_code_archive_with_a_damaged_file_is_refused_not_an_error(
+    client: Client, session: ExamSession
+) -> None:
+    client.force_login(session.sitting.proctors.get())
+    code = zip_bytes({"README.md": b"We chose Python.\n" * 40, "src/main.py": b"x = 1\n" * 40})
+    for how in ("damaged", "method"):
+        response = post(client, session, unreadable_entry(code, "src/main.py", how))
+        assert response.status_code == 400
+        error = response.json()["error"]
+        assert error["code"] == "material_refused"
+        assert error["message"].startswith("The file src/main.py could not be read from the ZIP")
     assert not CandidateMaterial.objects.exists()
 
 
