@@ -69,7 +69,7 @@ from ioa.runtime import (
     TurnSettled,
     UtteranceFinished,
 )
-from ioa.runtime.grounding import passage_additions
+from ioa.runtime.grounding import has_grounded_nodes, passage_additions
 from sessions.selectors import materials_for_bot
 
 logger = logging.getLogger(__name__)
@@ -117,12 +117,7 @@ class ExaminerCore:
         )
         self.turns = self.faults.turns
         reruns = RerunBudget(config.max_llm_reruns, self.turns)
-        self.hydrator = FlowHydrator(
-            journal.artifacts.flow,
-            self,
-            on_error=self.faults.handler_failed,
-            retry_after_error=reruns.may_rerun,
-        )
+        self.hydrator = self._hydrator(journal, reruns)
         self.effects = EffectApplier(
             hydrator=self.hydrator, reruns=reruns, session_id=self.session_id
         )
@@ -156,6 +151,17 @@ class ExaminerCore:
             composing=self.composing,
         )
         self._tick: asyncio.TimerHandle | None = None
+
+    def _hydrator(self, journal: Journal, reruns: RerunBudget) -> FlowHydrator:
+        """The flow's node builder, bound to this core. A session whose package has a
+        grounded node gets one without summaries (docs/spec/candidate-materials.md §6.1)."""
+        return FlowHydrator(
+            journal.artifacts.flow,
+            self,
+            on_error=self.faults.handler_failed,
+            retry_after_error=reruns.may_rerun,
+            summaries=not has_grounded_nodes(journal.artifacts.package),
+        )
 
     @property
     def controller(self) -> RuntimeController:

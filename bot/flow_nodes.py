@@ -161,6 +161,10 @@ class FlowHydrator:
     retry_after_error: Callable[[], bool] | None = None
     """Asked after a failure: ``True`` lets the LLM run again with the fallback result (the
     default without it); ``False`` returns the fallback with ``NO_RESPONSE`` (no retry loop)."""
+    summaries: bool = True
+    """``False`` (a session with grounded nodes): an entry that would reset the context with a
+    summary resets it without one, so the candidate's passage is never sent to be summarised
+    (docs/spec/candidate-materials.md §6.1)."""
     _nodes: dict[str, CompiledNode] = field(init=False, repr=False)
     _report_observation: FlowsFunctionSchema = field(init=False, repr=False)
 
@@ -214,10 +218,19 @@ class FlowHydrator:
             "functions": [self._function(name) for name in compiled["functions"]],
             "pre_actions": [self._action(action) for action in compiled["pre_actions"]],
             "post_actions": [self._action(action) for action in compiled["post_actions"]],
-            "context_strategy": context_strategy_config(compiled["context_strategy"]),
+            "context_strategy": self._summarised(
+                context_strategy_config(compiled["context_strategy"])
+            ),
             "respond_immediately": compiled["respond_immediately"],
         }
         return config
+
+    def _summarised(self, config: ContextStrategyConfig) -> ContextStrategyConfig:
+        """``config`` as this flow applies it: without summaries (``summaries=False``) a
+        ``RESET_WITH_SUMMARY`` becomes a plain ``RESET``; anything else is kept."""
+        if self.summaries or config.strategy is not ContextStrategy.RESET_WITH_SUMMARY:
+            return config
+        return ContextStrategyConfig(strategy=ContextStrategy.RESET)
 
     @property
     def role_message(self) -> str:
@@ -252,7 +265,7 @@ class FlowHydrator:
                     or compiled["context_strategy"].get("summaryPrompt")
                     or DEFAULT_SUMMARY_PROMPT
                 )
-            config["context_strategy"] = strategy_config(context_strategy, prompt)
+            config["context_strategy"] = self._summarised(strategy_config(context_strategy, prompt))
         config["task_messages"] = [
             *config["task_messages"],
             *(

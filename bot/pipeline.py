@@ -643,8 +643,14 @@ def text_io() -> BotIO:
 
 @dataclass(frozen=True, slots=True)
 class Summarisation:
-    """Auto context summarisation within a node (chapter 07 §6)."""
+    """Auto context summarisation within a node (chapter 07 §6).
 
+    ``enabled=False`` turns it off: a session with grounded nodes never summarises, since
+    Pipecat's summary request flattens the node's messages, the quoted passage's block
+    included, into one plain transcript and puts the model's summary back as a ``user``
+    message (docs/spec/candidate-materials.md §6.1)."""
+
+    enabled: bool = True
     max_context_tokens: int = 4000
     max_unsummarized_messages: int = 10
     target_context_tokens: int = 2000
@@ -683,7 +689,7 @@ def build_pipeline(
         LLMContext(),
         user_params=io.user_params or LLMUserAggregatorParams(),
         assistant_params=LLMAssistantAggregatorParams(
-            enable_auto_context_summarization=True,
+            enable_auto_context_summarization=summary.enabled,
             auto_context_summarization_config=LLMAutoContextSummarizationConfig(
                 max_context_tokens=summary.max_context_tokens,
                 max_unsummarized_messages=summary.max_unsummarized_messages,

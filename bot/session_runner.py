@@ -53,6 +53,7 @@ from bot.providers import LlmChoice, build_llm, resolve
 from bot.usage import UsageLedger, flush_usage
 from bot.voice.exam_text import bias_recogniser
 from bot.voice.turn_end import tune_turn_taking, turn_strategy
+from ioa.runtime.grounding import has_grounded_nodes
 from sessions import bot_channel
 
 logger = logging.getLogger(__name__)
@@ -129,6 +130,7 @@ async def run_session(
             llm=options.llm_factory(config, choice),
             io=io,
             summarisation=Summarisation(
+                enabled=not has_grounded_nodes(loaded.artifacts.package),
                 max_context_tokens=config.context_max_tokens,
                 max_unsummarized_messages=config.context_max_messages,
                 target_context_tokens=config.context_target_tokens,

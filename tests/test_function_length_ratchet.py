@@ -18,7 +18,6 @@ LIMIT = 60
 LONGER = {
     "sessions/commands.py::command_handle": 64,
     "bot/audio.py::voice_io": 91,
-    "bot/examiner.py::__init__": 65,
     "bot/pipeline.py::build_pipeline": 73,
     "bot/runners.py::run_bot": 75,
     "bot/session_runner.py::_run": 78,

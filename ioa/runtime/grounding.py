@@ -28,6 +28,7 @@ from ioa.runtime.inputs import AttachMaterial
 from ioa.runtime.plan import NodePlan
 from ioa.runtime.state import Draw, RuntimeState
 from ioa.runtime.step import Step
+from ioa.schema import AssessmentPackage
 from ioa.schema.fields import IDENTIFIER_RE
 from ioa.schema.grounding import Grounding, MaterialKind
 
@@ -67,6 +68,12 @@ def attach_material(step: Step, item: AttachMaterial) -> None:
         )
     )
     step.result.update({"status": "attached", "passages": len(passages)})
+
+
+def has_grounded_nodes(package: AssessmentPackage) -> bool:
+    """Whether any node of ``package`` is grounded: its sessions hand the LLM the candidate's
+    material, so the bot never summarises their context (candidate-materials.md §6.1)."""
+    return any(node.grounding is not None for node in package.nodes)
 
 
 def grounding_of(plan_node: NodePlan) -> Grounding | None:

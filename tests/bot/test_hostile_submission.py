@@ -18,7 +18,14 @@ passage, the commands accepted, the controller's completion refusals, the exam's
 and its end, the draw) are the same, and so are the marks; what the model tried is on the
 record as refused; and nothing of the injection reaches the candidate's socket. (A refused
 claim has the current question asked again, by design, so the hostile run answers more turns
-and may spend more follow-ups at the grounded node: those are not compared.)
+and may spend more follow-ups at the grounded node: those are not compared, and so the
+grounded node's exit edge is compared apart: evidence satisfied, or the node's turn limit.)
+
+Until the bot stopped summarising grounded sessions (docs/spec/candidate-materials.md §6.1)
+the exit edges were equal only because Pipecat's summary had dropped the passage from the
+model's context after a few turns, so the obedient model stopped obeying. With the passage
+kept in its block the model obeys on every turn, every observation is refused, and the node
+ends at its turn limit.
 
 It found that a refused opening at a grounded node (no question asked yet, no opening: the
 LLM's) left the candidate with "Let's stay with this question." and no question; the redirect
@@ -198,6 +205,14 @@ def run(lines: tuple[str, ...], settings: Any) -> tuple[Any, list[Any], list[Rec
         return session, frames, model.requests
 
 
+def exit_edge(transition: dict[str, Any]) -> tuple[str, ...]:
+    """A transition's edge and reason; at the grounded node only that it left (compared apart:
+    the hostile run's extra turns can bring it to the node's turn limit first)."""
+    if transition["fromNodeId"] == "q-own-design":
+        return ()
+    return (transition["edgeId"], transition["reason"])
+
+
 def decisions(events: list[dict[str, Any]]) -> dict[str, Any]:
     """What the controller decided: the path, the transitions, the evidence recorded (node,
     targets, kind, tied to the passage or not), the commands accepted, the exam's state
@@ -211,8 +226,7 @@ def decisions(events: list[dict[str, Any]]) -> dict[str, Any]:
         "path": [e["nodeId"] for e in of("node_entered")],
         "exits": [(e["nodeId"], e["reason"]) for e in of("node_exited")],
         "transitions": [
-            (e["fromNodeId"], e["toNodeId"], e["edgeId"], e["reason"])
-            for e in of("transition_decision")
+            (e["fromNodeId"], e["toNodeId"], *exit_edge(e)) for e in of("transition_decision")
         ],
         "held": len(of("transition_held")),
         "evidence": sorted(
@@ -270,8 +284,20 @@ def test_a_hostile_submission_changes_no_decision_of_the_controller(bot_settings
         carrying = [m for m in request.messages if drawn["text"] in str(m.get("content"))]
         assert [(m["role"], m["content"]) for m in carrying] == [("developer", block)]
 
-    # Decisions: the same as with the benign report.
+    # Decisions: the same as with the benign report. The grounded node's exit edge: the benign
+    # run leaves once the evidence is satisfied; the hostile one, whose every observation
+    # carries a refused claim (the question asked again), leaves so or by the node's turn limit.
     assert decisions(hostile_log) == decisions(benign_log)
+    exits = {
+        name: [
+            e["payload"]["edgeId"]
+            for e in log
+            if e["type"] == "transition_decision" and e["payload"]["fromNodeId"] == "q-own-design"
+        ]
+        for name, log in (("hostile", hostile_log), ("benign", benign_log))
+    }
+    assert exits["benign"] == ["e-own-done"]
+    assert exits["hostile"] in (["e-own-done"], ["e-own-turns"]), exits
     nodes = [e["payload"]["nodeId"] for e in hostile_log if e["type"] == "node_entered"]
     assert nodes[:2] == ["warmup", "q-own-design"] and nodes[-1] == "end-normal"
     (completed,) = [e["payload"] for e in hostile_log if e["type"] == "exam_completed"]
