@@ -313,7 +313,10 @@ def exam_material(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
 @exam_or_own_preview
 @require_http_methods(["GET", "POST"])
 def exam_setup(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
-    """Voice or text; voice needs the microphone and speaker check on this page."""
+    """Voice or text; voice needs the microphone and speaker check on this page. When the exam
+    asks about the candidate's material, the page names the stored file the examiner will ask
+    about and, when staff provided it (bulk upload or API), says so and when
+    (docs/spec/candidate-materials.md §10, "What the candidate is told")."""
     session = _session(request, session_id)
     if (redirect := _guard(session, Step.SETUP)) is not None:
         return redirect
@@ -340,6 +343,9 @@ def exam_setup(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
         chosen=chosen or (Mode.TEXT.value if not exam_room.voice_available(session) else ""),
         voice_available=exam_room.voice_available(session),
         voice_language_supported=exam_room.voice_language_supported(session),
+        materials=selectors.materials_of(user=request.user, session=session)
+        if material_kinds(session.sitting.version)
+        else [],
     )
     return render(request, "sessions/exam_setup.html", context, status=400 if errors else 200)
 
