@@ -8,9 +8,11 @@ run every service-backed test.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
 from django.conf import settings
+from django.utils import translation
 
 from tests.support import database_flush
 
@@ -52,6 +54,15 @@ def _clear_cache() -> None:
     from django.core.cache import cache
 
     cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _no_language_left_active() -> Iterator[None]:
+    """A request with Accept-Language leaves its language active in the thread (LocaleMiddleware
+    does not undo it), and so does a test that activates one: undone after every test, so a
+    later test in the same worker reads the default language whatever ran before it."""
+    yield
+    translation.deactivate()
 
 
 LOOPBACK = ["127.0.0.0/8", "::1/128"]

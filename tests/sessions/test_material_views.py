@@ -6,13 +6,10 @@ damaged, an unsupported compression method) gets its line saying why, never a 50
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
-from django.utils import translation
 
 from sessions.models import CandidateMaterial, ExamSession, Sitting
 from tests.factories import CandidateFactory, ProctorFactory
@@ -26,15 +23,6 @@ from tests.sessions.material_files import (
 )
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _no_language_left_active() -> Iterator[None]:
-    """A request with Accept-Language leaves its language active in the thread (LocaleMiddleware
-    does not undo it): undone after each test here, so tests run later in this process (such as
-    tests/sessions/test_material_text.py) read English."""
-    yield
-    translation.deactivate()
 
 
 @pytest.fixture
