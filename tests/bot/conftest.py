@@ -13,9 +13,11 @@ from typing import Any
 
 import pytest
 
+from sessions import services
 from sessions.bot_channel import send_to_bot
-from sessions.models import ExamSession, SessionEvent, Sitting
+from sessions.models import CandidateMaterial, ExamSession, SessionEvent, Sitting
 from tests.factories import CandidateFactory, DraftPackageFactory
+from tests.sessions.material_files import docx_bytes
 from tests.support.candidate_answers import ANSWERS  # noqa: F401 (re-exported)
 
 TIMEOUT = 60.0
@@ -36,6 +38,19 @@ def new_session(version: Any) -> ExamSession:
         version=version, title="Bot test", created_by=version.published_by
     )
     return ExamSession.objects.create(sitting=sitting, candidate=CandidateFactory())
+
+
+def upload_report(session: ExamSession) -> CandidateMaterial:
+    """The candidate's own report (``tests.sessions.material_files.docx_bytes``), uploaded by
+    them for ``session`` as before a grounded exam."""
+    return services.material_upload(
+        session=session,
+        kind="report",
+        filename="report.docx",
+        data=docx_bytes(),
+        uploaded_by=session.candidate,
+        source="candidate",
+    )
 
 
 @pytest.fixture

@@ -21,7 +21,6 @@ from ioa.runtime.texts import OPEN_NODE_INSTRUCTION
 from marking import grounding
 from marking import services as services_marking
 from marking.models import SessionMark
-from sessions import services
 from sessions.bot_channel import send_to_bot
 from tests.bot.conftest import (
     ANSWERS,
@@ -33,9 +32,9 @@ from tests.bot.conftest import (
     publish_example,
     start_exam,
     stored,
+    upload_report,
 )
 from tests.factories import example_document
-from tests.sessions.material_files import docx_bytes
 
 GROUNDED = "cs201-own-report"
 OWN_ANSWERS = {
@@ -89,14 +88,7 @@ def test_a_passage_that_looks_like_an_instruction_is_no_instruction() -> None:
 @pytest.mark.django_db(transaction=True)
 def test_a_session_with_a_report_is_examined_on_a_passage_of_it(bot_settings: Any) -> None:
     session = new_session(publish_example(GROUNDED))
-    material = services.material_upload(
-        session=session,
-        kind="report",
-        filename="report.docx",
-        data=docx_bytes(),
-        uploaded_by=session.candidate,
-        source="candidate",
-    )
+    material = upload_report(session)
     watcher = Watcher()
 
     async def main() -> Outcome:
@@ -157,14 +149,7 @@ def test_a_resumed_bot_hands_the_report_over_again_and_stays_on_the_passage(
     over again (the runtime ignores the known id: one ``material_attached``), rebuilds the node
     with its passage, and the answer after the resume is evidence tied to the same passage."""
     session = new_session(publish_example(GROUNDED))
-    services.material_upload(
-        session=session,
-        kind="report",
-        filename="report.docx",
-        data=docx_bytes(),
-        uploaded_by=session.candidate,
-        source="candidate",
-    )
+    upload_report(session)
     watcher = Watcher()
 
     async def main() -> None:

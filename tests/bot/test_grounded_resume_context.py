@@ -20,11 +20,17 @@ import pytest
 from bot.runners import run_bot
 from bot.session_runner import BotOptions, Outcome
 from ioa.compiler.material_block import MATERIAL_HEADER, passage_block
-from sessions import services
 from sessions.bot_channel import send_to_bot
-from tests.bot.conftest import ANSWERS, Watcher, check_log, new_session, publish_example, start_exam
+from tests.bot.conftest import (
+    ANSWERS,
+    Watcher,
+    check_log,
+    new_session,
+    publish_example,
+    start_exam,
+    upload_report,
+)
 from tests.bot.conftest import stored as stored_events
-from tests.sessions.material_files import docx_bytes
 from tests.support.grounded_model import examiner, question_about
 from tests.support.openai_server import OpenAICompatibleServer, RecordedRequest
 
@@ -52,14 +58,7 @@ def about_the_answer(requests: list[RecordedRequest]) -> list[RecordedRequest]:
 
 def test_a_resumed_bot_sends_the_model_the_passage_as_quoted_data(bot_settings: Any) -> None:
     session = new_session(publish_example("cs201-own-report"))
-    material = services.material_upload(
-        session=session,
-        kind="report",
-        filename="report.docx",
-        data=docx_bytes(),
-        uploaded_by=session.candidate,
-        source="candidate",
-    )
+    material = upload_report(session)
     bot_settings.VIVA_LLM_PROVIDER = "openai_compatible"
     bot_settings.VIVA_LLM_MODEL = "scripted-test-model"
     watcher = Watcher()

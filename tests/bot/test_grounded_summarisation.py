@@ -26,11 +26,17 @@ import pytest
 
 from bot.session_runner import Outcome
 from ioa.compiler.material_block import passage_block
-from sessions import services
 from sessions.bot_channel import send_to_bot
-from tests.bot.conftest import ANSWERS, Watcher, check_log, new_session, publish_example, start_exam
+from tests.bot.conftest import (
+    ANSWERS,
+    Watcher,
+    check_log,
+    new_session,
+    publish_example,
+    start_exam,
+    upload_report,
+)
 from tests.bot.conftest import stored as stored_events
-from tests.sessions.material_files import docx_bytes
 from tests.support.grounded_model import examiner, report
 from tests.support.openai_server import OpenAICompatibleServer, RecordedRequest, Reply
 
@@ -95,14 +101,7 @@ async def examined(session_id: Any, watcher: Watcher) -> None:
 
 def test_summarisation_keeps_the_passage_in_its_block(bot_settings: Any) -> None:
     session = new_session(publish_example("cs201-own-report"))
-    services.material_upload(
-        session=session,
-        kind="report",
-        filename="report.docx",
-        data=docx_bytes(),
-        uploaded_by=session.candidate,
-        source="candidate",
-    )
+    upload_report(session)
     bot_settings.VIVA_LLM_PROVIDER = "openai_compatible"
     bot_settings.VIVA_LLM_MODEL = "scripted-test-model"
     # Reached at the grounded node: its task, the block, the opening, the call and its result,
@@ -154,14 +153,7 @@ def wrapup_after_grounded() -> Any:
 
 def test_the_wrapup_summary_keeps_the_passage_in_its_block(bot_settings: Any) -> None:
     session = new_session(wrapup_after_grounded())
-    services.material_upload(
-        session=session,
-        kind="report",
-        filename="report.docx",
-        data=docx_bytes(),
-        uploaded_by=session.candidate,
-        source="candidate",
-    )
+    upload_report(session)
     bot_settings.VIVA_LLM_PROVIDER = "openai_compatible"
     bot_settings.VIVA_LLM_MODEL = "scripted-test-model"
     watcher = Watcher()
