@@ -33,6 +33,10 @@ const VivaFlowView = (function () {
   // One transition label's line (LABEL_PX text, its padding and outline) plus a gap: four of a
   // node's labels stacked fit between two ranks (rankSep 100) without touching either node.
   const EDGE_LABEL_STEP = 21;
+  // Clear space above and below a stack of labels between two ranks: a stack of `count` labels
+  // needs labelGap(count) between the nodes, 100 (the rank separation) for four.
+  const EDGE_LABEL_CLEAR = 8;
+  const labelGap = (count) => count * EDGE_LABEL_STEP + 2 * EDGE_LABEL_CLEAR;
 
   // `text` on one line, cut to at most `max` characters (at a space when one is near) with "…".
   function shorten(text, max) {
@@ -70,21 +74,83 @@ const VivaFlowView = (function () {
   // How far (in the picture's units, down positive) to move each edge's label from its curve's
   // middle so that the labels of the edges leaving one node form a stack: `edges` are
   // {id, source, y} (y: the middle of the curve, where the label sits unmoved), in the
-  // document's order; each node's labels are placed EDGE_LABEL_STEP apart, in that order, centred
-  // on the mean of their middles. Apart by a whole line, they never cover one another, however
-  // the curves run (parallel curves to one node meet near the same middle).
-  function edgeLabelOffsets(edges) {
+  // document's order; each node's labels are placed EDGE_LABEL_STEP apart, in that order. The
+  // stack is centred in the node's gap below when `gaps` (source → {top, bottom}, rankGaps) has
+  // one, else on the mean of the curves' middles. Apart by a whole line, they never cover one
+  // another, however the curves run (parallel curves to one node meet near the same middle).
+  function edgeLabelOffsets(edges, gaps = new Map()) {
     const bySource = new Map();
     for (const e of edges) {
       if (!bySource.has(e.source)) bySource.set(e.source, []);
       bySource.get(e.source).push(e);
     }
     const offsets = new Map();
-    for (const group of bySource.values()) {
-      const centre = group.reduce((sum, e) => sum + e.y, 0) / group.length;
+    for (const [source, group] of bySource) {
+      const gap = gaps.get(source);
+      const centre = gap ? (gap.top + gap.bottom) / 2 : group.reduce((sum, e) => sum + e.y, 0) / group.length;
       group.forEach((e, i) => offsets.set(e.id, centre + (i - (group.length - 1) / 2) * EDGE_LABEL_STEP - e.y));
     }
     return offsets;
+  }
+
+  // Where a curve runs across at height `y`: `from`, `control`, `to` ({x, y}) are a quadratic
+  // Bézier's points (a straight edge's control point is its middle). Null where the curve does
+  // not reach that height (such a label keeps its curve's middle across).
+  function curveXAt(from, control, to, y) {
+    const a = from.y - 2 * control.y + to.y;
+    const b = 2 * (control.y - from.y);
+    const c = from.y - y;
+    const roots = [];
+    if (Math.abs(a) < 1e-9) {
+      if (Math.abs(b) > 1e-9) roots.push(-c / b);
+    } else {
+      const d = b * b - 4 * a * c;
+      if (d >= 0) roots.push((-b - Math.sqrt(d)) / (2 * a), (-b + Math.sqrt(d)) / (2 * a));
+    }
+    const t = roots.find((r) => r >= -1e-9 && r <= 1 + 1e-9);
+    if (t === undefined) return null;
+    return (1 - t) * (1 - t) * from.x + 2 * (1 - t) * t * control.x + t * t * to.x;
+  }
+
+  // The free band below node `id` in `boxes` (id → {y1, y2}): from the lowest bottom of the
+  // nodes beside it (its rank) to the top of the highest node wholly below it; null when no node
+  // is below.
+  function gapBelow(boxes, id) {
+    const own = boxes.get(id);
+    let bottom = Infinity;
+    for (const b of boxes.values()) if (b.y1 > own.y2 && b.y1 < bottom) bottom = b.y1;
+    if (bottom === Infinity) return null;
+    let top = own.y2;
+    for (const b of boxes.values()) if (b.y1 < bottom && b.y2 > top) top = b.y2;
+    return { top, bottom };
+  }
+
+  // Room between two ranks for the stacked labels of the nodes above (after the layout): `nodes`
+  // are {id, y1, y2} (their boxes), `stacks` {source, count} (how many labels each node stacks
+  // in its gap below). Where a stack needs more than its gap (labelGap: more than four labels),
+  // every node below the gap moves down by the difference, the rest of the picture keeps its
+  // spacing. Returns {shifts: id → how far down, gaps: source → {top, bottom} after the moves}.
+  function rankGaps(nodes, stacks) {
+    const boxes = new Map(nodes.map((n) => [n.id, { y1: n.y1, y2: n.y2 }]));
+    const shifts = new Map(nodes.map((n) => [n.id, 0]));
+    const order = stacks.filter((s) => boxes.has(s.source)).sort((a, b) => boxes.get(a.source).y2 - boxes.get(b.source).y2);
+    for (const s of order) {
+      const gap = gapBelow(boxes, s.source);
+      const short = gap ? labelGap(s.count) - (gap.bottom - gap.top) : 0;
+      if (short <= 1) continue; // within a rounding of the layout's own spacing
+      for (const [id, b] of boxes) {
+        if (b.y1 < gap.bottom) continue;
+        b.y1 += short;
+        b.y2 += short;
+        shifts.set(id, shifts.get(id) + short);
+      }
+    }
+    const gaps = new Map();
+    for (const s of stacks) {
+      const gap = boxes.has(s.source) ? gapBelow(boxes, s.source) : null;
+      if (gap) gaps.set(s.source, gap);
+    }
+    return { shifts, gaps };
   }
 
   const readable = (zoom) => zoom >= READABLE_ZOOM - 1e-9;
@@ -124,7 +190,8 @@ const VivaFlowView = (function () {
 
   return {
     LABEL_PX, READABLE_ZOOM, MAX_ZOOM, NODE_LABEL_CHARS, EDGE_LABEL_CHARS, EDGE_LABEL_STEP,
-    shorten, candidateOrder, forwardEdges, edgeLabelOffsets, readable, stepZoom, fitZoom, readableView,
+    labelGap, shorten, candidateOrder, forwardEdges, edgeLabelOffsets, curveXAt, rankGaps, readable, stepZoom,
+    fitZoom, readableView,
   };
 })();
 if (typeof module === "object" && module.exports) module.exports = VivaFlowView;
@@ -284,7 +351,7 @@ else window.VivaFlowView = VivaFlowView;
         if (t && ids.has(t.targetNodeId)) out.push(transitionElement(n, t, index));
       });
     }
-    for (const el of out) if (el.data.source) el.data.labelDy = 0; // placed after the layout
+    for (const el of out) if (el.data.source) Object.assign(el.data, { labelDx: 0, labelDy: 0 }); // placed after the layout
     return out;
   }
 
@@ -305,15 +372,16 @@ else window.VivaFlowView = VivaFlowView;
     { selector: "node:selected", style: { "overlay-color": "#0b5394", "overlay-opacity": 0.18, "overlay-padding": 6 } },
     // Transition labels are horizontal (read without tilting the head) on an opaque, outlined
     // box; the labels of one node's transitions are stacked (labelDy, edgeLabelOffsets) so that
-    // they never cover one another, also where parallel curves meet the same node.
-    { selector: "edge", style: { width: 2, "curve-style": "bezier", "target-arrow-shape": "triangle", "line-color": "#5b6b7f", "target-arrow-color": "#5b6b7f", label: "data(label)", "font-size": LABEL_PX, "text-background-color": "#ffffff", "text-background-opacity": 1, "text-background-padding": 1, "text-background-shape": "roundrectangle", "text-border-width": 1, "text-border-color": "#8a97a8", "text-border-opacity": 1, "text-rotation": "none", "text-margin-y": "data(labelDy)", color: "#1b1f24" } },
+    // they never cover one another, also where parallel curves meet the same node, each on its
+    // own curve (labelDx, curveXAt).
+    { selector: "edge", style: { width: 2, "curve-style": "bezier", "target-arrow-shape": "triangle", "line-color": "#5b6b7f", "target-arrow-color": "#5b6b7f", label: "data(label)", "font-size": LABEL_PX, "text-background-color": "#ffffff", "text-background-opacity": 1, "text-background-padding": 1, "text-background-shape": "roundrectangle", "text-border-width": 1, "text-border-color": "#8a97a8", "text-border-opacity": 1, "text-rotation": "none", "text-margin-x": "data(labelDx)", "text-margin-y": "data(labelDy)", color: "#1b1f24" } },
     { selector: "edge.variant", style: { "line-style": "dashed", "line-color": "#a07400", "target-arrow-color": "#a07400" } },
     { selector: "edge.has-errors", style: { "line-color": "#b3261e", "target-arrow-color": "#b3261e" } },
     { selector: "edge:selected", style: { width: 4, "line-color": "#0b5394", "target-arrow-color": "#0b5394" } },
     { selector: ".labels-hidden", style: { label: "" } },
     // Drag to connect (cytoscape-edgehandles): the line being drawn and the node it would reach.
     { selector: ".eh-ghost-node", style: { width: 1, height: 1, opacity: 0, label: "" } },
-    { selector: ".eh-ghost-edge, .eh-preview", style: { "text-margin-y": 0, width: 3, "line-style": "dashed", "line-color": "#0b5394", "target-arrow-color": "#0b5394", label: "" } },
+    { selector: ".eh-ghost-edge, .eh-preview", style: { "text-margin-x": 0, "text-margin-y": 0, width: 3, "line-style": "dashed", "line-color": "#0b5394", "target-arrow-color": "#0b5394", label: "" } },
     { selector: "node.eh-target, node.eh-source", style: { "border-color": "#0b5394", "border-width": 5 } },
   ];
 
@@ -326,7 +394,7 @@ else window.VivaFlowView = VivaFlowView;
     cy.on("tap", "node", (e) => select(targetOf(e.target.id())));
     cy.on("tap", "edge", (e) => select(targetOf(e.target.id())));
     cy.on("zoom", onZoom);
-    cy.on("dragfree", "node", placeEdgeLabels);
+    cy.on("dragfree", "node", () => placeEdgeLabels());
     cy.on("mouseover", "node, edge", (e) => { graphBox.title = e.target.data("full") || ""; });
     cy.on("mouseout", "node, edge", () => graphBox.removeAttribute("title"));
     enableDragToConnect();
@@ -380,14 +448,54 @@ else window.VivaFlowView = VivaFlowView;
     const laidOut = cy.nodes().union(cy.edges().filter((e) => ranked.has(e.id())));
     laidOut.layout({ name: "dagre", rankDir: "TB", nodeSep: 40, rankSep: RANK_SEP, edgeSep: 20, fit: false, animate: false }).run();
     sinkUnreached(new Set(pictureOrder(true).map((id) => "n:" + id)));
-    placeEdgeLabels();
+    placeEdgeLabels(makeRoomForLabels());
   }
 
-  // Stack the labels of each node's transitions (view.edgeLabelOffsets) where the curves now run.
-  function placeEdgeLabels() {
-    const edges = cy.edges().filter((e) => !e.hasClass("eh-ghost-edge") && !e.hasClass("eh-preview"));
-    const offsets = view.edgeLabelOffsets(edges.map((e) => ({ id: e.id(), source: e.source().id(), y: e.midpoint().y })));
-    cy.batch(() => edges.forEach((e) => e.data("labelDy", offsets.get(e.id()))));
+  const labelledEdges = () => cy.edges().filter((e) => !e.hasClass("eh-ghost-edge") && !e.hasClass("eh-preview"));
+  const nodeBox = (n) => ({ id: n.id(), ...n.boundingBox({ includeLabels: false, includeOverlays: false, includeUnderlays: false }) });
+
+  // Widen the gap below a node whose labels stack past it (view.rankGaps: more than four to the
+  // next rank) by moving the nodes below down; the gaps where the stacks then go.
+  function makeRoomForLabels() {
+    const boxes = new Map(cy.nodes().map((n) => [n.id(), nodeBox(n)]));
+    const counts = new Map();
+    const below = new Set();
+    labelledEdges().forEach((e) => {
+      const source = e.source().id();
+      counts.set(source, (counts.get(source) || 0) + 1);
+      if (boxes.get(e.target().id()).y1 > boxes.get(source).y2) below.add(source);
+    });
+    const stacks = [...below].map((source) => ({ source, count: counts.get(source) }));
+    const { shifts, gaps } = view.rankGaps([...boxes.values()], stacks);
+    const moved = cy.nodes().filter((n) => shifts.get(n.id()) > 0);
+    if (moved.length) moved.positions((n) => ({ x: n.position("x"), y: n.position("y") + shifts.get(n.id()) }));
+    return gaps;
+  }
+
+  // Stack the labels of each node's transitions (view.edgeLabelOffsets) where the curves now run:
+  // in the gaps below their nodes after a layout, around their curves' middles after a drag.
+  // Each label sits on its own curve at its height in the stack (view.curveXAt), so a label moved
+  // up or down the stack still reads as its curve's.
+  function placeEdgeLabels(gaps) {
+    const edges = labelledEdges();
+    const offsets = view.edgeLabelOffsets(edges.map((e) => ({ id: e.id(), source: e.source().id(), y: e.midpoint().y })), gaps instanceof Map ? gaps : undefined);
+    cy.batch(() => edges.forEach((e) => {
+      const middle = e.midpoint();
+      const dy = offsets.get(e.id());
+      e.data({ labelDy: dy, labelDx: acrossOnCurve(e, middle, middle.y + dy) });
+    }));
+  }
+
+  // How far across to move an edge's label from its curve's middle to where the curve runs at
+  // height `y` (0 for a loop, or where the curve does not reach `y`).
+  function acrossOnCurve(edge, middle, y) {
+    const from = edge.sourceEndpoint();
+    const to = edge.targetEndpoint();
+    const controls = edge.controlPoints();
+    if (edge.isLoop() || (controls && controls.length !== 1)) return 0;
+    const control = controls ? controls[0] : { x: (from.x + to.x) / 2, y: (from.y + to.y) / 2 };
+    const x = view.curveXAt(from, control, to, y);
+    return x === null || !Number.isFinite(x) ? 0 : x - middle.x;
   }
 
   // Nodes the candidate cannot reach from the start (ends met through a policy, parts not yet

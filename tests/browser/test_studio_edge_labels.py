@@ -1,10 +1,11 @@
 """Transition labels stay legible where a node has several transitions (issue #34).
 
-The studio opens a shipped example at its readable view; for a node with three or four
-outgoing transitions (some to the same node, drawn as parallel curves), the labels Cytoscape
-draws are measured through its public API (``renderedBoundingBox`` of each edge, labels only):
-each is shown at a legible size, no two of them overlap, and none is hidden under a node. Every
-wait is on the page's state.
+The studio opens a shipped example at its readable view; for a node with three to seven
+outgoing transitions (some to the same node, drawn as parallel curves; five and seven are the
+cs201 example's question with transitions added, more than four to the next rank), the labels
+Cytoscape draws are measured through its public API (``renderedBoundingBox`` of each edge,
+labels only): each is shown at a legible size, no two of them overlap, and none is hidden under
+a node. Every wait is on the page's state.
 """
 
 from __future__ import annotations
@@ -40,6 +41,30 @@ MEASURE = """(nodeId) => {
 }"""
 
 
+# Transitions added (before the node's last, its "always") for five and seven: two more to the
+# pool (five parallel curves), then two to another node of the next rank.
+EXTRA_TRANSITIONS = [
+    ("pool-scenario", {"type": "evidence_satisfied", "targetIds": ["tgt-greedy-choice"]}),
+    ("pool-scenario", {"type": "time_elapsed", "seconds": 600}),
+    ("end-terminated", {"type": "time_elapsed", "seconds": 1200}),
+    ("end-terminated", {"type": "turn_count_reached", "count": 20}),
+]
+
+
+def document_with(example: str, node_id: str, count: int) -> dict[str, Any]:
+    """The shipped example, its node `node_id` given `count` transitions (added as above)."""
+    document = example_document(example)
+    node = next(n for n in document["nodes"] if n["nodeId"] == node_id)
+    transitions = node["transitions"]
+    extra = [
+        {"id": f"{node_id}-extra-{i}", "targetNodeId": target, "condition": condition}
+        for i, (target, condition) in enumerate(EXTRA_TRANSITIONS[: count - len(transitions)])
+    ]
+    node["transitions"] = [*transitions[:-1], *extra, transitions[-1]]
+    assert len(node["transitions"]) == count
+    return document
+
+
 def overlap(a: dict[str, float], b: dict[str, float]) -> bool:
     return a["x1"] < b["x2"] and b["x1"] < a["x2"] and a["y1"] < b["y2"] and b["y1"] < a["y2"]
 
@@ -50,12 +75,16 @@ def overlap(a: dict[str, float], b: dict[str, float]) -> bool:
         ("hosp210-hotel-breakfast-scenario", "q-options", 4),
         ("med305-chest-pain-station", "q-history", 4),
         ("cs201-graph-algorithms", "q-dijkstra", 3),
+        ("cs201-graph-algorithms", "q-dijkstra", 5),
+        ("cs201-graph-algorithms", "q-dijkstra", 7),
     ],
 )
 def test_the_transition_labels_of_a_node_do_not_overlap(
     page: Page, sign_in: SignIn, example: str, node_id: str, count: int
 ) -> None:
-    draft = DraftPackageFactory(owner=AuthorFactory(), document=example_document(example))
+    draft = DraftPackageFactory(
+        owner=AuthorFactory(), document=document_with(example, node_id, count)
+    )
     sign_in(draft.owner)
     page.goto(f"/studio/{draft.id}/")
     expect(page.locator("#flow-zoom-level")).to_have_text(re.compile(r"^Zoom \d+ %$"))
@@ -77,5 +106,5 @@ def test_the_transition_labels_of_a_node_do_not_overlap(
         if overlap(label["box"], n["box"])
     ]
     assert covered == [], (covered, labels)
-    screenshot(page, f"edge-labels-{node_id}")
+    screenshot(page, f"edge-labels-{node_id}-{count}")
     assert axe_violations(page, impacts=("minor", "moderate", "serious", "critical")) == []

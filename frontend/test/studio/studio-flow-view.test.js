@@ -97,3 +97,59 @@ test("the labels of one node's transitions are stacked a line apart, in order, a
   assert.deepEqual(["a0", "a1", "a2"].map(placed), [100 - step, 100, 100 + step]);
   for (const [x, y] of [["a0", "a1"], ["a1", "a2"]]) assert.ok(placed(y) - placed(x) >= step);
 });
+
+test("four stacked labels fit the rank separation; more need a wider gap", () => {
+  assert.equal(view.labelGap(4), 100); // the layout's rankSep
+  assert.ok(view.labelGap(7) >= 7 * view.EDGE_LABEL_STEP);
+});
+
+test("a gap is widened for a stack of more than four labels, the rest of the picture keeps its spacing", () => {
+  // Three ranks as dagre spaces them: 100 from the lowest bottom of one rank to the highest top
+  // of the next (node boxes 56 high, a taller pool), a node beside the first one.
+  const nodes = [
+    { id: "a", y1: 0, y2: 56 },
+    { id: "side", y1: 0, y2: 56 },
+    { id: "b", y1: 164, y2: 220 },
+    { id: "pool", y1: 156, y2: 228 }, // taller, same rank as b
+    { id: "c", y1: 328, y2: 384 },
+  ];
+  const seven = view.rankGaps(nodes, [{ source: "a", count: 7 }, { source: "b", count: 3 }]);
+  const extra = view.labelGap(7) - 100;
+  assert.deepEqual(Object.fromEntries(seven.shifts), { a: 0, side: 0, b: extra, pool: extra, c: extra });
+  assert.deepEqual(seven.gaps.get("a"), { top: 56, bottom: 156 + extra }); // to the pool's top
+  // b's gap is measured from the pool's bottom (its rank's lowest) and was wide enough already.
+  assert.deepEqual(seven.gaps.get("b"), { top: 228 + extra, bottom: 328 + extra });
+  const four = view.rankGaps(nodes, [{ source: "a", count: 4 }]);
+  assert.ok([...four.shifts.values()].every((dy) => dy === 0));
+  // Nothing below: no gap, no move.
+  const last = view.rankGaps(nodes, [{ source: "c", count: 7 }]);
+  assert.equal(last.gaps.has("c"), false);
+  assert.ok([...last.shifts.values()].every((dy) => dy === 0));
+});
+
+test("a node's stack is centred in its gap below, a line apart, whatever the curves' middles", () => {
+  const step = view.EDGE_LABEL_STEP;
+  const edges = [0, 1, 2, 3, 4, 5, 6].map((i) => ({ id: "a" + i, source: "a", y: 100 + (i % 3) * 30 }));
+  const gap = { top: 56, bottom: 56 + view.labelGap(7) };
+  const offsets = view.edgeLabelOffsets(edges, new Map([["a", gap]]));
+  const placed = edges.map((e) => e.y + offsets.get(e.id));
+  const middle = (gap.top + gap.bottom) / 2;
+  assert.deepEqual(placed, [-3, -2, -1, 0, 1, 2, 3].map((k) => middle + k * step));
+  // A label's box (at most a line high) keeps clear of both nodes.
+  assert.ok(placed[0] - step / 2 >= gap.top && placed[6] + step / 2 <= gap.bottom);
+});
+
+test("a label moved up or down its stack stays on its own curve", () => {
+  // A straight edge (control point in its middle) and a curve bowed 80 to the right.
+  const from = { x: 0, y: 0 };
+  const to = { x: 0, y: 200 };
+  assert.equal(view.curveXAt(from, { x: 0, y: 100 }, to, 50), 0);
+  assert.equal(view.curveXAt({ x: 0, y: 0 }, { x: 50, y: 100 }, { x: 100, y: 200 }, 50), 25); // diagonal
+  const bowed = { x: 160, y: 100 }; // the curve's middle is at x 80
+  assert.equal(view.curveXAt(from, bowed, to, 100), 80);
+  assert.equal(view.curveXAt(from, bowed, to, 50), 60); // t = 1/4: 2 · 3/4 · 1/4 · 160
+  assert.equal(view.curveXAt(from, bowed, to, 0), 0);
+  assert.equal(view.curveXAt(from, bowed, to, 250), null); // past its end
+  // Upwards (a transition back to an earlier node) as well.
+  assert.equal(view.curveXAt(to, bowed, from, 150), 60);
+});
